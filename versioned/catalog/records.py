@@ -1,0 +1,210 @@
+"""Plain records the catalog hands out. Frozen, picklable, free of SQLAlchemy objects."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from versioned.schema import TableSpec
+
+TxnState = Literal["open", "committed", "aborted"]
+LockMode = Literal["shared_read", "shared_write", "exclusive"]
+LockState = Literal["waiting", "acquired"]
+Privilege = Literal["read", "write", "all"]
+LOCK_MODES: tuple[str, ...] = ("shared_read", "shared_write", "exclusive")
+PRIVILEGES: tuple[str, ...] = ("read", "write", "all")
+
+
+@dataclass(frozen=True)
+class DatabaseInfo:
+    """A database (namespace of tables)."""
+
+    id: int
+    name: str
+    owner: str
+    created_at: float
+
+
+@dataclass(frozen=True)
+class TableInfo:
+    """A table as the catalog knows it.
+
+    Attributes:
+        location: Path of the table directory relative to the warehouse (``db.db/table``).
+        current_seq: Sequence number of the latest commit (0 when nothing was committed).
+    """
+
+    id: int
+    spec: TableSpec
+    owner: str
+    location: str
+    created_at: float
+    current_seq: int
+
+
+@dataclass(frozen=True)
+class PartitionInfo:
+    """A partition of a table.
+
+    Attributes:
+        values: Partition values in ``partition_by`` order; ``None`` is Hive's default
+            partition (null or empty string).
+        path: Escaped path relative to the table location (``""`` when unpartitioned).
+        head_version: Highest version committed into the partition by a write, or ``None``.
+    """
+
+    id: int
+    table_id: int
+    values: tuple[str | None, ...]
+    path: str
+    head_version: int | None
+    created_at: float
+
+
+@dataclass(frozen=True)
+class TransactionInfo:
+    """A catalog transaction."""
+
+    id: int
+    state: TxnState
+    user: str
+    started_at: float
+    last_heartbeat: float
+    timeout_s: float
+    abort_reason: str | None = None
+
+
+@dataclass(frozen=True)
+class TxnSnapshot:
+    """What a reader of the ACID layout may see (Hive's ValidWriteIdList)."""
+
+    high_water_mark: int
+    open_ids: frozenset[int]
+    aborted_ids: frozenset[int]
+
+    @property
+    def min_open(self) -> int | None:
+        """Lowest open transaction id, or ``None``."""
+        return min(self.open_ids) if self.open_ids else None
+
+    def is_valid(self, txn_id: int) -> bool:
+        """Whether data written by ``txn_id`` is visible."""
+        return (
+            txn_id <= self.high_water_mark
+            and txn_id not in self.open_ids
+            and txn_id not in self.aborted_ids
+        )
+
+
+@dataclass(frozen=True)
+class LockInfo:
+    """A lock held (or waited for) by a transaction on a table or one partition of it."""
+
+    id: int
+    txn_id: int
+    table_id: int
+    partition_id: int | None
+    mode: LockMode
+    state: LockState
+    created_at: float
+
+
+@dataclass(frozen=True)
+class FileAdd:
+    """A file a commit makes visible.
+
+    Attributes:
+        path: Relative to the table location, e.g. ``store_id=7/version_id=42/part-0.parquet``.
+        kind: What the file is for the layout (``data``, ``index``, ``bloom``, ``delta``, ...).
+        version: The version the rows belong to (the writer's transaction id, or a
+            compaction's high-water mark).
+        stats: Small JSON-able facts used for pruning (min/max key, ...).
+    """
+
+    partition_id: int | None
+    path: str
+    kind: str
+    version: int
+    size_bytes: int
+    row_count: int
+    stats: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class DataFile:
+    """A file of a committed snapshot."""
+
+    id: int
+    partition_id: int | None
+    path: str
+    kind: str
+    version: int
+    size_bytes: int
+    row_count: int
+    stats: Mapping[str, Any]
+    added_seq: int
+    removed_seq: int | None
+
+
+@dataclass(frozen=True)
+class PartitionCommit:
+    """The change a commit makes to one partition.
+
+    Attributes:
+        expected_head: Compare-and-swap guard: the partition's ``head_version`` the writer
+            planned against. ``None`` means the writer saw no committed version.
+        new_head: New ``head_version`` (the writer's version), or ``None`` to leave it
+            unchanged (compaction).
+        check_head: When false, ``expected_head`` is not checked (compaction guards with
+            ``remove`` instead).
+        remove: Paths of live files this commit retires; each must still be live.
+    """
+
+    partition_id: int | None
+    expected_head: int | None = None
+    new_head: int | None = None
+    check_head: bool = True
+    add: tuple[FileAdd, ...] = ()
+    remove: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class CommitInfo:
+    """A committed change to a table (one entry of its history)."""
+
+    seq: int
+    table_id: int
+    txn_id: int
+    version: int
+    operation: str
+    user: str
+    committed_at: float
+    metrics: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """The committed state of a table at one commit: resolved once, read many times."""
+
+    table: TableInfo
+    seq: int
+    version: int | None
+    files: tuple[DataFile, ...]
+    partitions: Mapping[int, PartitionInfo]
+
+    def files_of(self, kind: str) -> tuple[DataFile, ...]:
+        """The snapshot's files of one kind."""
+        return tuple(f for f in self.files if f.kind == kind)
+
+
+@dataclass(frozen=True)
+class GrantInfo:
+    """A privilege of a principal on a database (``table`` is None) or a table."""
+
+    principal: str
+    privilege: Privilege
+    database: str
+    table: str | None
+    granted_by: str
+    granted_at: float

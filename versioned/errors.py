@@ -1,0 +1,154 @@
+"""One exception root, `VersionedError`, with a base per area.
+
+Every error keeps its inputs as attributes and pickles cleanly (they cross Spark and
+process boundaries). `retryable` says whether trying the same operation again can succeed;
+`exit_code` is what the CLI exits with.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+
+class VersionedError(Exception):
+    """Root of every error raised by versioned."""
+
+    retryable: ClassVar[bool] = False
+    exit_code: ClassVar[int] = 1
+
+    def __init__(self, message: str, **context: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        for key, value in context.items():
+            setattr(self, key, value)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        state = {k: v for k, v in self.__dict__.items() if k != "message"}
+        return (self.__class__, (self.message,), state)
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+
+    def __str__(self) -> str:
+        return self.message
+
+
+# --- input: the caller asked for something malformed --------------------------------------
+
+
+class InputError(VersionedError):
+    """The caller's input is malformed: a name, a column spec, a value, an option."""
+
+    exit_code = 2
+
+
+class InvalidNameError(InputError):
+    """A database, table, column or principal name is not allowed."""
+
+
+class SchemaError(InputError):
+    """A table definition or a batch does not fit: unknown column, bad type, bad key."""
+
+
+class ConfigError(InputError):
+    """Configuration cannot be resolved (bad URL, bad warehouse, bad option)."""
+
+
+# --- catalog ---------------------------------------------------------------------------------
+
+
+class CatalogError(VersionedError):
+    """The catalog (metastore) refused or failed an operation."""
+
+
+class NotFoundError(CatalogError):
+    """A database, table, partition, version or transaction does not exist."""
+
+    exit_code = 3
+
+
+class NoSuchDatabaseError(NotFoundError):
+    """The database does not exist."""
+
+
+class NoSuchTableError(NotFoundError):
+    """The table does not exist."""
+
+
+class NoSuchPartitionError(NotFoundError):
+    """The partition does not exist."""
+
+
+class NoSuchVersionError(NotFoundError):
+    """The version (snapshot) does not exist or is no longer retained."""
+
+
+class AlreadyExistsError(CatalogError):
+    """The object to create exists already."""
+
+    exit_code = 2
+
+
+class TableAlreadyExistsError(AlreadyExistsError):
+    """A table of that name exists already."""
+
+
+class CatalogSchemaVersionError(CatalogError):
+    """The catalog database was written by an incompatible release of versioned."""
+
+
+class CommitConflictError(CatalogError):
+    """Another writer committed first; nothing of this commit was written. Retry."""
+
+    retryable = True
+    exit_code = 75
+
+
+# --- transactions and locks -----------------------------------------------------------------
+
+
+class TransactionError(VersionedError):
+    """A transaction or lock operation failed."""
+
+
+class NoSuchTransactionError(TransactionError, NotFoundError):
+    """The transaction id is unknown to the catalog."""
+
+
+class TransactionExpiredError(TransactionError):
+    """The transaction was not heartbeated within its timeout and has been aborted."""
+
+    exit_code = 75
+
+
+class TransactionStateError(TransactionError):
+    """The transaction is not open (already committed or aborted)."""
+
+
+class LockTimeoutError(TransactionError):
+    """A lock could not be acquired within the wait timeout."""
+
+    retryable = True
+    exit_code = 75
+
+
+# --- permissions -------------------------------------------------------------------------------
+
+
+class PermissionDeniedError(VersionedError):
+    """The principal lacks the permission the operation needs."""
+
+    exit_code = 77
+
+
+# --- storage -------------------------------------------------------------------------------
+
+
+class StorageError(VersionedError):
+    """A file-system operation failed or a path is not allowed."""
+
+
+class UnsafePathError(StorageError):
+    """A path would leave the directory it must stay in (traversal, symlink, absolute path)."""
+
+    exit_code = 2

@@ -1,0 +1,85 @@
+"""A throw-away PostgreSQL cluster on loopback, started and stopped by the tests.
+
+CI machines have the Debian PostgreSQL packages installed but no server running. As root we
+run the server binaries as the ``postgres`` user (initdb refuses root); otherwise as ourselves.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+
+def _bindir() -> Path | None:
+    found = shutil.which("pg_ctl")
+    if found:
+        return Path(os.path.realpath(found)).parent
+    candidates = sorted(glob.glob("/usr/lib/postgresql/*/bin/pg_ctl"))
+    return Path(candidates[-1]).parent if candidates else None
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class PgCluster:
+    base: Path
+    port: int
+    bindir: Path
+    as_postgres: bool
+
+    def _run(self, *args: str) -> subprocess.CompletedProcess[str]:
+        cmd = list(args)
+        if self.as_postgres:
+            cmd = ["runuser", "-u", "postgres", "--", *cmd]
+        return subprocess.run(cmd, check=True, capture_output=True, text=True, timeout=120)
+
+    def url(self, database: str = "postgres") -> str:
+        return f"postgresql+psycopg://postgres@127.0.0.1:{self.port}/{database}"
+
+    def create_database(self) -> str:
+        """Create a fresh empty database and return its SQLAlchemy URL."""
+        import psycopg
+
+        name = "t_" + uuid.uuid4().hex[:12]
+        with psycopg.connect(
+            host="127.0.0.1", port=self.port, user="postgres", dbname="postgres", autocommit=True
+        ) as conn:
+            conn.execute(f"CREATE DATABASE {name}")
+        return self.url(name)
+
+    def stop(self) -> None:
+        try:
+            self._run(str(self.bindir / "pg_ctl"), "-D", str(self.base / "data"), "-m",
+                      "immediate", "-w", "stop")
+        finally:
+            shutil.rmtree(self.base, ignore_errors=True)
+
+
+def start_cluster() -> PgCluster:
+    """initdb + start a cluster with trust auth on 127.0.0.1 and a random free port."""
+    bindir = _bindir()
+    if bindir is None:
+        raise RuntimeError("PostgreSQL server binaries (pg_ctl, initdb) are not installed")
+    as_postgres = os.geteuid() == 0
+    base = Path(tempfile.mkdtemp(prefix="versioned-pg-"))
+    if as_postgres:
+        shutil.chown(base, "postgres", "postgres")
+    cluster = PgCluster(base=base, port=_free_port(), bindir=bindir, as_postgres=as_postgres)
+    cluster._run(str(bindir / "initdb"), "-D", str(base / "data"), "-A", "trust", "-U",
+                 "postgres", "-E", "UTF8", "--no-sync")
+    opts = (f"-p {cluster.port} -k {base} -c listen_addresses=127.0.0.1 -c fsync=off "
+            "-c synchronous_commit=off -c full_page_writes=off -c max_connections=200")
+    cluster._run(str(bindir / "pg_ctl"), "-D", str(base / "data"), "-o", opts, "-l",
+                 str(base / "server.log"), "-w", "-t", "60", "start")
+    return cluster

@@ -18,7 +18,8 @@ def spark() -> Iterator[Any]:
     from versioned.engine.session import get_or_create_spark
 
     session = get_or_create_spark(
-        "local[2]", "versioned-tests",
+        "local[2]",
+        "versioned-tests",
         conf={"spark.sql.shuffle.partitions": "4", "spark.driver.memory": "3g"},
     )
     yield session

@@ -26,8 +26,8 @@ class VersionedError(Exception):
         state = {k: v for k, v in self.__dict__.items() if k != "message"}
         return (self.__class__, (self.message,), state)
 
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
+    def __setstate__(self, state: dict[str, Any] | None) -> None:
+        self.__dict__.update(state or {})
 
     def __str__(self) -> str:
         return self.message

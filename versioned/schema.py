@@ -45,7 +45,7 @@ _PARAM_TYPE = re.compile(
 
 
 def normalise_type(text: str) -> str:
-    """Return the canonical spelling of a column type, e.g. ``decimal(10, 2)`` -> ``DECIMAL(10,2)``."""
+    """Canonical spelling of a column type: ``decimal(10, 2)`` -> ``DECIMAL(10,2)``."""
     raw = " ".join(text.strip().split())
     upper = raw.upper()
     if upper in _SIMPLE_TYPES:

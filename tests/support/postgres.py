@@ -60,8 +60,15 @@ class PgCluster:
 
     def stop(self) -> None:
         try:
-            self._run(str(self.bindir / "pg_ctl"), "-D", str(self.base / "data"), "-m",
-                      "immediate", "-w", "stop")
+            self._run(
+                str(self.bindir / "pg_ctl"),
+                "-D",
+                str(self.base / "data"),
+                "-m",
+                "immediate",
+                "-w",
+                "stop",
+            )
         finally:
             shutil.rmtree(self.base, ignore_errors=True)
 
@@ -76,10 +83,33 @@ def start_cluster() -> PgCluster:
     if as_postgres:
         shutil.chown(base, "postgres", "postgres")
     cluster = PgCluster(base=base, port=_free_port(), bindir=bindir, as_postgres=as_postgres)
-    cluster._run(str(bindir / "initdb"), "-D", str(base / "data"), "-A", "trust", "-U",
-                 "postgres", "-E", "UTF8", "--no-sync")
-    opts = (f"-p {cluster.port} -k {base} -c listen_addresses=127.0.0.1 -c fsync=off "
-            "-c synchronous_commit=off -c full_page_writes=off -c max_connections=200")
-    cluster._run(str(bindir / "pg_ctl"), "-D", str(base / "data"), "-o", opts, "-l",
-                 str(base / "server.log"), "-w", "-t", "60", "start")
+    cluster._run(
+        str(bindir / "initdb"),
+        "-D",
+        str(base / "data"),
+        "-A",
+        "trust",
+        "-U",
+        "postgres",
+        "-E",
+        "UTF8",
+        "--no-sync",
+    )
+    opts = (
+        f"-p {cluster.port} -k {base} -c listen_addresses=127.0.0.1 -c fsync=off "
+        "-c synchronous_commit=off -c full_page_writes=off -c max_connections=200"
+    )
+    cluster._run(
+        str(bindir / "pg_ctl"),
+        "-D",
+        str(base / "data"),
+        "-o",
+        opts,
+        "-l",
+        str(base / "server.log"),
+        "-w",
+        "-t",
+        "60",
+        "start",
+    )
     return cluster

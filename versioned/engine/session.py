@@ -18,8 +18,9 @@ DEFAULT_CONF: dict[str, str] = {
 }
 
 
-def get_or_create_spark(master: str = "local[*]", app_name: str = "versioned",
-                        conf: dict[str, str] | None = None) -> SparkSession:
+def get_or_create_spark(
+    master: str = "local[*]", app_name: str = "versioned", conf: dict[str, str] | None = None
+) -> SparkSession:
     """Return the active SparkSession, or build one for ``master`` with sensible defaults."""
     from pyspark.sql import SparkSession
 

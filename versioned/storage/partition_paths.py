@@ -54,9 +54,8 @@ def partition_path(keys: Sequence[str], values: Sequence[str | None]) -> str:
     """``k1=v1/k2=v2`` with each key and value escaped; ``""`` for an unpartitioned table."""
     if len(keys) != len(values):
         raise ValueError(f"{len(keys)} partition keys but {len(values)} values")
-    return "/".join(
-        f"{escape_path_name(k)}={partition_value_to_path(v)}" for k, v in zip(keys, values)
-    )
+    pairs = zip(keys, values, strict=True)
+    return "/".join(f"{escape_path_name(k)}={partition_value_to_path(v)}" for k, v in pairs)
 
 
 def parse_partition_path(path: str) -> list[tuple[str, str | None]]:

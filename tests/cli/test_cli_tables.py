@@ -1,0 +1,155 @@
+"""The CLI end to end on a real SQLite catalog and a real warehouse directory."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from versioned.cli.main import cli
+
+SELL_COLUMNS = (
+    "sell_id BIGINT, acct_id BIGINT, change_ts STRING, create_ts STRING, payment_type_id STRING,"
+    " status_id STRING, total_amt DOUBLE, batch INT, store_id STRING, create_date STRING"
+)
+
+
+@pytest.fixture
+def run(tmp_path: Path):
+    base = ["--warehouse", str(tmp_path / "wh"), "--catalog", f"sqlite:///{tmp_path}/cat.db"]
+
+    def invoke(*args: str, user: str = "alice", input: str | None = None):
+        return CliRunner().invoke(cli, [*base, "--user", user, *args], input=input)
+
+    return invoke
+
+
+def _create_sell(run) -> None:
+    result = run(
+        "create-table",
+        "test.sell",
+        "--columns",
+        SELL_COLUMNS,
+        "--primary-key",
+        "sell_id",
+        "--partition-by",
+        "store_id,create_date",
+        "--op-code-column",
+        "op_code",
+    )
+    assert result.exit_code == 0, result.output
+    assert "created test.sell" in result.output
+
+
+def test_create_table_then_describe_as_json(run):
+    _create_sell(run)
+    result = run("describe", "test.sell", "--output", "json")
+    assert result.exit_code == 0, result.output
+    info = json.loads(result.output)
+    assert info["name"] == "test.sell"
+    assert info["primary_key"] == ["sell_id"]
+    assert info["partition_by"] == ["store_id", "create_date"]
+    assert info["op_code_column"] == "op_code"
+    assert info["layout"] == "versioned" and info["file_format"] == "parquet"
+    assert info["owner"] == "alice"
+    assert [c["name"] for c in info["columns"]][:3] == ["sell_id", "acct_id", "change_ts"]
+    assert {c["name"]: c["type"] for c in info["columns"]}["total_amt"] == "DOUBLE"
+    assert info["current_version"] is None
+
+
+def test_describe_as_table_marks_key_and_partition_columns(run):
+    _create_sell(run)
+    result = run("describe", "test.sell")
+    assert result.exit_code == 0, result.output
+    line = next(x for x in result.output.splitlines() if x.startswith("sell_id"))
+    assert "primary key" in line
+    assert "partition" in next(x for x in result.output.splitlines() if x.startswith("store_id"))
+
+
+def test_list_tables_in_every_format(run):
+    _create_sell(run)
+    assert "test.sell" in run("list-tables").output
+    csv_out = run("list-tables", "-o", "csv").output.splitlines()
+    assert csv_out[0] == "table,layout,format,owner,primary_key,partition_by"
+    assert csv_out[1].startswith("test.sell,versioned,parquet,alice,sell_id,")
+    assert (
+        json.loads(run("--output", "json", "list-tables", "test").output)[0]["table"] == "test.sell"
+    )
+    assert json.loads(run("list-tables", "other", "-o", "json").output) == []
+
+
+def test_user_errors_are_one_line_with_exit_code_and_no_traceback(run):
+    result = run("create-table", "test.t", "--columns", "id BIGINTEGER", "--primary-key", "id")
+    assert result.exit_code == 2
+    assert "unknown column type 'BIGINTEGER'" in result.output
+    assert "Traceback" not in result.output
+    missing = run("describe", "test.nope")
+    assert missing.exit_code == 3 and "list-tables" in missing.output
+    bad_name = run("describe", "../etc.passwd")
+    assert bad_name.exit_code == 2 and "invalid" in bad_name.output
+
+
+def test_duplicate_table_is_refused(run):
+    _create_sell(run)
+    again = run("create-table", "test.sell", "--columns", "id INT", "--primary-key", "id")
+    assert again.exit_code == 2 and "exists" in again.output
+
+
+def test_permissions_through_grant_and_revoke(run):
+    _create_sell(run)
+    denied = run("describe", "test.sell", user="mallory")
+    assert denied.exit_code == 77 and "mallory" in denied.output
+    assert run("list-tables", "-o", "json", user="mallory").output.strip() == "[]"
+    assert run("grant", "read", "test.sell", "mallory", user="mallory").exit_code == 77
+    assert run("grant", "read", "test.sell", "mallory").exit_code == 0
+    assert run("describe", "test.sell", user="mallory").exit_code == 0
+    listing = json.loads(run("grants", "test.sell", "-o", "json").output)
+    assert listing == [
+        {"principal": "mallory", "privilege": "read", "on": "test.sell", "granted_by": "alice"}
+    ]
+    assert run("drop-table", "test.sell", "--yes", user="mallory").exit_code == 77
+    assert run("revoke", "read", "test.sell", "mallory").exit_code == 0
+    assert run("describe", "test.sell", user="mallory").exit_code == 77
+
+
+def test_drop_table_removes_catalog_entry_and_files(run, tmp_path: Path):
+    _create_sell(run)
+    table_dir = tmp_path / "wh" / "test.db" / "sell"
+    table_dir.mkdir(parents=True, exist_ok=True)
+    (table_dir / "part-0.parquet").write_bytes(b"x")
+    assert run("drop-table", "test.sell", input="n\n").exit_code == 1  # declined
+    assert run("describe", "test.sell").exit_code == 0
+    assert run("drop-table", "test.sell", "--yes").exit_code == 0
+    assert run("describe", "test.sell").exit_code == 3
+    assert not table_dir.exists()
+
+
+def test_help_teaches_configuration_and_examples(run):
+    top = run("--help").output
+    assert "VERSIONED_CATALOG" in top and "create-table" in top
+    assert "--partition-by" in run("create-table", "--help").output
+
+
+def test_console_script_prints_one_line_on_error(tmp_path: Path):
+    """The installed entry point (not CliRunner) shows no traceback for a user error."""
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "versioned.cli.main",
+            "--warehouse",
+            str(tmp_path),
+            "describe",
+            "nope.nope",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 3
+    assert "Traceback" not in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1

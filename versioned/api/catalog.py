@@ -1,0 +1,178 @@
+"""`versioned.connect()` and the `Catalog` facade users hold."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+from versioned.api.table import Table
+from versioned.catalog import MetaStore
+from versioned.catalog.records import GrantInfo, Privilege, TableInfo
+from versioned.config import Settings, resolve_settings
+from versioned.names import TableName, principal
+from versioned.schema import Column, TableSpec
+from versioned.storage.filesystem import FileIO
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+
+def connect(
+    catalog: str | None = None,
+    warehouse: str | None = None,
+    spark: SparkSession | None = None,
+    *,
+    user: str | None = None,
+    spark_master: str | None = None,
+) -> Catalog:
+    """Open a catalog: arguments win over ``VERSIONED_*`` environment variables and defaults.
+
+    Args:
+        catalog: SQLAlchemy URL of the catalog (default ``sqlite:///<warehouse>/catalog.db``).
+        warehouse: Root directory or URI of the table data (default ``./warehouse``).
+        spark: SparkSession to use; built lazily from ``spark_master`` when needed.
+        user: Principal whose permissions apply (default ``VERSIONED_USER`` or the OS user).
+        spark_master: Spark master URL (default ``VERSIONED_SPARK_MASTER`` or ``local[*]``).
+    """
+    settings = resolve_settings(
+        catalog=catalog, warehouse=warehouse, spark_master=spark_master, user=user
+    )
+    return Catalog(settings, spark=spark)
+
+
+class Catalog:
+    """Tables of one catalog and warehouse, seen as one principal."""
+
+    def __init__(self, settings: Settings, *, spark: SparkSession | None = None) -> None:
+        self.settings = settings
+        self._spark = spark
+        self.fileio = FileIO.for_root(settings.warehouse)
+        self.fileio.makedirs("")
+        self.store = MetaStore.connect(settings.catalog_url, settings.user)
+
+    @property
+    def user(self) -> str:
+        """The principal this catalog acts as."""
+        return self.settings.user
+
+    @cached_property
+    def spark(self) -> SparkSession:
+        """The SparkSession (built on first use when none was given)."""
+        if self._spark is not None:
+            return self._spark
+        from versioned.engine.session import get_or_create_spark
+
+        return get_or_create_spark(self.settings.spark_master)
+
+    def close(self) -> None:
+        """Release catalog connections (the SparkSession is left running)."""
+        self.store.close()
+
+    def __enter__(self) -> Catalog:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # tables ---------------------------------------------------------------------------------
+
+    def create_table(
+        self,
+        name: str,
+        *,
+        columns: str | Sequence[Column],
+        primary_key: Sequence[str] | str,
+        partition_by: Sequence[str] | str | None = None,
+        op_code_column: str | None = None,
+        ordering_column: str | None = None,
+        layout: str = "versioned",
+        file_format: str | None = None,
+        bucket_by: Sequence[str] | str | None = None,
+        buckets: int | None = None,
+        sort_by: Sequence[str] | str | None = None,
+        properties: Mapping[str, str] | None = None,
+    ) -> Table:
+        """Create a table and return it.
+
+        Args:
+            name: ``db.table``; the database is created when missing.
+            columns: ``"sell_id BIGINT, store_id STRING, ..."`` or `Column` objects; partition
+                columns are listed here too.
+            primary_key: Key column(s); unique within a partition.
+            partition_by: Partition column(s), e.g. ``["store_id", "create_date"]``.
+            op_code_column: Input column carrying I/U/D op codes (``None``: every row upserts).
+            ordering_column: Column ordering changes of one key (e.g. a change timestamp or
+                LSN); older changes than the stored state are skipped as stale.
+            layout: ``"versioned"`` (version partitions) or ``"acid"`` (Hive ACID deltas).
+            file_format: ``"parquet"`` (default) or ``"orc"`` (required by ``acid``).
+        """
+        spec = TableSpec.build(
+            name,
+            columns=columns,
+            primary_key=primary_key,
+            partition_by=partition_by,
+            op_code_column=op_code_column,
+            ordering_column=ordering_column,
+            layout=layout,
+            file_format=file_format,
+            bucket_by=bucket_by,
+            buckets=buckets,
+            sort_by=sort_by,
+            properties=properties,
+        )
+        info = self.store.create_table(spec)
+        return Table(self, info)
+
+    def create_table_from_spec(self, spec: TableSpec) -> Table:
+        """Create a table from a ready `TableSpec` (used by import)."""
+        return Table(self, self.store.create_table(spec))
+
+    def table(self, name: str | TableName) -> Table:
+        """Open an existing table."""
+        return Table(self, self.store.table(_table_name(name)))
+
+    def tables(self, database: str | None = None) -> list[TableInfo]:
+        """Tables this user may read, optionally of one database."""
+        return self.store.tables(database)
+
+    def drop_table(self, name: str | TableName, *, purge: bool = True) -> TableInfo:
+        """Drop a table from the catalog; with ``purge`` also delete its files."""
+        info = self.store.drop_table(_table_name(name))
+        if purge:
+            self.fileio.delete_dir(info.location)
+        return info
+
+    # grants ---------------------------------------------------------------------------------
+
+    def grant(self, who: str, privilege: Privilege, on: str) -> GrantInfo:
+        """Grant ``read``, ``write`` or ``all`` on ``db`` or ``db.table`` to a principal."""
+        database, table = _grant_target(on)
+        return self.store.grant(principal(who), privilege, database=database, table=table)
+
+    def revoke(self, who: str, privilege: Privilege, on: str) -> None:
+        """Take back a privilege granted with `grant`."""
+        database, table = _grant_target(on)
+        self.store.revoke(principal(who), privilege, database=database, table=table)
+
+    def grants(self, on: str) -> list[GrantInfo]:
+        """Grants on ``db`` or ``db.table``."""
+        database, table = _grant_target(on)
+        return self.store.grants(database=database, table=table)
+
+    def describe(self, name: str | TableName) -> dict[str, Any]:
+        """Everything the catalog knows about a table, as plain data."""
+        return self.table(name).describe()
+
+
+def _table_name(name: str | TableName) -> TableName:
+    return name if isinstance(name, TableName) else TableName.parse(name)
+
+
+def _grant_target(on: str) -> tuple[str, str | None]:
+    from versioned.names import identifier
+
+    if "." in on:
+        parsed = TableName.parse(on)
+        return parsed.database, parsed.table
+    return identifier(on, "database name"), None

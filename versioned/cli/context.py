@@ -1,0 +1,65 @@
+"""What every command shares: resolved settings, the output format, a lazily opened catalog."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import wraps
+from typing import TYPE_CHECKING, Any, TypeVar, cast
+
+import click
+
+from versioned.cli.render import OUTPUT_FORMATS, OutputFormat
+from versioned.config import Settings
+
+if TYPE_CHECKING:
+    from versioned.api.catalog import Catalog
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+@dataclass
+class CliContext:
+    """State of one CLI invocation."""
+
+    settings: Settings
+    output: OutputFormat
+    _catalog: Catalog | None = field(default=None, repr=False)
+
+    @property
+    def catalog(self) -> Catalog:
+        """The catalog, opened on first use."""
+        if self._catalog is None:
+            from versioned.api.catalog import Catalog
+
+            self._catalog = Catalog(self.settings)
+        return self._catalog
+
+    def close(self) -> None:
+        """Close the catalog if it was opened."""
+        if self._catalog is not None:
+            self._catalog.close()
+
+
+pass_cli = click.make_pass_decorator(CliContext)
+
+
+def output_option(func: F) -> F:
+    """Add a per-command ``--output`` that overrides the global one."""
+
+    @click.option(
+        "--output",
+        "-o",
+        "output",
+        type=click.Choice(OUTPUT_FORMATS),
+        default=None,
+        help="Output format for this command (overrides the global --output).",
+    )
+    @wraps(func)
+    def wrapper(*args: Any, output: str | None = None, **kwargs: Any) -> Any:
+        ctx = click.get_current_context().find_object(CliContext)
+        if ctx is not None and output is not None:
+            ctx.output = cast(OutputFormat, output)
+        return func(*args, **kwargs)
+
+    return cast(F, wrapper)

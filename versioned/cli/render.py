@@ -1,0 +1,81 @@
+"""Render command results as an aligned text table, CSV or JSON."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import date, datetime
+from decimal import Decimal
+from typing import Any, Literal
+
+import click
+
+OutputFormat = Literal["table", "csv", "json"]
+OUTPUT_FORMATS: tuple[str, ...] = ("table", "csv", "json")
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, datetime | date):
+        return value.isoformat()
+    if isinstance(value, Decimal):
+        return str(value)
+    if isinstance(value, bytes):
+        return value.hex()
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, Mapping | list | tuple):
+        return json.dumps(_plain(value), separators=(",", ":"))
+    return str(_plain(value))
+
+
+def render_rows(
+    rows: Iterable[Mapping[str, Any]], fmt: OutputFormat, columns: Sequence[str] | None = None
+) -> str:
+    """Render many records; ``columns`` fixes the order (default: keys of the first row)."""
+    rows = list(rows)
+    cols = list(columns) if columns is not None else (list(rows[0]) if rows else [])
+    if fmt == "json":
+        return json.dumps([{c: _plain(r.get(c)) for c in cols} for r in rows], indent=2)
+    if fmt == "csv":
+        buf = io.StringIO()
+        writer = csv.writer(buf, lineterminator="\n")
+        writer.writerow(cols)
+        for r in rows:
+            writer.writerow([_cell(r.get(c)) for c in cols])
+        return buf.getvalue().rstrip("\n")
+    cells = [[_cell(r.get(c)) for c in cols] for r in rows]
+    widths = [max([len(c), *(len(row[i]) for row in cells)]) for i, c in enumerate(cols)]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(cols, widths, strict=True)).rstrip()]
+    lines.append("  ".join("-" * w for w in widths))
+    lines += ["  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)).rstrip() for r in cells]
+    if not rows:
+        lines.append("(no rows)")
+    return "\n".join(lines)
+
+
+def render_record(record: Mapping[str, Any], fmt: OutputFormat) -> str:
+    """Render one record: ``key  value`` lines as a table, one object as JSON, one CSV row."""
+    if fmt == "json":
+        return json.dumps(_plain(record), indent=2)
+    if fmt == "csv":
+        return render_rows([record], "csv")
+    width = max((len(k) for k in record), default=0)
+    return "\n".join(f"{k.ljust(width)}  {_cell(v)}" for k, v in record.items())
+
+
+def echo(text: str) -> None:
+    """Print a rendered result to standard output."""
+    click.echo(text)

@@ -1,0 +1,180 @@
+"""Commands that create, inspect and drop tables."""
+
+from __future__ import annotations
+
+import click
+
+from versioned.cli.context import CliContext, output_option, pass_cli
+from versioned.cli.render import echo, render_record, render_rows
+from versioned.schema import FILE_FORMATS, LAYOUTS
+
+
+@click.command("init")
+@pass_cli
+def init(state: CliContext) -> None:
+    """Create the warehouse directory and the catalog (safe to run again)."""
+    cat = state.catalog
+    echo(f"catalog   {_redact(cat.settings.catalog_url)}")
+    echo(f"warehouse {cat.settings.warehouse}")
+    echo(f"user      {cat.user}")
+
+
+@click.command("create-table")
+@click.argument("name", metavar="DB.TABLE")
+@click.option(
+    "--columns", required=True, help='Columns with types: "sell_id BIGINT, total DOUBLE".'
+)
+@click.option("--primary-key", required=True, help="Key column(s), comma-separated.")
+@click.option("--partition-by", default=None, help="Partition column(s), comma-separated.")
+@click.option("--op-code-column", default=None, help="Input column with I/U/D op codes.")
+@click.option("--ordering-column", default=None, help="Column ordering changes (timestamp/LSN).")
+@click.option("--layout", type=click.Choice(LAYOUTS), default="versioned", show_default=True)
+@click.option(
+    "--format",
+    "file_format",
+    type=click.Choice(FILE_FORMATS),
+    default=None,
+    help="Data file format [default: parquet; orc for the acid layout].",
+)
+@click.option("--buckets", type=int, default=None, help="Number of buckets (with --bucket-by).")
+@click.option("--bucket-by", default=None, help="Bucket column(s), comma-separated.")
+@click.option("--sort-by", default=None, help="Sort column(s) within files, comma-separated.")
+@click.option(
+    "--property",
+    "properties",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Table property; repeat for several.",
+)
+@output_option
+@pass_cli
+def create_table(
+    state: CliContext,
+    name: str,
+    columns: str,
+    primary_key: str,
+    partition_by: str | None,
+    op_code_column: str | None,
+    ordering_column: str | None,
+    layout: str,
+    file_format: str | None,
+    buckets: int | None,
+    bucket_by: str | None,
+    sort_by: str | None,
+    properties: tuple[str, ...],
+) -> None:
+    """Create table DB.TABLE (the database is created when missing).
+
+    \b
+    Example (the sales table of the version-partition design):
+      versioned create-table test.sell \\
+        --columns "sell_id BIGINT, acct_id BIGINT, change_ts STRING, total_amt DOUBLE,
+                   store_id STRING, create_date STRING" \\
+        --primary-key sell_id --partition-by store_id,create_date --op-code-column op_code
+    """
+    props: dict[str, str] = {}
+    for item in properties:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise click.BadParameter(f"{item!r} is not KEY=VALUE", param_hint="--property")
+        props[key.strip()] = value
+    table = state.catalog.create_table(
+        name,
+        columns=columns,
+        primary_key=primary_key,
+        partition_by=partition_by,
+        op_code_column=op_code_column,
+        ordering_column=ordering_column,
+        layout=layout,
+        file_format=file_format,
+        bucket_by=bucket_by,
+        buckets=buckets,
+        sort_by=sort_by,
+        properties=props,
+    )
+    if state.output == "table":
+        echo(f"created {table.name} ({table.spec.layout} layout, {table.spec.file_format})")
+    else:
+        echo(render_record(table.describe(), state.output))
+
+
+@click.command("describe")
+@click.argument("name", metavar="DB.TABLE")
+@output_option
+@pass_cli
+def describe(state: CliContext, name: str) -> None:
+    """Show a table's columns, keys, layout, owner and current version."""
+    info = state.catalog.describe(name)
+    if state.output != "table":
+        echo(render_record(info, state.output))
+        return
+    summary = {k: v for k, v in info.items() if k != "columns"}
+    echo(render_record(summary, "table"))
+    echo("")
+    keys = set(info["primary_key"])
+    parts = set(info["partition_by"])
+    rows = [
+        {
+            "column": c["name"],
+            "type": c["type"],
+            "nullable": "yes" if c["nullable"] else "no",
+            "role": "primary key"
+            if c["name"] in keys
+            else "partition"
+            if c["name"] in parts
+            else "",
+        }
+        for c in info["columns"]
+    ]
+    echo(render_rows(rows, "table"))
+
+
+@click.command("list-tables")
+@click.argument("database", required=False)
+@output_option
+@pass_cli
+def list_tables(state: CliContext, database: str | None) -> None:
+    """List the tables you may read (of DATABASE, or of all databases)."""
+    rows = [
+        {
+            "table": str(t.spec.name),
+            "layout": t.spec.layout,
+            "format": t.spec.file_format,
+            "owner": t.owner,
+            "primary_key": ",".join(t.spec.primary_key),
+            "partition_by": ",".join(t.spec.partition_by),
+        }
+        for t in state.catalog.tables(database)
+    ]
+    cols = ["table", "layout", "format", "owner", "primary_key", "partition_by"]
+    echo(render_rows(rows, state.output, cols))
+
+
+@click.command("drop-table")
+@click.argument("name", metavar="DB.TABLE")
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+@click.option("--keep-files", is_flag=True, help="Remove the table from the catalog only.")
+@pass_cli
+def drop_table(state: CliContext, name: str, yes: bool, keep_files: bool) -> None:
+    """Drop a table: its catalog entries and (unless --keep-files) all its files."""
+    table = state.catalog.table(name)
+    if not yes:
+        what = "from the catalog" if keep_files else "and delete all its files"
+        click.confirm(f"Drop {table.name} {what}?", abort=True)
+    state.catalog.drop_table(table.name, purge=not keep_files)
+    echo(f"dropped {table.name}")
+
+
+def _role(column: str, keys: set[str], parts: set[str]) -> str:
+    if column in keys:
+        return "primary key"
+    return "partition" if column in parts else ""
+
+
+def _redact(url: str) -> str:
+    from sqlalchemy.engine import make_url
+
+    return make_url(url).render_as_string(hide_password=True)
+
+
+COMMANDS = [init, create_table, describe, list_tables, drop_table]

@@ -1,0 +1,255 @@
+"""File access under one root (the warehouse), by local path or URI, through pyarrow.fs.
+
+Every method takes a path relative to the root and checks it with `FileIO.resolve_inside`
+first, so no caller can reach outside the root. Writes are atomic: bytes go to a hidden
+``_tmp.<uuid>`` file in the target's directory, which is moved over the target only once
+complete, so a reader (or a crash) never sees a partial file. Reads are recorded in
+`FileIO.opened_files` so tests can prove which files a code path opened.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
+from typing import ClassVar
+
+import pyarrow as pa
+import pyarrow.fs as pafs
+
+from versioned.errors import StorageError, UnsafePathError
+
+TMP_PREFIX = "_tmp."
+_COPY_CHUNK = 8 << 20
+
+
+@dataclass(frozen=True)
+class FileStat:
+    """A file found by `FileIO.list_files`.
+
+    Attributes:
+        path: Relative to the root, ``/``-separated.
+        size: Size in bytes.
+        mtime: Last modification, seconds since the epoch.
+    """
+
+    path: str
+    size: int
+    mtime: float
+
+
+class FileIO:
+    """Files under one root directory of a local or remote file system."""
+
+    opened_files: ClassVar[list[str]] = []
+    """Process-wide: relative paths opened for reading by any instance, in order."""
+
+    def __init__(self, fs: pafs.FileSystem, base: str, root: str) -> None:
+        self._fs = fs
+        self._base = base.rstrip("/") or "/"
+        self._local = isinstance(fs, pafs.LocalFileSystem)
+        self.root = root
+        self.opened: list[str] = []
+        """Relative paths this instance opened for reading, in order."""
+
+    @classmethod
+    def for_root(cls, root: str) -> FileIO:
+        """A `FileIO` for a local directory or a URI (``file://``, ``s3://``, ``hdfs://``...).
+
+        Args:
+            root: The warehouse root. It need not exist yet.
+
+        Raises:
+            StorageError: The URI scheme is not supported or the file system is unreachable.
+        """
+        if "://" not in root:
+            base = os.path.abspath(root)
+            return cls(pafs.LocalFileSystem(), base, base)
+        try:
+            fs, base = pafs.FileSystem.from_uri(root)
+        except (OSError, pa.ArrowException) as exc:
+            raise StorageError(f"cannot open file system {root!r}: {exc}", root=root) from exc
+        if isinstance(fs, pafs.LocalFileSystem):
+            return cls(fs, base, base.rstrip("/") or "/")
+        return cls(fs, base, root.split("?", 1)[0].rstrip("/"))
+
+    @classmethod
+    def reset_opened_files(cls) -> None:
+        """Clear the process-wide `opened_files` record."""
+        cls.opened_files.clear()
+
+    def __repr__(self) -> str:
+        return f"FileIO({self.root!r})"
+
+    # --- paths ---------------------------------------------------------------------------------
+
+    def resolve_inside(self, rel: str) -> str:
+        """The file-system path of ``rel``, after checking it stays inside the root.
+
+        Raises:
+            UnsafePathError: ``rel`` is absolute, a URI, contains ``..``, a backslash or NUL,
+                or (on a local file system) resolves through a symlink to outside the root.
+        """
+        if not isinstance(rel, str) or "\x00" in rel or "\\" in rel:
+            raise UnsafePathError(f"path {rel!r} contains NUL or a backslash", path=rel)
+        if rel.startswith("/") or "://" in rel:
+            raise UnsafePathError(f"path {rel!r} must be relative to {self.root}", path=rel)
+        parts = [p for p in rel.split("/") if p not in ("", ".")]
+        if ".." in parts:
+            raise UnsafePathError(f"path {rel!r} must not contain '..'", path=rel)
+        full = posixpath.join(self._base, *parts)
+        if self._local:
+            real_root = os.path.realpath(self._base)
+            real = os.path.realpath(full)
+            if real != real_root and not real.startswith(real_root.rstrip(os.sep) + os.sep):
+                raise UnsafePathError(
+                    f"path {rel!r} resolves through a symlink to {real}, outside {self.root}",
+                    path=rel,
+                )
+        return full
+
+    def full_path(self, rel: str) -> str:
+        """What Spark should read for ``rel``: a local absolute path or a URI."""
+        self.resolve_inside(rel)
+        parts = [p for p in rel.split("/") if p not in ("", ".")]
+        return posixpath.join(self.root, *parts) if parts else self.root
+
+    # --- reading -------------------------------------------------------------------------------
+
+    def open_input(self, rel: str) -> pa.NativeFile:
+        """Open a file for random-access reading (close it, or use it as a context manager)."""
+        path = self.resolve_inside(rel)
+        with self._errors("open", rel):
+            handle = self._fs.open_input_file(path)
+        self.opened.append(rel)
+        FileIO.opened_files.append(rel)
+        return handle
+
+    def read_bytes(self, rel: str) -> bytes:
+        """The whole content of a file."""
+        with self.open_input(rel) as handle, self._errors("read", rel):
+            return bytes(handle.read())
+
+    def exists(self, rel: str) -> bool:
+        """Whether a file or directory exists at ``rel``."""
+        with self._errors("stat", rel):
+            info = self._fs.get_file_info(self.resolve_inside(rel))
+        return info.type != pafs.FileType.NotFound
+
+    def size(self, rel: str) -> int:
+        """Size of a file in bytes."""
+        with self._errors("stat", rel):
+            info = self._fs.get_file_info(self.resolve_inside(rel))
+        if info.type != pafs.FileType.File or info.size is None:
+            raise StorageError(f"no file {rel!r} under {self.root}", path=rel, not_found=True)
+        return int(info.size)
+
+    def list_files(self, rel_dir: str = "", recursive: bool = True) -> list[FileStat]:
+        """Files under ``rel_dir``, sorted by path; ``[]`` if it does not exist.
+
+        Only vacuum and orphan detection list directories; readers never do.
+        """
+        path = self.resolve_inside(rel_dir)
+        selector = pafs.FileSelector(path, recursive=recursive, allow_not_found=True)
+        with self._errors("list", rel_dir):
+            infos = self._fs.get_file_info(selector)
+        prefix = self._base.rstrip("/") + "/"
+        stats = [
+            FileStat(info.path[len(prefix) :], int(info.size or 0), (info.mtime_ns or 0) / 1e9)
+            for info in infos
+            if info.type == pafs.FileType.File and info.path.startswith(prefix)
+        ]
+        return sorted(stats, key=lambda s: s.path)
+
+    # --- writing -------------------------------------------------------------------------------
+
+    @contextmanager
+    def open_output_atomic(self, rel: str) -> Iterator[pa.NativeFile]:
+        """Write a file atomically: it appears complete at ``rel`` on a clean exit, or not at all.
+
+        Parent directories are created. An existing file is replaced.
+        """
+        target = self.resolve_inside(rel)
+        if target == self._base:
+            raise UnsafePathError(f"path {rel!r} names the root, not a file under it", path=rel)
+        parent = posixpath.dirname(target)
+        tmp = posixpath.join(parent, f"{TMP_PREFIX}{uuid.uuid4().hex}")
+        with self._errors("write", rel):
+            self._fs.create_dir(parent, recursive=True)
+            out = self._fs.open_output_stream(tmp, compression=None)
+        try:
+            yield out
+            with self._errors("write", rel):
+                out.close()
+                self._fs.move(tmp, target)
+        except BaseException:
+            with suppress(OSError, pa.ArrowException):  # vacuum removes leftover _tmp.* files
+                if not out.closed:
+                    out.close()
+                self._fs.delete_file(tmp)
+            raise
+
+    def write_bytes_atomic(self, rel: str, data: bytes) -> None:
+        """Write ``data`` to ``rel`` atomically (see `open_output_atomic`)."""
+        with self.open_output_atomic(rel) as out:
+            out.write(data)
+
+    def copy_file(self, src_rel: str, dst_fileio: FileIO, dst_rel: str) -> None:
+        """Copy a file of this root to ``dst_rel`` under ``dst_fileio``'s root, atomically."""
+        with self.open_input(src_rel) as src, dst_fileio.open_output_atomic(dst_rel) as out:
+            while chunk := src.read(_COPY_CHUNK):
+                out.write(chunk)
+
+    def move(self, src_rel: str, dst_rel: str) -> None:
+        """Move a file within the root (a rename where the file system has one)."""
+        src = self.resolve_inside(src_rel)
+        dst = self.resolve_inside(dst_rel)
+        with self._errors("move", src_rel):
+            self._fs.create_dir(posixpath.dirname(dst), recursive=True)
+            self._fs.move(src, dst)
+
+    def makedirs(self, rel: str) -> None:
+        """Create a directory and its parents (no error if it exists)."""
+        with self._errors("mkdir", rel):
+            self._fs.create_dir(self.resolve_inside(rel), recursive=True)
+
+    def delete_file(self, rel: str, *, missing_ok: bool = False) -> None:
+        """Delete one file."""
+        path = self.resolve_inside(rel)
+        try:
+            with self._errors("delete", rel):
+                self._fs.delete_file(path)
+        except StorageError as exc:
+            if not (missing_ok and getattr(exc, "not_found", False)):
+                raise
+
+    def delete_dir(self, rel: str, *, missing_ok: bool = False) -> None:
+        """Delete a directory and everything under it (never the root itself)."""
+        path = self.resolve_inside(rel)
+        if path == self._base:
+            raise UnsafePathError(f"refusing to delete the root {self.root}", path=rel)
+        try:
+            with self._errors("delete", rel):
+                self._fs.delete_dir(path)
+        except StorageError as exc:
+            if not (missing_ok and getattr(exc, "not_found", False)):
+                raise
+
+    @contextmanager
+    def _errors(self, op: str, rel: str) -> Iterator[None]:
+        try:
+            yield
+        except FileNotFoundError as exc:
+            raise StorageError(
+                f"cannot {op} {rel!r}: not found under {self.root}",
+                path=rel,
+                op=op,
+                not_found=True,
+            ) from exc
+        except (OSError, pa.ArrowException) as exc:
+            raise StorageError(
+                f"cannot {op} {rel!r} under {self.root}: {exc}", path=rel, op=op
+            ) from exc

@@ -44,6 +44,9 @@ def connect(
 class Catalog:
     """Tables of one catalog and warehouse, seen as one principal."""
 
+    broadcast_limit: int = 20_000_000
+    """Version-index entries up to which reads use a broadcast join (then a shuffle join)."""
+
     def __init__(self, settings: Settings, *, spark: SparkSession | None = None) -> None:
         self.settings = settings
         self._spark = spark

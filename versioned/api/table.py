@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from versioned.catalog.records import CommitInfo, TableInfo
+from versioned.api.results import CommitResult
+from versioned.catalog.records import CommitInfo, Snapshot, TableInfo
+from versioned.errors import InputError
 from versioned.names import TableName
 from versioned.schema import TableSpec
 
 if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
     from versioned.api.catalog import Catalog
+    from versioned.engine.version_writer import WriteOptions
 
 
 class Table:
@@ -45,6 +51,103 @@ class Table:
     def history(self) -> list[CommitInfo]:
         """Every commit of the table, oldest first."""
         return self.catalog.store.history(self.name)
+
+    def snapshot(self, as_of: int | None = None) -> Snapshot:
+        """The committed files of the latest version, or of version ``as_of``."""
+        return self.catalog.store.snapshot(self.name, as_of=as_of)
+
+    def upsert(
+        self,
+        changes: Any,
+        *,
+        format: str | None = None,
+        op_code_column: str | None = None,
+        options: WriteOptions | None = None,
+        progress: Callable[[str], None] | None = None,
+    ) -> CommitResult:
+        """Apply a batch of changes atomically as one new version.
+
+        Args:
+            changes: A Spark DataFrame, a ``pyarrow.Table``, or a path / list of paths to
+                CSV (with header), JSON lines, Parquet or Debezium files.
+            format: ``csv``, ``json``, ``parquet`` or ``debezium``; inferred from the file
+                extension when omitted.
+            op_code_column: Input column with op codes (I/U/D, insert/update/delete); defaults
+                to the table's. Without one every row is an upsert.
+            options: Tuning (`versioned.engine.version_writer.WriteOptions`).
+            progress: Called with a short message at each stage of the write.
+
+        Returns:
+            What was committed. Rows that could not be applied are in the table's dead-letter
+            area (``_dead_letter/`` under the table) with their reason, and counted.
+
+        Raises:
+            PermissionDeniedError: The user may not write the table (nothing is written).
+            SchemaError: The batch does not fit the table (nothing is written).
+            CommitConflictError: Concurrent writers kept winning the race; try again.
+        """
+        self._require_layout("upsert")
+        from versioned.engine.feed_reader import read_feed
+        from versioned.engine.version_writer import write_batch
+
+        store = self.catalog.store
+        store.check(self.name, "write")
+        info = self.refresh().info
+        spark = self.catalog.spark
+        feed = read_feed(
+            spark,
+            changes,
+            info.spec,
+            format=format,  # type: ignore[arg-type]
+            op_code_column=op_code_column,
+        )
+        result = write_batch(
+            spark, store, self.catalog.fileio, info, feed, options=options, progress=progress
+        )
+        self.refresh()
+        return result
+
+    def read(self, as_of: int | None = None, *, with_version: bool = False) -> DataFrame:
+        """The latest version of every live record (at version ``as_of`` if given).
+
+        The snapshot is resolved once, now; later commits do not change the DataFrame.
+        """
+        self._require_layout("read")
+        from versioned.engine.version_reader import read_latest
+
+        return read_latest(
+            self.catalog.spark,
+            self.catalog.fileio,
+            self.snapshot(as_of),
+            broadcast_limit=self.catalog.broadcast_limit,
+            with_version=with_version,
+        )
+
+    def changes(self, since: int | None = None, until: int | None = None) -> DataFrame:
+        """Net change per key between version ``since`` and ``until`` (default: latest).
+
+        Each row has ``_change`` (``insert``, ``update`` or ``delete``) and the record's
+        columns: the new values, or for a delete the last values before it.
+        """
+        self._require_layout("changes")
+        from versioned.engine.net_changes import net_changes
+
+        before = self.snapshot(since) if since is not None else None
+        after = self.snapshot(until)
+        return net_changes(
+            self.catalog.spark,
+            self.catalog.fileio,
+            before,
+            after,
+            broadcast_limit=self.catalog.broadcast_limit,
+        )
+
+    def _require_layout(self, operation: str) -> None:
+        if self.spec.layout != "versioned":
+            raise InputError(
+                f"{operation} of {self.name}: the {self.spec.layout} layout is not supported by "
+                "this release yet; use a table with --layout versioned"
+            )
 
     def describe(self) -> dict[str, Any]:
         """Definition, ownership, location, partitions and current version as plain data."""

@@ -1,0 +1,20 @@
+-- The latest version of every record of a version-partition table.
+--
+-- {data}:  the snapshot's data rows, with the partition columns and `version_id` taken from
+--          each file's path (<partition>/version_id=V/part-*.parquet).
+-- {index}: the snapshot's version-index entries (_index/<partition>/version_id=V/index-*),
+--          one per key a version updated or deleted while the key may have existed before.
+--
+-- A row of version v is the latest of its key unless an index entry of a higher version
+-- exists for that key. Deleted keys have an entry and no row of that version, so they vanish.
+-- {hint} is /*+ BROADCAST(m) */ while the map of keys is small enough, else empty (a
+-- shuffle join; the table then needs compaction).
+SELECT {hint} {columns}
+FROM {data} d
+LEFT JOIN (
+    SELECT {key_columns}, MAX(version_id) AS max_version
+    FROM {index}
+    GROUP BY {key_columns}
+) m
+ON {join_condition}
+WHERE m.max_version IS NULL OR d.version_id >= m.max_version

@@ -1,0 +1,44 @@
+"""Frozen result records returned by table operations."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class CommitResult:
+    """What one upsert committed.
+
+    Attributes:
+        version: The version the batch became (its transaction id).
+        inserted: Rows whose key certainly did not exist before (Bloom filter negative).
+        updated: Rows whose key may have existed (Bloom positive). Without an ordering
+            column the write reads no old data, so a few inserts (about the filter's
+            false-positive rate) can be counted here.
+        deleted: Deletes of keys that may have existed.
+        stale: Changes skipped because the stored state is newer (ordering column only),
+            plus changes superseded by a later change of the same key in the batch.
+        rejected: Rows sent to the dead-letter area with their reason.
+        ignored_deletes: Deletes of keys that certainly did not exist (no-ops).
+        partitions: Partitions the batch touched.
+        files_written: Data, index and Bloom files added.
+        bytes_written: Their total size.
+        seconds: Wall time of the whole operation.
+    """
+
+    version: int
+    inserted: int
+    updated: int
+    deleted: int
+    stale: int
+    rejected: int
+    ignored_deletes: int = 0
+    partitions: int = 0
+    files_written: int = 0
+    bytes_written: int = 0
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-data form (for JSON output)."""
+        return asdict(self)

@@ -1,0 +1,95 @@
+"""Writing a version's data files: Spark writes to a private staging directory, then each file
+is moved into its partition's ``version_id=V`` directory.
+
+A private staging directory per transaction keeps concurrent Spark jobs of different writers
+apart (Hadoop's committer would otherwise share ``<table>/_temporary``). Nothing written here
+is visible until the catalog commit lists it; a crash leaves orphans for vacuum.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import pyarrow.orc as paorc
+import pyarrow.parquet as pq
+from pyspark.sql import DataFrame
+
+from versioned.catalog.records import FileAdd
+from versioned.layouts.version_partition.paths import is_hidden, version_dir
+from versioned.schema import TableSpec
+from versioned.storage.filesystem import FileIO
+from versioned.storage.partition_paths import parse_partition_path, partition_path
+
+STAGING_DIR = "_staging"
+DEFAULT_ROWS_PER_FILE = 2_000_000
+
+
+@dataclass(frozen=True)
+class StagedFile:
+    """A data file moved into its version directory (not yet committed)."""
+
+    partition_values: tuple[str | None, ...]
+    add: FileAdd
+
+
+def staging_dir(table_location: str, txn_id: int) -> str:
+    """The private staging directory of one transaction."""
+    return f"{table_location}/{STAGING_DIR}/txn={txn_id}"
+
+
+def write_version_files(
+    rows: DataFrame,
+    spec: TableSpec,
+    fileio: FileIO,
+    table_location: str,
+    version: int,
+    *,
+    row_count: int,
+    partitions: int,
+    rows_per_file: int = DEFAULT_ROWS_PER_FILE,
+) -> list[StagedFile]:
+    """Write ``rows`` (the table's columns) as version ``version`` of their partitions.
+
+    Rows are shuffled by partition columns so each table partition gets one file (or
+    ``row_count / rows_per_file`` files when unpartitioned).
+
+    Returns:
+        The files, moved into ``<partition>/version_id=<version>/``, with sizes and row
+        counts (read from the new files' footers), with ``partition_id`` unset.
+    """
+    if row_count == 0:
+        return []
+    stage = staging_dir(table_location, version)
+    if spec.partition_by:
+        shaped = rows.repartition(max(1, min(partitions, 200)), *spec.partition_by)
+    else:
+        shaped = rows.repartition(max(1, math.ceil(row_count / rows_per_file)))
+    writer = shaped.select(*spec.column_names).write.mode("errorifexists")
+    if spec.partition_by:
+        writer = writer.partitionBy(*spec.partition_by)
+    writer.format(spec.file_format).save(fileio.full_path(stage))
+
+    staged: list[StagedFile] = []
+    for stat in fileio.list_files(stage):  # our own private output, not table data
+        rel = stat.path[len(stage) + 1 :]
+        if is_hidden(rel):
+            continue
+        directory, _, name = rel.rpartition("/")
+        pairs = parse_partition_path(directory)
+        values = tuple(v for _, v in pairs)
+        ppath = partition_path(spec.partition_by, values)
+        target = f"{version_dir(ppath, version)}/{name}"
+        fileio.move(stat.path, f"{table_location}/{target}")
+        count = _row_count(fileio, f"{table_location}/{target}", spec.file_format)
+        add = FileAdd(None, target, "data", version, stat.size, count)
+        staged.append(StagedFile(values, add))
+    fileio.delete_dir(stage, missing_ok=True)
+    return staged
+
+
+def _row_count(fileio: FileIO, rel: str, file_format: str) -> int:
+    with fileio.open_input(rel) as handle:
+        if file_format == "orc":
+            return int(paorc.ORCFile(handle).nrows)
+        return int(pq.ParquetFile(handle).metadata.num_rows)

@@ -1,0 +1,109 @@
+"""The stored ordering value of keys, for tables with an ordering column.
+
+For each key that may exist (Bloom positive), the state is the newest of: its data rows in
+the candidate versions (key and ordering columns only) and its index entries (an update's
+entry, or a delete's tombstone, both carrying the ordering value). Only the candidate
+versions are read, and only their key and ordering columns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pyarrow as pa
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from versioned.catalog.records import DataFile
+from versioned.engine.spark_types import spark_type
+from versioned.layouts.version_partition.index import OP_COLUMN, index_key_columns
+from versioned.layouts.version_partition.paths import VERSION_KEY
+from versioned.schema import TableSpec
+from versioned.storage.filesystem import FileIO
+
+STORED_ORDER = "_stored_order"
+STORED_OP = "_stored_op"
+STORED_VERSION = "_stored_version"
+
+
+def stored_state(
+    spark: SparkSession,
+    spec: TableSpec,
+    fileio: FileIO,
+    table_location: str,
+    files: Sequence[DataFile],
+    probe_keys: pa.Table,
+) -> pa.Table:
+    """Newest stored (version, op, ordering value) of each key in ``probe_keys``.
+
+    Args:
+        files: Live ``data`` and ``index`` files of the candidate versions.
+        probe_keys: Partition columns (as strings) and key columns of the keys to look up.
+
+    Returns:
+        Partition and key columns plus ``_stored_version``, ``_stored_op`` (``U``/``D``) and
+        ``_stored_order``; keys with no stored state are absent.
+    """
+    ordering = spec.ordering_column
+    assert ordering is not None
+    keys = list(index_key_columns(spec))
+    parts = list(spec.partition_by)
+    root = fileio.full_path(table_location)
+    frames: list[DataFrame] = []
+    data = [f"{root}/{f.path}" for f in files if f.kind == "data"]
+    if data:
+        frames.append(
+            _scan(spark, spec, spec.file_format, data, root, [*keys, ordering]).withColumn(
+                OP_COLUMN, F.lit("U")
+            )
+        )
+    index = [f"{root}/{f.path}" for f in files if f.kind == "index"]
+    if index:
+        frames.append(
+            _scan(spark, spec, "parquet", index, f"{root}/_index", [*keys, ordering, OP_COLUMN])
+        )
+    if not frames or probe_keys.num_rows == 0:
+        return pa.table({})
+    stored = frames[0] if len(frames) == 1 else frames[0].unionByName(frames[1])
+    wanted = spark.createDataFrame(probe_keys.select([*parts, *keys]))
+    cond = [stored[c].eqNullSafe(wanted[c]) for c in parts] + [stored[c] == wanted[c] for c in keys]
+    matched = stored.join(F.broadcast(wanted), cond, "left_semi")
+    newest = matched.groupBy(*parts, *keys).agg(
+        F.max_by(
+            F.struct(F.col(ordering).alias("o"), F.col(OP_COLUMN).alias("p")), VERSION_KEY
+        ).alias("s"),
+        F.max(VERSION_KEY).alias(STORED_VERSION),
+    )
+    result = newest.select(
+        *parts,
+        *keys,
+        F.col(STORED_VERSION),
+        F.col("s.p").alias(STORED_OP),
+        F.col("s.o").alias(STORED_ORDER),
+    )
+    return result.toArrow()
+
+
+def _scan(
+    spark: SparkSession,
+    spec: TableSpec,
+    file_format: str,
+    paths: list[str],
+    base: str,
+    columns: Sequence[str],
+) -> DataFrame:
+    """Read ``columns`` of explicit files; partition columns (as strings) and ``version_id``
+    come from the paths below ``base``."""
+    fields = [T.StructField(c, spark_type(spec.column(c).type)) for c in columns if c != OP_COLUMN]
+    if OP_COLUMN in columns:
+        fields.append(T.StructField(OP_COLUMN, T.StringType()))
+    fields += [T.StructField(p, T.StringType()) for p in spec.partition_by]
+    fields.append(T.StructField(VERSION_KEY, T.LongType()))
+    frame = (
+        spark.read.format(file_format)
+        .schema(T.StructType(fields))
+        .option("basePath", base)
+        .load(paths)
+    )
+    return frame.select(*columns, *spec.partition_by, VERSION_KEY)

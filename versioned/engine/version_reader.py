@@ -1,0 +1,139 @@
+"""Reading the latest version of every record of a version-partition table.
+
+The snapshot (committed files) is resolved once by the caller; this module scans exactly
+those files natively (Parquet or ORC, partition values and ``version_id`` from each file's
+path) and applies ``sql/latest_view.sql``: one broadcast left join against the map of the
+highest version per key built from the index files. When the index holds more entries than
+``broadcast_limit`` the join is a shuffle join and a warning says the table needs compaction.
+"""
+
+from __future__ import annotations
+
+import logging
+import warnings
+from dataclasses import dataclass
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import types as T
+
+from versioned.catalog.records import Snapshot
+from versioned.engine.spark_types import spark_schema, spark_type
+from versioned.engine.sql_templates import template
+from versioned.layouts.version_partition.index import VERSION_COLUMN, index_key_columns
+from versioned.layouts.version_partition.paths import INDEX_DIR, VERSION_KEY
+from versioned.storage.filesystem import FileIO
+
+log = logging.getLogger(__name__)
+DEFAULT_BROADCAST_LIMIT = 20_000_000
+
+
+class CompactionNeededWarning(UserWarning):
+    """The version index outgrew the broadcast limit: reads shuffle until compaction."""
+
+
+@dataclass(frozen=True)
+class SnapshotFrames:
+    """The raw inputs of the latest-version query for one snapshot."""
+
+    data: DataFrame
+    index: DataFrame | None
+    index_entries: int
+
+
+def snapshot_frames(spark: SparkSession, fileio: FileIO, snapshot: Snapshot) -> SnapshotFrames:
+    """DataFrames over exactly the snapshot's data and index files (no directory listing)."""
+    spec = snapshot.table.spec
+    root = fileio.full_path(snapshot.table.location)
+    partition_fields = [
+        T.StructField(p, spark_type(spec.column(p).type)) for p in spec.partition_by
+    ]
+    version_field = T.StructField(VERSION_KEY, T.LongType())
+    data_schema = T.StructType(
+        [T.StructField(c.name, spark_type(c.type)) for c in spec.data_columns]
+        + partition_fields
+        + [version_field]
+    )
+    data_paths = [f"{root}/{f.path}" for f in snapshot.files if f.kind == "data"]
+    if data_paths:
+        data = (
+            spark.read.format(spec.file_format)
+            .schema(data_schema)
+            .option("basePath", root)
+            .load(data_paths)
+        )
+    else:
+        data = spark.createDataFrame([], data_schema)
+    index_files = [f for f in snapshot.files if f.kind == "index"]
+    if not index_files:
+        return SnapshotFrames(data, None, 0)
+    key_fields = [
+        T.StructField(k, spark_type(spec.column(k).type)) for k in index_key_columns(spec)
+    ]
+    index_schema = T.StructType(
+        key_fields
+        + [T.StructField(VERSION_COLUMN, T.LongType())]
+        + partition_fields
+        + [version_field]
+    )
+    index = (
+        spark.read.schema(index_schema)
+        .option("basePath", f"{root}/{INDEX_DIR}")
+        .parquet(*[f"{root}/{f.path}" for f in index_files])
+    )
+    return SnapshotFrames(data, index, sum(f.row_count for f in index_files))
+
+
+def read_latest(
+    spark: SparkSession,
+    fileio: FileIO,
+    snapshot: Snapshot,
+    *,
+    broadcast_limit: int = DEFAULT_BROADCAST_LIMIT,
+    with_version: bool = False,
+) -> DataFrame:
+    """The latest version of every live record in ``snapshot``, columns in table order.
+
+    Args:
+        with_version: Keep the ``version_id`` column (the version that wrote each row).
+    """
+    spec = snapshot.table.spec
+    frames = snapshot_frames(spark, fileio, snapshot)
+    columns = list(spec.column_names) + ([VERSION_KEY] if with_version else [])
+    if frames.index is None:
+        return frames.data.select(*columns)
+    if frames.index_entries > broadcast_limit:
+        warnings.warn(
+            f"{spec.name}: {frames.index_entries} version-index entries exceed the broadcast "
+            f"limit ({broadcast_limit}); reading with a shuffle join. Compact the table: "
+            f"versioned compact {spec.name}",
+            CompactionNeededWarning,
+            stacklevel=2,
+        )
+        hint = ""
+    else:
+        hint = "/*+ BROADCAST(m) */"
+    return spark.sql(
+        latest_view_sql(spec.partition_by, index_key_columns(spec), columns, hint),
+        data=frames.data,
+        index=frames.index,
+    )
+
+
+def latest_view_sql(
+    partition_by: tuple[str, ...], keys: tuple[str, ...], columns: list[str], hint: str
+) -> str:
+    """``sql/latest_view.sql`` with its column lists filled in (``{data}``/``{index}`` left)."""
+    key_columns = [*partition_by, *keys]
+    join = [f"d.`{p}` <=> m.`{p}`" for p in partition_by] + [f"d.`{k}` = m.`{k}`" for k in keys]
+    text = template("latest_view.sql")
+    return (
+        text.replace("{hint}", hint)
+        .replace("{columns}", ", ".join(f"d.`{c}`" for c in columns))
+        .replace("{key_columns}", ", ".join(f"`{c}`" for c in key_columns))
+        .replace("{join_condition}", " AND ".join(join))
+    )
+
+
+def empty_frame(spark: SparkSession, snapshot: Snapshot) -> DataFrame:
+    """An empty DataFrame with the table's schema."""
+    return spark.createDataFrame([], spark_schema(snapshot.table.spec))

@@ -79,7 +79,8 @@ def test_list_tables_in_every_format(run):
     assert (
         json.loads(run("--output", "json", "list-tables", "test").output)[0]["table"] == "test.sell"
     )
-    assert json.loads(run("list-tables", "other", "-o", "json").output) == []
+    unknown = run("list-tables", "other")
+    assert unknown.exit_code == 3 and "no database 'other'" in unknown.output
 
 
 def test_user_errors_are_one_line_with_exit_code_and_no_traceback(run):

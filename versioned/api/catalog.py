@@ -15,7 +15,7 @@ from versioned.schema import Column, TableSpec
 from versioned.storage.filesystem import FileIO
 
 if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
+    from pyspark.sql import DataFrame, SparkSession
 
 
 def connect(
@@ -162,6 +162,30 @@ class Catalog:
         """Grants on ``db`` or ``db.table``."""
         database, table = _grant_target(on)
         return self.store.grants(database=database, table=table)
+
+    def register_views(self, spark: SparkSession | None = None) -> list[str]:
+        """Make every readable table queryable in Spark SQL as ``db.table`` (latest versions).
+
+        Each view reads the snapshot committed when this is called; call it again to see
+        later commits. Returns the qualified names registered.
+        """
+        from versioned.engine.sql_views import register_view
+
+        session = spark or self.spark
+        names: list[str] = []
+        for info in self.tables():
+            if info.spec.layout != "versioned":
+                continue
+            snapshot = self.store.snapshot(info.spec.name)
+            names.append(
+                register_view(session, self.fileio, snapshot, broadcast_limit=self.broadcast_limit)
+            )
+        return names
+
+    def sql(self, query: str) -> DataFrame:
+        """Run Spark SQL over the latest versions of the tables (views refreshed first)."""
+        self.register_views()
+        return self.spark.sql(query)
 
     def describe(self, name: str | TableName) -> dict[str, Any]:
         """Everything the catalog knows about a table, as plain data."""

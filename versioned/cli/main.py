@@ -24,7 +24,7 @@ class UserError(click.ClickException):
 
     def __init__(self, error: VersionedError) -> None:
         super().__init__(str(error))
-        self.exit_code = error.exit_code
+        self.exit_code = error.exit_code  # type: ignore[misc]  # click reads it per instance
         self.error = error
 
 
@@ -97,9 +97,9 @@ def cli(
 
 
 def _register() -> None:
-    from versioned.cli import grants, tables
+    from versioned.cli import data, grants, tables
 
-    for module in (tables, grants):
+    for module in (tables, data, grants):
         for command in module.COMMANDS:
             cli.add_command(command)
 

@@ -1,0 +1,89 @@
+"""Opening a catalog: schema creation, the schema-version check, bad URLs."""
+
+from __future__ import annotations
+
+import pytest
+import sqlalchemy as sa
+
+from tests.catalog.conftest import ORDERS, orders_spec
+from versioned.catalog import MetaStore
+from versioned.errors import (
+    CatalogError,
+    CatalogSchemaVersionError,
+    ConfigError,
+    TableAlreadyExistsError,
+)
+
+
+def _set_schema_version(url: str, version: int) -> None:
+    engine = sa.create_engine(url)
+    try:
+        with engine.begin() as conn:
+            conn.execute(sa.text("UPDATE catalog_meta SET schema_version = :v"), {"v": version})
+    finally:
+        engine.dispose()
+
+
+def test_connect_creates_the_schema_once_and_reopens_it(catalog_url: str) -> None:
+    with MetaStore.connect(catalog_url, "alice") as first:
+        first.create_table(orders_spec())
+    with MetaStore.connect(catalog_url, "alice", create=False) as again:
+        assert again.table(ORDERS).owner == "alice"
+        assert again.user == "alice" and again.url == catalog_url
+
+
+def test_a_catalog_from_a_newer_release_is_refused(catalog_url: str) -> None:
+    MetaStore.connect(catalog_url, "alice").close()
+    _set_schema_version(catalog_url, 999)
+    with pytest.raises(CatalogSchemaVersionError, match="upgrade versioned") as raised:
+        MetaStore.connect(catalog_url, "alice")
+    assert (vars(raised.value)["found"], vars(raised.value)["supported"]) == (999, 1)
+
+
+def test_a_catalog_from_an_unknown_older_release_is_refused(catalog_url: str) -> None:
+    MetaStore.connect(catalog_url, "alice").close()
+    _set_schema_version(catalog_url, 0)
+    with pytest.raises(CatalogSchemaVersionError):
+        MetaStore.connect(catalog_url, "alice")
+
+
+def test_connect_without_create_needs_an_existing_catalog(catalog_url: str) -> None:
+    with pytest.raises(CatalogError, match="create=True"):
+        MetaStore.connect(catalog_url, "alice", create=False)
+
+
+@pytest.mark.parametrize(
+    "url", ["not a url", "mysql://u@h/db", "sqlite://", "sqlite:///:memory:"], ids=repr
+)
+def test_unusable_urls_are_refused_with_advice(url: str) -> None:
+    with pytest.raises(ConfigError, match="sqlite:///"):
+        MetaStore.connect(url, "alice")
+
+
+def test_an_unreachable_catalog_fails_with_a_catalog_error(tmp_path: object) -> None:
+    with pytest.raises(CatalogError, match="cannot open the catalog"):
+        MetaStore.connect("sqlite:////nonexistent-dir/sub/catalog.db", "alice")
+
+
+def test_creating_a_table_twice_fails(catalog_url: str) -> None:
+    with MetaStore.connect(catalog_url, "alice") as store:
+        created = store.create_table(orders_spec())
+        assert (created.location, created.owner, created.current_seq) == (
+            "sales.db/orders",
+            "alice",
+            0,
+        )
+        assert created.spec == orders_spec()
+        with pytest.raises(TableAlreadyExistsError, match="exists already"):
+            store.create_table(orders_spec())
+        assert [d.name for d in store.databases()] == ["sales"]
+
+
+def test_table_properties_merge_and_persist(catalog_url: str) -> None:
+    with MetaStore.connect(catalog_url, "alice") as store:
+        store.create_table(orders_spec())
+        store.set_table_properties(ORDERS, {"retention": "7d"})
+        updated = store.set_table_properties(ORDERS, {"owner_team": "sales"})
+        assert updated.spec.properties == {"retention": "7d", "owner_team": "sales"}
+    with MetaStore.connect(catalog_url, "alice") as store:
+        assert store.table(ORDERS).spec.properties == {"retention": "7d", "owner_team": "sales"}

@@ -1,0 +1,318 @@
+"""Committing a change to a table: one SQL transaction of compare-and-swap updates.
+
+Every guard is an UPDATE whose WHERE clause states what the writer planned against; an
+update that matches no row means another writer got there first, and the whole SQL
+transaction rolls back, so a conflicting commit leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, cast
+
+import sqlalchemy as sa
+from sqlalchemy.orm import Session
+from sqlalchemy.orm.attributes import set_committed_value
+
+from versioned.catalog import access, tables, transactions
+from versioned.catalog.models import CommitRow, FileRow, PartitionRow, TableRow, TransactionRow
+from versioned.catalog.records import CommitInfo, FileAdd, PartitionCommit
+from versioned.errors import CommitConflictError, InputError, NoSuchPartitionError, SchemaError
+from versioned.names import TableName
+
+_CHUNK = 500
+_NO_SYNC = {"synchronize_session": False}
+
+
+def commit_as(
+    session: Session,
+    *,
+    user: str,
+    name: TableName,
+    txn_id: int,
+    operation: str,
+    changes: Sequence[PartitionCommit],
+    metrics: Mapping[str, Any] | None,
+    version: int | None,
+) -> CommitInfo:
+    """``user`` commits ``changes`` to table ``name`` as transaction ``txn_id``.
+
+    Locks the table row, then the transaction row, in the same order as lock requests do.
+
+    Raises:
+        PermissionDeniedError: ``user`` may not write to the table.
+        TransactionExpiredError: The transaction expired (the caller aborts it).
+        CommitConflictError: See `apply`.
+    """
+    if not isinstance(operation, str) or not operation:
+        raise InputError("commit needs an operation name, e.g. 'upsert'")
+    now = time.time()
+    table = tables.get_table(session, name, for_update=True)
+    access.require_table(session, user, table, "write")
+    txn = transactions.get(session, txn_id, for_update=True)
+    transactions.require_open(txn, now)
+    transactions.reap(session, now)
+    return apply(
+        session,
+        table=table,
+        txn=txn,
+        user=user,
+        operation=operation,
+        changes=changes,
+        metrics=metrics,
+        version=version,
+        now=now,
+    )
+
+
+def apply(
+    session: Session,
+    *,
+    table: TableRow,
+    txn: TransactionRow,
+    user: str,
+    operation: str,
+    changes: Sequence[PartitionCommit],
+    metrics: Mapping[str, Any] | None,
+    version: int | None,
+    now: float,
+) -> CommitInfo:
+    """Commit ``changes`` to ``table`` as transaction ``txn`` (both rows locked by the caller).
+
+    Raises:
+        CommitConflictError: A head, a removed file or the table moved since it was planned.
+    """
+    metrics_data = _json_object(metrics or {}, "metrics")
+    _validate(changes)
+    _check_partitions(session, table, changes)
+    old_seq = table.current_seq
+    seq = old_seq + 1
+    moved = session.execute(
+        sa.update(TableRow)
+        .where(TableRow.id == table.id, TableRow.current_seq == old_seq)
+        .values(current_seq=seq)
+        .execution_options(**_NO_SYNC)
+    )
+    if _rowcount(moved) != 1:
+        raise _conflict(table, txn, "another commit changed the table at the same moment")
+    set_committed_value(table, "current_seq", seq)
+    for change in changes:
+        _move_head(session, table, txn, change)
+        _retire(session, table, txn, change.remove, seq)
+    commit = CommitRow(
+        table_id=table.id,
+        seq=seq,
+        txn_id=txn.id,
+        version=txn.id if version is None else int(version),
+        operation=operation,
+        user=user,
+        committed_at=now,
+        metrics=metrics_data,
+    )
+    session.add(commit)
+    files = [_file_row(table.id, add, seq) for change in changes for add in change.add]
+    for chunk in _chunks(files):
+        session.execute(sa.insert(FileRow), chunk)
+    transactions.finish(session, txn, transactions.COMMITTED, now, None)
+    session.flush()
+    return commit.info()
+
+
+def _validate(changes: Sequence[PartitionCommit]) -> None:
+    seen_partitions: set[int | None] = set()
+    seen_paths: set[str] = set()
+    for change in changes:
+        if not isinstance(change, PartitionCommit):
+            raise InputError(f"commit takes PartitionCommit records, got {type(change).__name__}")
+        if change.partition_id in seen_partitions:
+            raise SchemaError(
+                f"partition {change.partition_id} appears twice in one commit: merge its "
+                "changes into one PartitionCommit",
+                partition_id=change.partition_id,
+            )
+        seen_partitions.add(change.partition_id)
+        if change.partition_id is None and (change.check_head or change.new_head is not None):
+            raise SchemaError(
+                "a PartitionCommit without a partition id has no head to check or move: "
+                "set check_head=False, or add_partition(name, []) for an unpartitioned "
+                "table and use its id"
+            )
+        for add in change.add:
+            if add.partition_id != change.partition_id:
+                raise SchemaError(
+                    f"file {add.path!r} belongs to partition {add.partition_id} but is "
+                    f"committed with partition {change.partition_id}",
+                    path=add.path,
+                )
+        for path in [a.path for a in change.add] + list(change.remove):
+            if not isinstance(path, str) or not path:
+                raise InputError(f"file paths must be non-empty strings, got {path!r}")
+            if path in seen_paths:
+                raise SchemaError(
+                    f"file {path!r} is added or removed twice in one commit", path=path
+                )
+            seen_paths.add(path)
+
+
+def _check_partitions(
+    session: Session, table: TableRow, changes: Sequence[PartitionCommit]
+) -> None:
+    wanted = {c.partition_id for c in changes if c.partition_id is not None}
+    if not wanted:
+        return
+    found = set(
+        session.scalars(
+            sa.select(PartitionRow.id).where(
+                PartitionRow.table_id == table.id, PartitionRow.id.in_(wanted)
+            )
+        )
+    )
+    missing = sorted(wanted - found)
+    if missing:
+        name = f"{table.database.name}.{table.name}"
+        raise NoSuchPartitionError(
+            f"partition id(s) {missing} are not partitions of {name}: create them with "
+            "add_partition() and commit with the ids it returns",
+            table=name,
+            partition_ids=missing,
+        )
+
+
+def _move_head(
+    session: Session, table: TableRow, txn: TransactionRow, change: PartitionCommit
+) -> None:
+    if change.partition_id is None or (not change.check_head and change.new_head is None):
+        return
+    head = PartitionRow.head_version
+    where = [PartitionRow.id == change.partition_id, PartitionRow.table_id == table.id]
+    if change.check_head:
+        if (
+            change.new_head is not None
+            and change.expected_head is not None
+            and change.new_head <= change.expected_head
+        ):
+            raise _head_conflict(session, table, txn, change)
+        where.append(head.is_not_distinct_from(change.expected_head))
+    else:
+        where.append(sa.or_(head.is_(None), head < change.new_head))
+    new_value = head if change.new_head is None else change.new_head
+    result = session.execute(
+        sa.update(PartitionRow)
+        .where(*where)
+        .values(head_version=new_value)
+        .execution_options(**_NO_SYNC)
+    )
+    if _rowcount(result) != 1:
+        raise _head_conflict(session, table, txn, change)
+
+
+def _retire(
+    session: Session, table: TableRow, txn: TransactionRow, paths: Sequence[str], seq: int
+) -> None:
+    for chunk in _chunks(list(paths)):
+        result = session.execute(
+            sa.update(FileRow)
+            .where(
+                FileRow.table_id == table.id,
+                FileRow.path.in_(chunk),
+                FileRow.removed_seq.is_(None),
+            )
+            .values(removed_seq=seq)
+            .execution_options(**_NO_SYNC)
+        )
+        if _rowcount(result) != len(chunk):
+            retired_now = set(
+                session.scalars(
+                    sa.select(FileRow.path).where(
+                        FileRow.table_id == table.id,
+                        FileRow.path.in_(chunk),
+                        FileRow.removed_seq == seq,
+                    )
+                )
+            )
+            gone = sorted(set(chunk) - retired_now)
+            raise _conflict(
+                table,
+                txn,
+                f"{len(gone)} file(s) to remove are no longer live (e.g. {gone[0]!r}); "
+                "another commit retired them or they were never committed",
+            )
+
+
+def _head_conflict(
+    session: Session, table: TableRow, txn: TransactionRow, change: PartitionCommit
+) -> CommitConflictError:
+    row = session.get(PartitionRow, change.partition_id)
+    where = f"partition {row.path or '(root)'!r}" if row else f"partition {change.partition_id}"
+    actual = row.head_version if row else None
+    if change.check_head and actual == change.expected_head:
+        detail = (
+            f"{where} would move from head version {actual} to {change.new_head}, "
+            "but versions in a partition must grow"
+        )
+    else:
+        detail = (
+            f"{where} is at head version {actual}, but this commit planned against "
+            f"{change.expected_head if change.check_head else 'an older head'}"
+        )
+    return _conflict(table, txn, detail, partition_id=change.partition_id, actual_head=actual)
+
+
+def _conflict(
+    table: TableRow, txn: TransactionRow, detail: str, **context: Any
+) -> CommitConflictError:
+    name = f"{table.database.name}.{table.name}"
+    return CommitConflictError(
+        f"commit of transaction {txn.id} to {name} conflicts: {detail}. Nothing was "
+        "written and the transaction is still open: re-plan against the current state and "
+        "commit again, or abort it",
+        table=name,
+        txn_id=txn.id,
+        **context,
+    )
+
+
+def race_conflict(name: TableName, txn_id: int) -> CommitConflictError:
+    """The error for a commit that lost a race on a unique file path or commit number."""
+    return CommitConflictError(
+        f"commit of transaction {txn_id} to {name} conflicts with a concurrent commit (a file "
+        "path or commit number is taken). Nothing was written and the transaction is still "
+        "open: re-plan and commit again, or abort it",
+        table=str(name),
+        txn_id=txn_id,
+    )
+
+
+def _file_row(table_id: int, add: FileAdd, seq: int) -> dict[str, Any]:
+    if not isinstance(add, FileAdd):
+        raise InputError(f"PartitionCommit.add takes FileAdd records, got {type(add).__name__}")
+    return {
+        "table_id": table_id,
+        "partition_id": add.partition_id,
+        "path": add.path,
+        "kind": add.kind,
+        "version": int(add.version),
+        "size_bytes": int(add.size_bytes),
+        "row_count": int(add.row_count),
+        "stats": _json_object(add.stats, f"stats of {add.path!r}"),
+        "added_seq": seq,
+        "removed_seq": None,
+    }
+
+
+def _json_object(data: Mapping[str, Any], what: str) -> dict[str, Any]:
+    try:
+        return cast(dict[str, Any], json.loads(json.dumps(dict(data))))
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"{what} must be JSON-serialisable: {exc}") from exc
+
+
+def _chunks(items: list[Any]) -> Iterator[list[Any]]:
+    for start in range(0, len(items), _CHUNK):
+        yield items[start : start + _CHUNK]
+
+
+def _rowcount(result: sa.Result[Any]) -> int:
+    return int(cast(sa.CursorResult[Any], result).rowcount)

@@ -1,0 +1,188 @@
+"""Engines for the catalog database, schema creation and the schema-version check.
+
+SQLite (``sqlite:///path``) runs in WAL mode with a busy timeout. pysqlite's own transaction
+handling is switched off and every write transaction starts with ``BEGIN IMMEDIATE``: it takes
+the write lock up front, so a transaction that reads and then writes never fails to upgrade
+its lock, and writers are serialized. Read-only work goes through `read_only` engines, which
+start with a plain ``BEGIN`` and never block writers.
+
+PostgreSQL (``postgresql+psycopg://...``) runs writes in READ COMMITTED and relies on
+compare-and-swap updates and row locks; reads run in REPEATABLE READ so that one read sees
+one consistent state.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy import event
+from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.exc import ArgumentError, OperationalError
+
+from versioned.catalog.models import TXN_COUNTER, Base, CatalogMetaRow, CounterRow
+from versioned.errors import CatalogError, CatalogSchemaVersionError, ConfigError
+
+SCHEMA_VERSION = 1
+READ_ONLY_OPTION = "versioned_read_only"
+_BUSY_TIMEOUT_MS = 30_000
+# Key of the PostgreSQL advisory lock that serializes schema creation across processes.
+_SCHEMA_LOCK_KEY = 0x76657273
+
+
+def create_engine(url: str) -> Engine:
+    """An engine for the catalog at ``url`` (SQLite or PostgreSQL), configured for writes.
+
+    Raises:
+        ConfigError: The URL is malformed or names an unsupported database.
+    """
+    try:
+        parsed = sa.make_url(url)
+    except ArgumentError as exc:
+        raise ConfigError(
+            f"catalog URL {url!r} is malformed: use sqlite:////path/catalog.db or "
+            "postgresql+psycopg://user@host/db",
+            url=url,
+        ) from exc
+    backend = parsed.get_backend_name()
+    if backend == "sqlite":
+        return _sqlite_engine(parsed)
+    if backend == "postgresql":
+        if parsed.drivername == "postgresql":
+            parsed = parsed.set(drivername="postgresql+psycopg")
+        return sa.create_engine(
+            parsed,
+            isolation_level="READ COMMITTED",
+            pool_size=4,
+            max_overflow=8,
+            pool_pre_ping=True,
+        )
+    raise ConfigError(
+        f"catalog URL {url!r}: versioned supports SQLite (sqlite:////path/catalog.db) and "
+        "PostgreSQL (postgresql+psycopg://user@host/db) catalogs only",
+        url=url,
+    )
+
+
+def read_only(engine: Engine) -> Engine:
+    """A view of ``engine`` for read-only transactions (plain BEGIN / REPEATABLE READ)."""
+    options: dict[str, Any] = {READ_ONLY_OPTION: True}
+    if engine.dialect.name == "postgresql":
+        options["isolation_level"] = "REPEATABLE READ"
+    return engine.execution_options(**options)
+
+
+def _sqlite_engine(url: sa.URL) -> Engine:
+    if url.database in (None, "", ":memory:"):
+        raise ConfigError(
+            "an in-memory SQLite catalog cannot be shared between connections; "
+            "use sqlite:////path/catalog.db",
+            url=str(url),
+        )
+    engine = sa.create_engine(url, connect_args={"timeout": _BUSY_TIMEOUT_MS / 1000})
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+        # Take transaction control away from pysqlite: it would otherwise BEGIN lazily
+        # (deferred) before the first write, which is what leads to SQLITE_BUSY on upgrade.
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        try:
+            cursor.execute(f"PRAGMA busy_timeout={_BUSY_TIMEOUT_MS}")
+            cursor.execute("PRAGMA journal_mode=WAL")
+            cursor.execute("PRAGMA foreign_keys=ON")
+        finally:
+            cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn: Connection) -> None:
+        read_only_txn = conn.get_execution_options().get(READ_ONLY_OPTION, False)
+        conn.exec_driver_sql("BEGIN" if read_only_txn else "BEGIN IMMEDIATE")
+
+    return engine
+
+
+def ensure_schema(engine: Engine, *, create: bool) -> int:
+    """Create the catalog tables if missing and check the schema version.
+
+    Safe when several processes call it at once on an empty database: creation runs in one
+    write transaction under a database-wide lock (BEGIN IMMEDIATE on SQLite, an advisory lock
+    on PostgreSQL).
+
+    Returns:
+        The schema version of the catalog.
+
+    Raises:
+        CatalogError: No catalog exists and ``create`` is false.
+        CatalogSchemaVersionError: The catalog was written by a newer release.
+    """
+    url = engine.url.render_as_string(hide_password=True)
+    try:
+        version = _schema_version(engine)
+        if version is None:
+            if not create:
+                raise CatalogError(
+                    f"no versioned catalog at {url}: connect with create=True to create one",
+                    url=url,
+                )
+            version = _create_schema(engine)
+    except OperationalError as exc:
+        raise CatalogError(
+            f"cannot open the catalog at {url}: {exc.orig}; check the URL and that the "
+            "database server is running",
+            url=url,
+        ) from exc
+    _check_version(version, url)
+    return version
+
+
+def _schema_version(engine: Engine) -> int | None:
+    with read_only(engine).connect() as conn:
+        if not sa.inspect(conn).has_table(CatalogMetaRow.__tablename__):
+            return None
+        return conn.execute(sa.select(sa.func.max(CatalogMetaRow.schema_version))).scalar()
+
+
+def _create_schema(engine: Engine) -> int:
+    with engine.begin() as conn:
+        if conn.dialect.name == "postgresql":
+            conn.execute(sa.select(sa.func.pg_advisory_xact_lock(_SCHEMA_LOCK_KEY)))
+        if sa.inspect(conn).has_table(CatalogMetaRow.__tablename__):
+            existing = conn.execute(sa.select(sa.func.max(CatalogMetaRow.schema_version))).scalar()
+            if existing is not None:
+                return int(existing)  # another process created it first
+        Base.metadata.create_all(conn, checkfirst=True)
+        conn.execute(
+            sa.insert(CatalogMetaRow).values(
+                id=1, schema_version=SCHEMA_VERSION, created_at=time.time()
+            )
+        )
+        conn.execute(sa.insert(CounterRow).values(name=TXN_COUNTER, value=0))
+    return SCHEMA_VERSION
+
+
+def _check_version(version: int | None, url: str) -> None:
+    if version is None:
+        raise CatalogSchemaVersionError(
+            f"the catalog at {url} has no schema version; it was not created by versioned",
+            url=url,
+            found=None,
+            supported=SCHEMA_VERSION,
+        )
+    if version > SCHEMA_VERSION:
+        raise CatalogSchemaVersionError(
+            f"the catalog at {url} has schema version {version}, newer than the {SCHEMA_VERSION} "
+            "this release understands: upgrade versioned (pip install -U versioned)",
+            url=url,
+            found=version,
+            supported=SCHEMA_VERSION,
+        )
+    if version < SCHEMA_VERSION:
+        raise CatalogSchemaVersionError(
+            f"the catalog at {url} has schema version {version}, older than {SCHEMA_VERSION}; "
+            "no migration exists for it: export its tables and import them into a new catalog",
+            url=url,
+            found=version,
+            supported=SCHEMA_VERSION,
+        )

@@ -1,0 +1,396 @@
+"""`MetaStore`: the catalog as one principal sees it.
+
+Each method runs in one short SQL transaction of its own (a lock wait polls in several) and
+checks the permission it needs first. Timestamps are float epoch seconds from this client's
+clock (``time.time()``).
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Literal, TypeVar
+
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from versioned import names
+from versioned.catalog import (
+    access,
+    commits,
+    grants,
+    locks,
+    partitions,
+    snapshots,
+    tables,
+    transactions,
+)
+from versioned.catalog.connection import CatalogConnection
+from versioned.catalog.engine import create_engine, ensure_schema
+from versioned.catalog.lock_wait import wait_for_lock
+from versioned.catalog.models import TableRow
+from versioned.catalog.records import (
+    CommitInfo,
+    DatabaseInfo,
+    DataFile,
+    GrantInfo,
+    LockInfo,
+    LockMode,
+    PartitionCommit,
+    PartitionInfo,
+    Privilege,
+    Snapshot,
+    TableInfo,
+    TransactionInfo,
+    TxnSnapshot,
+)
+from versioned.errors import InputError, TransactionExpiredError
+from versioned.names import TableName
+from versioned.schema import TableSpec
+
+T = TypeVar("T")
+Need = Literal["read", "write", "grant", "owner"]
+
+
+class MetaStore:
+    """Databases, tables, partitions, transactions, locks, commits and grants.
+
+    Attributes:
+        url: The catalog's SQLAlchemy URL.
+        user: The principal whose permissions every call is checked against.
+    """
+
+    def __init__(self, connection: CatalogConnection, url: str, user: str) -> None:
+        self._db = connection
+        self.url = url
+        self.user = names.principal(user)
+
+    @classmethod
+    def connect(cls, url: str, user: str, *, create: bool = True) -> MetaStore:
+        """Open the catalog at ``url`` as ``user``, creating its schema when missing.
+
+        Raises:
+            CatalogSchemaVersionError: The catalog was written by a newer versioned.
+            CatalogError: No catalog exists (and ``create`` is false) or it cannot be reached.
+        """
+        who = names.principal(user)
+        engine = create_engine(url)
+        try:
+            ensure_schema(engine, create=create)
+        except BaseException:
+            engine.dispose()
+            raise
+        return cls(CatalogConnection(engine), url, who)
+
+    def close(self) -> None:
+        """Release the catalog's connections."""
+        self._db.close()
+
+    def __enter__(self) -> MetaStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"MetaStore({self._db.engine.url!r}, user={self.user!r})"
+
+    # databases and tables ------------------------------------------------------------------
+
+    def databases(self) -> list[DatabaseInfo]:
+        """Every database, by name."""
+        return self._db.read(tables.list_databases)
+
+    def create_table(self, spec: TableSpec) -> TableInfo:
+        """Create a table owned by this user; its database is created when missing.
+
+        Raises:
+            TableAlreadyExistsError: The name is taken.
+            PermissionDeniedError: The database exists and this user may not write to it.
+        """
+        if not isinstance(spec, TableSpec):
+            raise InputError(f"create_table takes a TableSpec, got {type(spec).__name__}")
+        name = tables.table_name(spec.name)
+        try:
+            return self._db.write(lambda s: tables.create_table(s, spec, self.user, time.time()))
+        except IntegrityError as exc:  # a racing creator of the same table won
+            raise tables.already_exists(name) from exc
+
+    def table(self, name: TableName) -> TableInfo:
+        """The table called ``name`` (needs read)."""
+        return self._on_table(name, "read", lambda s, t: t.info())
+
+    def tables(self, database: str | None = None) -> list[TableInfo]:
+        """Tables this user may read, optionally of one database."""
+        db = None if database is None else tables.database_name(database)
+        return self._db.read(lambda s: tables.list_tables(s, self.user, db))
+
+    def drop_table(self, name: TableName) -> TableInfo:
+        """Remove the table and all its catalog rows (owner only); its files stay.
+
+        Returns:
+            The dropped table, so that the caller can delete its files.
+        """
+        return self._on_table(name, "owner", tables.drop_table, write=True, lock=True)
+
+    def set_table_properties(self, name: TableName, props: Mapping[str, str]) -> TableInfo:
+        """Merge ``props`` into the table's properties (needs write)."""
+        return self._on_table(
+            name, "write", lambda s, t: tables.set_properties(t, props), write=True, lock=True
+        )
+
+    # partitions -------------------------------------------------------------------------------
+
+    def add_partition(self, name: TableName, values: Sequence[str | None]) -> PartitionInfo:
+        """The partition with ``values``, created when missing (needs write).
+
+        Racing creators, in any number of processes, all succeed and see the same row.
+        """
+
+        def create(s: Session, t: TableRow) -> PartitionInfo:
+            return partitions.insert(s, t, partitions.normalise(t, values), time.time())
+
+        try:
+            return self._on_table(name, "write", create, write=True)
+        except IntegrityError:  # another process inserted it first: read the winner's row
+            return self.partition(name, values)
+
+    def partitions(self, name: TableName) -> list[PartitionInfo]:
+        """Every partition of the table, by path (needs read)."""
+        return self._on_table(name, "read", lambda s, t: partitions.list_for(s, t.id))
+
+    def partition(self, name: TableName, values: Sequence[str | None]) -> PartitionInfo:
+        """The partition with ``values`` (needs read); raises `NoSuchPartitionError`."""
+        return self._on_table(
+            name, "read", lambda s, t: partitions.get(s, t, partitions.normalise(t, values)).info()
+        )
+
+    # transactions -----------------------------------------------------------------------------
+
+    def open_transactions(self, count: int = 1, *, timeout_s: float = 300.0) -> list[int]:
+        """Open ``count`` transactions with consecutive, never reused ids."""
+
+        return self._db.write(
+            lambda s: transactions.open_batch(
+                s, count=count, user=self.user, timeout_s=timeout_s, now=time.time()
+            )
+        )
+
+    def begin(self, *, timeout_s: float = 300.0) -> int:
+        """Open one transaction; heartbeat it more often than ``timeout_s``."""
+        return self.open_transactions(1, timeout_s=timeout_s)[0]
+
+    def heartbeat(self, *txn_ids: int) -> None:
+        """Keep open transactions alive.
+
+        Raises:
+            TransactionExpiredError: One of them already expired (it is aborted).
+            TransactionStateError: One of them was committed or aborted.
+        """
+        if txn_ids:
+            self._expiring(lambda s: transactions.heartbeat(s, txn_ids, time.time()))
+
+    def transaction(self, txn_id: int) -> TransactionInfo:
+        """The state of a transaction."""
+        return self._db.read(lambda s: transactions.get(s, txn_id).info())
+
+    def abort(self, txn_id: int, reason: str = "aborted by client") -> None:
+        """Abort an open transaction and release its locks (aborting twice is a no-op)."""
+        self._db.write(lambda s: transactions.abort(s, txn_id, reason, time.time()))
+
+    def commit_transaction(self, txn_id: int) -> None:
+        """Commit a transaction that changed no table, releasing its locks."""
+        self._expiring(lambda s: transactions.commit_empty(s, txn_id, time.time()))
+
+    def reap_expired(self) -> list[int]:
+        """Abort every transaction that missed its heartbeat deadline; returns their ids."""
+        return self._db.write(lambda s: transactions.reap(s, time.time()))
+
+    def txn_snapshot(self) -> TxnSnapshot:
+        """High-water mark, open and aborted transaction ids (what ACID readers may see)."""
+        return self._db.read(transactions.snapshot)
+
+    # locks ------------------------------------------------------------------------------------
+
+    def lock(
+        self,
+        txn_id: int,
+        name: TableName,
+        mode: LockMode,
+        *,
+        partition: Sequence[str | None] | None = None,
+        wait_s: float = 30.0,
+    ) -> LockInfo:
+        """Lock a table, or one partition of it, for a transaction; wait up to ``wait_s``.
+
+        ``shared_read`` needs read permission, the other modes need write. The lock is
+        released when the transaction commits, aborts or expires.
+
+        Raises:
+            LockTimeoutError: Conflicting locks were still there after ``wait_s`` seconds.
+        """
+        return wait_for_lock(
+            self._db,
+            user=self.user,
+            txn_id=txn_id,
+            name=tables.table_name(name),
+            mode=mode,
+            partition=partition,
+            wait_s=wait_s,
+            on_expired=self.reap_expired,
+        )
+
+    def locks(self, name: TableName | None = None) -> list[LockInfo]:
+        """Locks on one table (needs read), or on every table this user may read."""
+        if name is not None:
+            return self._on_table(name, "read", lambda s, t: locks.list_for(s, [t.id]))
+        return self._db.read(
+            lambda s: locks.list_for(s, [t.id for t in tables.list_tables(s, self.user, None)])
+        )
+
+    # commits and snapshots --------------------------------------------------------------------
+
+    def commit(
+        self,
+        txn_id: int,
+        name: TableName,
+        *,
+        operation: str,
+        partitions: Sequence[PartitionCommit],
+        metrics: Mapping[str, Any] | None = None,
+        version: int | None = None,
+    ) -> CommitInfo:
+        """Make a transaction's files visible, atomically, and commit the transaction.
+
+        Args:
+            operation: What the commit did (``upsert``, ``compact``, ``import``, ...).
+            partitions: Per partition: head guard and move, files added and removed.
+            metrics: JSON-able summary stored with the commit.
+            version: The commit's version (default: ``txn_id``).
+
+        Raises:
+            CommitConflictError: Another writer changed what this commit planned against;
+                nothing was written and the transaction is still open.
+            TransactionExpiredError: The transaction expired; it is aborted.
+        """
+        table_name = tables.table_name(name)
+        unit = functools.partial(
+            commits.commit_as,
+            user=self.user,
+            name=table_name,
+            txn_id=txn_id,
+            operation=operation,
+            changes=list(partitions),
+            metrics=metrics,
+            version=version,
+        )
+        try:
+            return self._expiring(unit)
+        except IntegrityError as exc:  # a racing writer took a file path or a commit number
+            raise commits.race_conflict(table_name, txn_id) from exc
+
+    def history(self, name: TableName) -> list[CommitInfo]:
+        """Every commit of the table, oldest first (needs read)."""
+        return self._on_table(name, "read", lambda s, t: snapshots.history(s, t.id))
+
+    def snapshot(self, name: TableName, *, as_of: int | None = None) -> Snapshot:
+        """Files and partitions of the table at version ``as_of`` (default latest; needs read).
+
+        Raises:
+            NoSuchVersionError: No commit of the table has version ``as_of``.
+        """
+        return self._on_table(name, "read", lambda s, t: snapshots.snapshot(s, t, as_of))
+
+    def all_files(self, name: TableName) -> list[DataFile]:
+        """Every file ever committed to the table and not yet forgotten (needs write)."""
+        return self._on_table(name, "write", lambda s, t: snapshots.all_files(s, t.id))
+
+    def forget_files(self, name: TableName, file_ids: Sequence[int]) -> None:
+        """Delete the catalog rows of retired files once vacuum deleted them (needs write)."""
+        self._on_table(
+            name, "write", lambda s, t: snapshots.forget_files(s, t, file_ids), write=True
+        )
+
+    # grants -----------------------------------------------------------------------------------
+
+    def grant(
+        self, principal: str, privilege: Privilege, *, database: str, table: str | None = None
+    ) -> GrantInfo:
+        """Grant a privilege on a database or table (needs ownership or ``all``).
+
+        Granting what is granted already is not an error.
+        """
+
+        unit = functools.partial(
+            grants.grant,
+            user=self.user,
+            principal=principal,
+            privilege=privilege,
+            database=database,
+            table=table,
+            now=time.time(),
+        )
+        try:
+            return self._db.write(unit)
+        except IntegrityError:  # the same grant raced in from elsewhere: it exists now
+            return self._db.write(unit)
+
+    def revoke(
+        self, principal: str, privilege: Privilege, *, database: str, table: str | None = None
+    ) -> None:
+        """Take back a grant (needs ownership or ``all``); revoking a missing grant is a no-op."""
+        self._db.write(
+            lambda s: grants.revoke(
+                s,
+                user=self.user,
+                principal=principal,
+                privilege=privilege,
+                database=database,
+                table=table,
+            )
+        )
+
+    def grants(self, *, database: str, table: str | None = None) -> list[GrantInfo]:
+        """Grants on exactly this database or table (needs read on it)."""
+        return self._db.read(
+            lambda s: grants.grants_on(s, user=self.user, database=database, table=table)
+        )
+
+    def check(self, name: TableName, privilege: Privilege) -> None:
+        """Raise `PermissionDeniedError` unless this user holds ``privilege`` on the table."""
+        checked = access.check_privilege(privilege)
+        need: Need = "grant" if checked == "all" else checked
+        self._on_table(name, need, lambda s, t: None)
+
+    # helpers ----------------------------------------------------------------------------------
+
+    def _on_table(
+        self,
+        name: TableName,
+        need: Need,
+        work: Callable[[Session, TableRow], T],
+        *,
+        write: bool = False,
+        lock: bool = False,
+    ) -> T:
+        """Run ``work`` on the table once this user may do ``need``; ``lock`` locks its row."""
+        table_name = tables.table_name(name)
+
+        def unit(s: Session) -> T:
+            table = tables.get_table(s, table_name, for_update=lock)
+            if need == "owner":
+                access.require_owner(self.user, table, "drop")
+            else:
+                access.require_table(s, self.user, table, need)
+            return work(s, table)
+
+        return self._db.write(unit) if write else self._db.read(unit)
+
+    def _expiring(self, work: Callable[[Session], T]) -> T:
+        """Run a write; when it finds a transaction expired, abort that one, then re-raise."""
+        try:
+            return self._db.write(work)
+        except TransactionExpiredError:
+            self.reap_expired()
+            raise

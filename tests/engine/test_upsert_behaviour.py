@@ -1,0 +1,250 @@
+"""Upsert behaviours on real Spark, real files and a real SQLite catalog."""
+
+from __future__ import annotations
+
+import json
+import os
+import warnings
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from versioned.api.catalog import Catalog, connect
+from versioned.engine.version_reader import CompactionNeededWarning
+from versioned.errors import PermissionDeniedError, SchemaError
+from versioned.storage.filesystem import FileIO
+
+COLUMNS = "id BIGINT, amt DOUBLE, op STRING, store STRING"
+
+
+@pytest.fixture
+def cat(spark: Any, tmp_path: Path) -> Catalog:
+    catalog = connect(warehouse=str(tmp_path / "wh"), spark=spark, user="alice")
+    yield catalog
+    catalog.close()
+
+
+def _table(cat: Catalog, name: str = "t.sales", **kw: Any) -> Any:
+    args: dict[str, Any] = dict(
+        columns=COLUMNS, primary_key="id", partition_by="store", op_code_column="op"
+    )
+    args.update(kw)
+    return cat.create_table(name, **args)
+
+
+def _batch(rows: list[tuple[int, float | None, str, str | None]]) -> pa.Table:
+    ids, amts, ops, stores = zip(*rows, strict=True)
+    return pa.table(
+        {
+            "id": pa.array(ids, pa.int64()),
+            "amt": pa.array(amts, pa.float64()),
+            "op": list(ops),
+            "store": pa.array(stores, pa.string()),
+        }
+    )
+
+
+def _rows(frame: Any) -> list[tuple[Any, ...]]:
+    return sorted(tuple(r) for r in frame.select("id", "amt", "store").collect())
+
+
+def test_write_path_reads_no_old_data_file(cat: Catalog, tmp_path: Path) -> None:
+    """Without an ordering column, only Bloom files of older versions are opened: the old
+    data files are even moved away during the write and the write still succeeds."""
+    t = _table(cat)
+    t.upsert(_batch([(i, float(i), "I", f"s{i % 3}") for i in range(100)]))
+    root = Path(cat.settings.warehouse)
+    old_data = [f.path for f in t.snapshot().files if f.kind == "data"]
+    assert old_data
+    hidden = tmp_path / "hidden"
+    for rel in old_data:
+        src = root / t.info.location / rel
+        (hidden / rel).parent.mkdir(parents=True, exist_ok=True)
+        os.replace(src, hidden / rel)
+    FileIO.reset_opened_files()
+    result = t.upsert(_batch([(5, 50.0, "U", "s2"), (7, None, "D", "s1"), (500, 1.0, "I", "s0")]))
+    opened = list(FileIO.opened_files)
+    for rel in old_data:
+        os.replace(hidden / rel, root / t.info.location / rel)
+    assert (result.inserted, result.updated, result.deleted) == (1, 1, 1)
+    assert not any(p.endswith(tuple(old_data)) for p in opened)
+    assert any("_bloom-" in p for p in opened)  # the probe did read the filters
+    latest = dict((r[0], r[1]) for r in _rows(t.read()))
+    assert latest[5] == 50.0 and 7 not in latest and latest[500] == 1.0 and len(latest) == 100
+
+
+def test_bad_rows_go_to_dead_letters_and_the_rest_commits(cat: Catalog, tmp_path: Path) -> None:
+    t = _table(cat)
+    feed = tmp_path / "feed.csv"
+    feed.write_text("id,amt,op,store\n1,1.5,I,a\n2,oops,I,a\n,3.0,I,a\n4,4.0,Z,b\n5,5.0,insert,b\n")
+    result = t.upsert(str(feed))
+    assert (result.inserted, result.rejected) == (2, 3)
+    assert _rows(t.read()) == [(1, 1.5, "a"), (5, 5.0, "b")]
+    dead_dir = Path(cat.settings.warehouse) / t.info.location / "_dead_letter"
+    letters = [
+        json.loads(line) for p in dead_dir.rglob("*.json") for line in p.read_text().splitlines()
+    ]
+    reasons = sorted(d["_reason"] for d in letters)
+    assert len(reasons) == 3
+    assert any("amt" in r and "DOUBLE" in r for r in reasons)
+    assert any("primary key" in r for r in reasons)
+    assert any("unknown op code 'Z'" in r for r in reasons)
+    assert {d["_raw"] for d in letters} >= {"2,oops,I,a", "4,4.0,Z,b"}
+    assert t.history()[-1].metrics["rejected"] == 3
+
+
+def test_whole_batch_problem_fails_before_anything_is_written(cat: Catalog) -> None:
+    t = _table(cat)
+    t.upsert(_batch([(1, 1.0, "I", "a")]))
+    before = sorted(p for p in Path(cat.settings.warehouse).rglob("*") if p.is_file())
+    with pytest.raises(SchemaError, match="nope"):
+        t.upsert(pa.table({"id": [2], "amt": [2.0], "op": ["I"], "store": ["a"], "nope": [1]}))
+    after = sorted(p for p in Path(cat.settings.warehouse).rglob("*") if p.is_file())
+    assert [p for p in after if not p.name.startswith("catalog.db")] == [
+        p for p in before if not p.name.startswith("catalog.db")
+    ]
+    assert len(t.history()) == 1
+
+
+def test_permission_denied_writes_nothing(cat: Catalog, spark: Any) -> None:
+    t = _table(cat)
+    t.upsert(_batch([(1, 1.0, "I", "a")]))
+    mallory = connect(
+        catalog=cat.settings.catalog_url,
+        warehouse=cat.settings.warehouse,
+        spark=spark,
+        user="mallory",
+    )
+    with pytest.raises(PermissionDeniedError):
+        mallory.table("t.sales")
+    cat.grant("mallory", "read", "t.sales")
+    mt = mallory.table("t.sales")
+    assert _rows(mt.read()) == [(1, 1.0, "a")]
+    with pytest.raises(PermissionDeniedError, match="mallory"):
+        mt.upsert(_batch([(2, 2.0, "I", "a")]))
+    assert len(t.history()) == 1
+    cat.grant("mallory", "write", "t.sales")
+    assert mt.upsert(_batch([(2, 2.0, "I", "a")])).inserted == 1
+    mallory.close()
+
+
+def test_json_and_parquet_inputs(cat: Catalog, tmp_path: Path) -> None:
+    t = _table(cat)
+    jl = tmp_path / "b.jsonl"
+    jl.write_text(
+        '{"id": 1, "amt": 1.0, "op": "I", "store": "a"}\n'
+        '{"id": 2, "amt": 2.0, "op": "i", "store": "b"}\n{broken\n'
+    )
+    assert t.upsert(str(jl)).rejected == 1
+    pq.write_table(
+        _batch([(1, 10.0, "update", "a"), (2, None, "DELETE", "b")]), tmp_path / "c.parquet"
+    )
+    result = t.upsert(str(tmp_path / "c.parquet"))
+    assert (result.updated, result.deleted) == (1, 1)
+    assert _rows(t.read()) == [(1, 10.0, "a")]
+
+
+def test_debezium_envelopes(cat: Catalog, tmp_path: Path) -> None:
+    t = _table(cat, op_code_column=None)
+    plain = [
+        {"op": "c", "after": {"id": 1, "amt": 1.0, "store": "a"}, "source": {"lsn": 10}},
+        {"op": "c", "after": {"id": 2, "amt": 2.0, "store": "a"}, "source": {"lsn": 11}},
+        {
+            "op": "u",
+            "before": {"id": 1, "amt": 1.0, "store": "a"},
+            "after": {"id": 1, "amt": 1.5, "store": "a"},
+            "source": {"lsn": 12},
+        },
+    ]
+    (tmp_path / "dbz1.json").write_text("\n".join(json.dumps(e) for e in plain) + "\n")
+    result = t.upsert(str(tmp_path / "dbz1.json"), format="debezium")
+    assert (result.inserted, result.rejected) == (2, 0)
+    wrapped = {
+        "schema": {},
+        "payload": {
+            "op": "d",
+            "before": {"id": 2, "amt": 2.0, "store": "a"},
+            "after": None,
+            "source": {"lsn": 13},
+        },
+    }
+    (tmp_path / "dbz2.json").write_text(json.dumps(wrapped) + "\n")
+    assert t.upsert(str(tmp_path / "dbz2.json"), format="debezium").deleted == 1
+    assert _rows(t.read()) == [(1, 1.5, "a")]
+
+
+def test_hostile_partition_values_round_trip(cat: Catalog) -> None:
+    t = _table(cat)
+    values = ["../x", "a/b", "%", "a=b", "ünï", None, "x'y\\z"]
+    t.upsert(_batch([(i, float(i), "I", v) for i, v in enumerate(values)]))
+    assert sorted(r[2] or "" for r in _rows(t.read())) == sorted(v or "" for v in values)
+    table_dir = Path(cat.settings.warehouse) / t.info.location
+    for path in Path(cat.settings.warehouse).rglob("*.parquet"):
+        assert table_dir in path.parents  # nothing escaped the table directory
+    t.upsert(_batch([(0, 99.0, "U", "../x"), (1, None, "D", "a/b")]))
+    latest = {r[0]: r for r in _rows(t.read())}
+    assert latest[0] == (0, 99.0, "../x") and 1 not in latest
+    cat.register_views()
+    got = cat.spark.sql("SELECT id, amt, store FROM t.sales").collect()
+    assert sorted(tuple(r) for r in got) == sorted(latest.values())
+
+
+def test_sql_view_equals_read_and_follows_new_commits(cat: Catalog) -> None:
+    t = _table(cat)
+    t.upsert(_batch([(1, 1.0, "I", "a"), (2, 2.0, "I", "b"), (3, 3.0, "I", "b")]))
+    assert "t.sales" in cat.register_views()
+    assert sorted(
+        tuple(r) for r in cat.spark.sql("SELECT id, amt, store FROM t.sales").collect()
+    ) == _rows(t.read())
+    t.upsert(_batch([(2, 20.0, "U", "b"), (3, None, "D", "b")]))
+    view = cat.sql("SELECT id, amt, store FROM t.sales")  # re-registers first
+    assert sorted(tuple(r) for r in view.collect()) == [(1, 1.0, "a"), (2, 20.0, "b")]
+
+
+def test_shuffle_join_fallback_warns_and_agrees(cat: Catalog) -> None:
+    t = _table(cat)
+    t.upsert(_batch([(i, float(i), "I", "a") for i in range(20)]))
+    t.upsert(_batch([(i, -1.0, "U", "a") for i in range(10)]))
+    expected = _rows(t.read())
+    cat.broadcast_limit = 5
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = _rows(t.read())
+    assert any(issubclass(w.category, CompactionNeededWarning) for w in caught)
+    assert got == expected
+    assert sum(1 for r in got if r[1] == -1.0) == 10
+
+
+def test_losing_a_commit_race_retries_as_a_newer_version(cat: Catalog, spark: Any) -> None:
+    """Writer B commits to the same partition while A is between planning and committing:
+    A's commit loses the compare-and-swap and A retries as a new version."""
+    t = _table(cat)
+    t.upsert(_batch([(1, 1.0, "I", "a"), (2, 2.0, "I", "a")]))
+    other = connect(
+        catalog=cat.settings.catalog_url,
+        warehouse=cat.settings.warehouse,
+        spark=spark,
+        user="alice",
+    ).table("t.sales")
+    raced: list[Any] = []
+
+    def race(message: str) -> None:
+        if message.startswith("writing") and not raced:
+            raced.append(other.upsert(_batch([(1, 100.0, "U", "a"), (3, 3.0, "I", "a")])))
+
+    result = t.upsert(_batch([(1, 10.0, "U", "a"), (2, 20.0, "U", "a")]), progress=race)
+    assert raced and result.version > raced[0].version
+    assert _rows(t.read()) == [(1, 10.0, "a"), (2, 20.0, "a"), (3, 3.0, "a")]
+    versions = [c.version for c in t.history()]
+    assert versions == sorted(versions) and len(versions) == 3
+
+
+def test_unpartitioned_table_and_composite_key(cat: Catalog) -> None:
+    t = cat.create_table("t.pairs", columns="a BIGINT, b STRING, v INT", primary_key="a,b")
+    t.upsert(pa.table({"a": [1, 1, 2], "b": ["x", "y", "x"], "v": [1, 2, 3]}))
+    t.upsert(pa.table({"a": [1, 2], "b": ["y", "y"], "v": [20, 30]}))
+    got = sorted(tuple(r) for r in t.read().collect())
+    assert got == [(1, "x", 1), (1, "y", 20), (2, "x", 3), (2, "y", 30)]

@@ -183,6 +183,10 @@ class TableSpec:
         check(self.sort_by, "sort column")
         if self.ordering_column is not None:
             check([self.ordering_column], "ordering column")
+        if set(self.primary_key) <= set(self.partition_by):
+            raise SchemaError(
+                "the primary key needs at least one column that is not a partition column"
+            )
         if len(set(self.partition_by)) != len(self.partition_by):
             raise SchemaError("a partition column is listed twice")
         if len(self.partition_by) >= len(self.columns):

@@ -1,0 +1,99 @@
+"""Matching feed columns to a table: pure Python, no Spark."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from versioned.engine.feed_schema import map_columns, required_columns
+from versioned.errors import SchemaError
+from versioned.schema import TableSpec
+
+SPEC = TableSpec.build(
+    "db.sales",
+    columns="store_id INT NOT NULL, sell_id BIGINT NOT NULL, qty INT NOT NULL, note STRING, "
+    "change_ts TIMESTAMP",
+    primary_key="sell_id",
+    partition_by="store_id",
+    ordering_column="change_ts",
+)
+
+
+def test_required_columns_are_key_partition_and_ordering() -> None:
+    assert required_columns(SPEC) == ("sell_id", "store_id", "change_ts")
+
+
+def test_columns_match_ignoring_case_and_spaces_and_keep_input_names() -> None:
+    mapping = map_columns(
+        ["Sell_ID", "STORE_ID", " qty", "note ", "change_ts", "Op"],
+        SPEC,
+        source="feed.csv",
+        op_code_column="op",
+    )
+    assert mapping.present == {
+        "store_id": "STORE_ID",
+        "sell_id": "Sell_ID",
+        "qty": " qty",
+        "note": "note ",
+        "change_ts": "change_ts",
+    }
+    assert mapping.op_column == "Op"
+    assert mapping.filled == ()
+
+
+def test_missing_key_partition_and_ordering_columns_are_named() -> None:
+    with pytest.raises(SchemaError) as caught:
+        map_columns(["qty", "note"], SPEC, source="feed.csv")
+    message = str(caught.value)
+    assert "feed.csv" in message and "db.sales" in message
+    assert "missing key column(s) store_id, sell_id, change_ts" in message
+    assert caught.value.missing == ("store_id", "sell_id", "change_ts")  # type: ignore[attr-defined]
+
+
+def test_unknown_columns_are_named_and_the_fix_is_said() -> None:
+    with pytest.raises(SchemaError) as caught:
+        map_columns(
+            ["store_id", "sell_id", "qty", "note", "change_ts", "colour", "size"],
+            SPEC,
+            source="feed.csv",
+        )
+    assert "unknown column(s) colour, size" in str(caught.value)
+    assert "add them to the table" in str(caught.value)
+    assert caught.value.unknown == ("colour", "size")  # type: ignore[attr-defined]
+
+
+def test_missing_not_null_data_column_raises() -> None:
+    with pytest.raises(SchemaError, match=r"missing NOT NULL column\(s\) qty"):
+        map_columns(["store_id", "sell_id", "note", "change_ts"], SPEC, source="f")
+
+
+def test_missing_nullable_column_is_filled_and_warned(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.WARNING, logger="versioned.engine.feed_schema"):
+        mapping = map_columns(["store_id", "sell_id", "qty", "change_ts"], SPEC, source="f")
+    assert mapping.filled == ("note",)
+    assert "note" in caplog.text
+
+
+def test_missing_op_code_column_raises() -> None:
+    with pytest.raises(SchemaError, match="op code column 'op' is missing"):
+        map_columns(
+            ["store_id", "sell_id", "qty", "change_ts"], SPEC, source="f", op_code_column="op"
+        )
+
+
+def test_names_differing_only_in_case_are_ambiguous() -> None:
+    with pytest.raises(SchemaError, match="differ only in case: SELL_ID, sell_id"):
+        map_columns(["store_id", "sell_id", "SELL_ID", "qty", "change_ts"], SPEC, source="f")
+
+
+def test_derived_and_ignored_columns() -> None:
+    mapping = map_columns(
+        ["store_id", "sell_id", "qty", "__op", "__deleted"],
+        SPEC,
+        source="f",
+        derived={"change_ts"},
+        ignore=lambda name: name.startswith("__"),
+    )
+    assert set(mapping.present) == {"store_id", "sell_id", "qty"}
+    assert mapping.filled == ("note",)

@@ -1,0 +1,231 @@
+"""Reading change feeds: files, DataFrames or Arrow tables in, typed rows and dead letters out.
+
+`read_feed` returns a `Feed` of two lazy DataFrames. Only schema work runs Spark jobs here:
+the header of each CSV file, one pass over JSON input to learn its keys, the Parquet footers.
+Input order (``_seq``) is described in `versioned.engine.feed_files`; for a DataFrame (or Arrow
+table) it is the DataFrame's partition order, then row order within each partition, so a
+DataFrame straight out of a shuffle has no meaningful order (give such tables an ordering
+column). Values convert to the table's types as `versioned.engine.feed_rows` describes.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal, TypeAlias, TypeGuard
+
+from pyspark.errors import AnalysisException
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from versioned.engine.debezium import debezium_rows
+from versioned.engine.feed_files import (
+    FEED_FORMATS,
+    describe,
+    feed_paths,
+    format_from_names,
+    list_feed_files,
+    scan_in_order,
+)
+from versioned.engine.feed_rows import (
+    IN_MALFORMED,
+    IN_RAW,
+    IN_RECORD,
+    IN_SEQ,
+    IN_SOURCE,
+    OP,
+    RAW,
+    REASON,
+    SEQ,
+    SOURCE,
+    op_input,
+    split_rows,
+)
+from versioned.engine.feed_schema import ColumnMapping, map_columns
+from versioned.engine.spark_types import spark_schema
+from versioned.engine.text_feeds import read_csv, read_json_lines
+from versioned.errors import InputError, SchemaError
+from versioned.schema import TableSpec
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+FeedFormat: TypeAlias = Literal["csv", "json", "parquet", "debezium"]
+FeedSource: TypeAlias = (
+    "DataFrame | pa.Table | str | os.PathLike[str] | Sequence[str | os.PathLike[str]]"
+)
+
+
+@dataclass(frozen=True, eq=False)
+class Feed:
+    """A normalised change batch; both DataFrames are lazy.
+
+    Attributes:
+        rows: The table's columns (in table order, cast to the table's types), ``_op``
+            (``I``, ``U`` or ``D``) and ``_seq`` (long, increasing in input order).
+        rejected: Dead letters with ``_raw`` (the exact line for JSON and unparseable CSV
+            records; otherwise the record re-rendered as a CSV line or, for Parquet and
+            DataFrames, as a JSON object), ``_reason`` and ``_source`` (the file URI, or
+            ``DataFrame`` / ``pyarrow.Table``).
+        filled_columns: Nullable table columns the input lacks; they are null in ``rows``.
+    """
+
+    rows: DataFrame
+    rejected: DataFrame
+    filled_columns: tuple[str, ...] = ()
+
+
+def read_feed(
+    spark: SparkSession,
+    source: FeedSource,
+    spec: TableSpec,
+    *,
+    format: FeedFormat | None = None,
+    op_code_column: str | None = None,
+) -> Feed:
+    """Read a change batch for a table into typed rows and dead letters.
+
+    Args:
+        spark: The session to read with.
+        source: A Spark DataFrame, a ``pyarrow.Table``, or a path, glob or list of them.
+        spec: The table the batch is for.
+        format: ``csv``, ``json``, ``parquet`` or ``debezium`` (JSON Lines, or a DataFrame,
+            of Debezium change events); inferred from file extensions when ``None``.
+            Directories and Debezium need it.
+        op_code_column: The input column holding op codes; defaults to the table's. Without
+            one every row is an upsert. Debezium feeds carry their own op codes.
+
+    Returns:
+        The feed. Rows that cannot be applied (unparseable, null key, unknown op code,
+        unconvertible value, null in a NOT NULL column) are in ``Feed.rejected``.
+
+    Raises:
+        SchemaError: The input lacks a key, partition, ordering or NOT NULL column, has
+            columns the table does not know, or has a column of an unconvertible type.
+        InputError: A path does not exist, the format cannot be told, or arguments clash.
+    """
+    if format is not None and format not in FEED_FORMATS:
+        raise InputError(f"unknown feed format {format!r}; use one of {', '.join(FEED_FORMATS)}")
+    if format == "debezium" and op_code_column is not None:
+        raise InputError("Debezium feeds carry their own op codes; do not pass op_code_column")
+    op_column = None if format == "debezium" else (op_code_column or spec.op_code_column)
+    if isinstance(source, DataFrame) or _is_arrow_table(source):
+        label = "DataFrame" if isinstance(source, DataFrame) else "pyarrow.Table"
+        if format not in (None, "debezium"):
+            raise InputError(f"format={format!r} is for files; a {label} needs none")
+        frame = source if isinstance(source, DataFrame) else spark.createDataFrame(source)
+        records = frame.select(F.struct(F.col("*")).alias(IN_RECORD), F.lit(label).alias(IN_SOURCE))
+        records = records.withColumn(IN_SEQ, F.monotonically_increasing_id())
+        return _from_records(_typed(records), frame.schema, spec, format, op_column, label)
+
+    paths = feed_paths(source)
+    fmt = format or format_from_names(paths)
+    files = list_feed_files(spark, paths)
+    if not files:
+        return _empty_feed(spark, spec)
+    label = describe(files, fmt)
+    if fmt == "csv":
+        read = read_csv(spark, files, spec, op_column)
+        if read is None:
+            return _empty_feed(spark, spec)
+        frame, present, filled = read
+        return _feed(frame, spec, present, filled, label)
+    if fmt == "parquet":
+        schema = _parquet_schema(spark, files, label)
+
+        def scan(path: str) -> DataFrame:
+            return (
+                spark.read.schema(schema)
+                .parquet(path)
+                .select(F.struct(F.col("*")).alias(IN_RECORD))
+            )
+
+        return _from_records(
+            _typed(scan_in_order(files, scan)), schema, spec, fmt, op_column, label
+        )
+    json = read_json_lines(
+        spark, files, spec, debezium=fmt == "debezium", op_column=op_column, label=label
+    )
+    if not json.schema.fields:  # no line is a JSON object: every line is a dead letter
+        frame = json.records.select(op_input(None, F.col), IN_MALFORMED, IN_RAW, IN_SOURCE, IN_SEQ)
+        return _feed(frame, spec, frozenset(), (), label)
+    return _from_records(json.records, json.schema, spec, fmt, op_column, label, json.mapping)
+
+
+def _typed(records: DataFrame) -> DataFrame:
+    """Typed records (Parquet, DataFrames): nothing is malformed, ``_raw`` is JSON."""
+    return records.select(
+        IN_RECORD,
+        F.lit(None).cast("string").alias(IN_MALFORMED),
+        F.to_json(F.col(IN_RECORD)).alias(IN_RAW),
+        IN_SOURCE,
+        IN_SEQ,
+    )
+
+
+def _from_records(
+    records: DataFrame,
+    schema: T.StructType,
+    spec: TableSpec,
+    fmt: str | None,
+    op_column: str | None,
+    label: str,
+    mapping: ColumnMapping | None = None,
+) -> Feed:
+    """Match a one-struct-per-record frame to the table, then type and check its rows."""
+    if fmt == "debezium":
+        frame, debezium_mapping, present = debezium_rows(records, schema, spec, source=label)
+        return _feed(frame, spec, present, debezium_mapping.filled, label)
+    if mapping is None:
+        mapping = map_columns(schema.fieldNames(), spec, source=label, op_code_column=op_column)
+    record = F.col(IN_RECORD)
+    values = [record.getField(inp).alias(name) for name, inp in mapping.present.items()]
+    op = op_input(mapping.op_column, record.getField)
+    frame = records.select(*values, op, IN_MALFORMED, IN_RAW, IN_SOURCE, IN_SEQ)
+    return _feed(frame, spec, frozenset(mapping.present), mapping.filled, label)
+
+
+def _feed(
+    frame: DataFrame,
+    spec: TableSpec,
+    present: frozenset[str],
+    filled: tuple[str, ...],
+    label: str,
+) -> Feed:
+    rows, rejected = split_rows(frame, spec, present, source=label)
+    return Feed(rows=rows, rejected=rejected, filled_columns=filled)
+
+
+def _empty_feed(spark: SparkSession, spec: TableSpec) -> Feed:
+    row_fields = [
+        *spark_schema(spec).fields,
+        T.StructField(OP, T.StringType()),
+        T.StructField(SEQ, T.LongType()),
+    ]
+    rejected = T.StructType([T.StructField(n, T.StringType()) for n in (RAW, REASON, SOURCE)])
+    return Feed(
+        rows=spark.createDataFrame([], T.StructType(row_fields)),
+        rejected=spark.createDataFrame([], rejected),
+    )
+
+
+def _parquet_schema(spark: SparkSession, files: list[str], label: str) -> T.StructType:
+    """The union of the files' columns (Spark reads the footers in one job)."""
+    try:
+        return spark.read.option("mergeSchema", "true").parquet(*files).schema
+    except AnalysisException as error:
+        first_line = str(error).strip().splitlines()[0]
+        raise SchemaError(
+            f"cannot read the columns of {label}: {first_line}; make the files' columns agree",
+            source=label,
+        ) from error
+
+
+def _is_arrow_table(source: object) -> TypeGuard[pa.Table]:
+    try:
+        import pyarrow as pa
+    except ImportError:  # pragma: no cover - pyarrow is a dependency
+        return False
+    return isinstance(source, pa.Table)

@@ -1,0 +1,142 @@
+"""Whether the columns of a change feed fit a table, and which input column feeds which.
+
+Column names match case-insensitively and ignoring surrounding spaces (table columns are
+lower-case). A feed that does not fit
+is a whole-batch problem: `map_columns` raises `SchemaError` before anything is read or
+written, naming every offending column.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Collection, Iterable, Mapping
+from dataclasses import dataclass, field
+
+from versioned.errors import SchemaError
+from versioned.schema import TableSpec
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class ColumnMapping:
+    """How the columns of one feed input map onto a table.
+
+    Attributes:
+        present: Table column name -> input column name, for every table column the input has.
+        filled: Nullable table columns the input lacks; they read as null (a warning is logged).
+        op_column: The input column holding op codes; ``None`` means every row is an upsert.
+    """
+
+    present: Mapping[str, str] = field(default_factory=dict)
+    filled: tuple[str, ...] = ()
+    op_column: str | None = None
+
+
+def required_columns(spec: TableSpec) -> tuple[str, ...]:
+    """Columns every row needs, deletes included: primary key, partition and ordering columns."""
+    names = [*spec.primary_key, *spec.partition_by]
+    if spec.ordering_column is not None:
+        names.append(spec.ordering_column)
+    return tuple(dict.fromkeys(names))
+
+
+def map_columns(
+    input_columns: Iterable[str],
+    spec: TableSpec,
+    *,
+    source: str,
+    op_code_column: str | None = None,
+    derived: Collection[str] = (),
+    ignore: Callable[[str], bool] | None = None,
+) -> ColumnMapping:
+    """Match the columns of a feed input to the table's columns.
+
+    Args:
+        input_columns: Column (or JSON key) names of the input.
+        spec: The table.
+        source: What the input is (a path, "the input DataFrame"), for messages.
+        op_code_column: Name of the op-code column the input must have; ``None`` if it has none.
+        derived: Table columns the caller supplies by other means (e.g. an ordering value
+            taken from Debezium metadata); they need not be in the input.
+        ignore: Input columns for which this returns true are neither matched nor unknown
+            (e.g. Debezium's ``__op``, ``__deleted``).
+
+    Returns:
+        The mapping.
+
+    Raises:
+        SchemaError: The input lacks a primary key, partition, ordering or NOT NULL column or
+            the op-code column, has columns the table does not know, or has two column names
+            that differ only in case.
+    """
+    by_lower: dict[str, list[str]] = {}
+    for name in input_columns:
+        by_lower.setdefault(name.strip().lower(), []).append(name)
+    problems: list[str] = []
+    ambiguous = sorted(n for names in by_lower.values() if len(names) > 1 for n in names)
+    if ambiguous:
+        problems.append(
+            f"column names differ only in case: {', '.join(ambiguous)}; rename one of each pair"
+        )
+
+    op_column: str | None = None
+    if op_code_column is not None:
+        candidates = by_lower.get(op_code_column.strip().lower())
+        if candidates:
+            op_column = candidates[0]
+        else:
+            problems.append(
+                f"op code column {op_code_column!r} is missing; add it, or name the column "
+                "that holds the op codes"
+            )
+
+    table_names = set(spec.column_names)
+    present: dict[str, str] = {}
+    for name in spec.column_names:
+        if name in by_lower:
+            present[name] = by_lower[name][0]
+    unknown = [
+        name
+        for lowered, names in by_lower.items()
+        for name in names
+        if lowered not in table_names
+        and (op_column is None or lowered != op_column.strip().lower())
+        and not (ignore is not None and ignore(name))
+    ]
+    absent = [n for n in spec.column_names if n not in present and n not in derived]
+    required = set(required_columns(spec))
+    missing_keys = [n for n in absent if n in required]
+    missing_not_null = [n for n in absent if n not in required and not spec.column(n).nullable]
+    filled = tuple(n for n in absent if n not in required and spec.column(n).nullable)
+
+    if missing_keys:
+        problems.append(
+            f"missing key column(s) {', '.join(missing_keys)}; primary key, partition and "
+            "ordering columns must be in every feed"
+        )
+    if missing_not_null:
+        problems.append(
+            f"missing NOT NULL column(s) {', '.join(missing_not_null)}; add them to the feed "
+            "or make them nullable"
+        )
+    if unknown:
+        problems.append(
+            f"unknown column(s) {', '.join(unknown)}; remove them from the feed or add them "
+            "to the table"
+        )
+    if problems:
+        raise SchemaError(
+            f"{source} does not fit table {spec.name}: {'; '.join(problems)}",
+            source=source,
+            missing=tuple(missing_keys + missing_not_null),
+            unknown=tuple(unknown),
+        )
+    if filled:
+        logger.warning(
+            "%s lacks nullable column(s) %s of table %s; they are written as null",
+            source,
+            ", ".join(filled),
+            spec.name,
+        )
+    return ColumnMapping(present=present, filled=filled, op_column=op_column)

@@ -26,6 +26,7 @@ import pyarrow.compute as pc
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql import types as T
 
 from versioned.api.results import CommitResult
 from versioned.catalog.heartbeat import TransactionKeeper
@@ -42,6 +43,7 @@ from versioned.layouts.version_partition.index import build_index, index_key_col
 from versioned.layouts.version_partition.paths import bloom_file_name, index_dir, index_file_name
 from versioned.layouts.version_partition.probe import BLOOM_KIND, probe_partition
 from versioned.layouts.version_partition.stats import key_stats
+from versioned.schema import TableSpec
 from versioned.storage.filesystem import FileIO
 from versioned.storage.partition_paths import partition_path
 
@@ -87,7 +89,7 @@ def write_batch(
     part_strings = [
         F.col(p).cast("string").alias(f"{_PART}{i}") for i, p in enumerate(spec.partition_by)
     ]
-    batch = latest_per_key(feed.rows, spec, with_change_count=True)
+    batch = latest_per_key(_empty_partitions_as_null(feed.rows, spec), spec, with_change_count=True)
     batch = batch.select("*", *part_strings).persist(StorageLevel.MEMORY_AND_DISK)
     try:
         say("reading the batch")
@@ -126,6 +128,21 @@ def write_batch(
         raise AssertionError("unreachable")  # pragma: no cover
     finally:
         batch.unpersist()
+
+
+def _empty_partitions_as_null(rows: DataFrame, spec: TableSpec) -> DataFrame:
+    """Read ``""`` partition values as null, before the batch is deduplicated.
+
+    Hive stores both in one partition (``__HIVE_DEFAULT_PARTITION__``), which reads back as
+    null. Deduplicating first would keep a key spelled with ``""`` and with null as two keys,
+    and both rows would land in that one partition.
+    """
+    for p in spec.partition_by:
+        if isinstance(rows.schema[p].dataType, T.StringType):
+            rows = rows.withColumn(
+                p, F.when(F.col(p) == F.lit(""), F.lit(None)).otherwise(F.col(p))
+            )
+    return rows
 
 
 def _collect_keys(batch: DataFrame, table: TableInfo) -> pa.Table:
@@ -321,7 +338,7 @@ def _write_version(
         ignored_deletes=counts.ignored_deletes,
         partitions=len(commits),
         files_written=len(files),
-        bytes_written=int(metrics["bytes_written"]),
+        bytes_written=sum(a.size_bytes for a in files),
         seconds=round(time.monotonic() - started, 3),
     )
 

@@ -15,7 +15,12 @@ from versioned.schema import Column, TableSpec
 from versioned.storage.filesystem import FileIO
 
 if TYPE_CHECKING:
+    import os
+
     from pyspark.sql import DataFrame, SparkSession
+
+    from versioned.api.export import ExportResult
+    from versioned.api.import_collection import ImportResult
 
 
 def connect(
@@ -186,6 +191,72 @@ class Catalog:
         """Run Spark SQL over the latest versions of the tables (views refreshed first)."""
         self.register_views()
         return self.spark.sql(query)
+
+    # import and export ------------------------------------------------------------------------
+
+    def export(
+        self,
+        name: str | TableName,
+        dest: str | os.PathLike[str],
+        *,
+        partition: Mapping[str, str | None] | None = None,
+        as_of: int | None = None,
+    ) -> ExportResult:
+        """Copy the live rows of a table (or of some partitions) into a new data collection.
+
+        The folder ``dest`` gets the data files, in Hive-style ``k=v/`` directories, and
+        ``_versioned_collection.json`` (schema, primary key, partition columns and values,
+        sort order, storage format, layout, table name), written last. The table is not
+        touched; ``spark.read.parquet(dest)`` reads the rows.
+
+        Args:
+            name: ``db.table``; needs read permission.
+            dest: A local folder or a URI that does not exist or is empty, outside the
+                warehouse.
+            partition: Export only partitions with these values, e.g. ``{"store": "7"}``
+                (some or all partition columns; ``None`` is the null partition).
+            as_of: Export version ``as_of`` instead of the latest.
+
+        Raises:
+            PermissionDeniedError: The user may not read the table.
+            NoSuchPartitionError: No partition with data matches ``partition``.
+            StorageError: ``dest`` is a file or a folder that is not empty.
+        """
+        from versioned.api.export import export_table
+
+        return export_table(self, name, dest, partition=partition, as_of=as_of)
+
+    def import_(
+        self,
+        src: str | os.PathLike[str],
+        *,
+        table: str | TableName | None = None,
+        partition: Mapping[str, str | None] | None = None,
+    ) -> ImportResult:
+        """Import the data collection at ``src`` as one new version of a table.
+
+        The table is created from the collection's metadata when it does not exist.
+        Otherwise the collection must fit it exactly, and every partition it adds must not
+        hold data yet. Everything is checked first: a refusal imports nothing.
+
+        Args:
+            src: The collection folder (local path or URI).
+            table: Target ``db.table``; default the table the collection names.
+            partition: Values of the table's partition keys for a collection without
+                partition columns (imported as one partition); for a partitioned collection,
+                imports only the partitions with these values.
+
+        Raises:
+            ImportMismatchError: The collection does not fit the table (the message lists
+                every difference), or names no table and ``table`` was not given.
+            PartitionExistsError: A partition to add holds data already.
+            PermissionDeniedError: The user may not write the table.
+            CollectionError: The folder is incomplete, malformed or was changed.
+            UnsafePathError: A listed file resolves to outside the folder.
+        """
+        from versioned.api.import_collection import import_collection
+
+        return import_collection(self, src, table=table, partition=partition)
 
     def describe(self, name: str | TableName) -> dict[str, Any]:
         """Everything the catalog knows about a table, as plain data."""

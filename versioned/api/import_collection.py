@@ -1,0 +1,272 @@
+"""Importing a data collection into a table as one new version (Howl's IMPORT).
+
+Everything is checked before anything is written: the metadata, the target's name and the
+user's write permission, the definition (schema, primary key, sort order, storage format,
+partition keys and values), that no partition to add holds data yet, and every listed data
+file (inside the folder, listed size, format, columns, row count, no null or repeated key).
+Then, in one catalog transaction V, each partition's files are copied into
+``<partition>/version_id=V/`` with a Bloom filter over its keys (so later upserts find the
+imported keys), and one commit makes them visible. Import needs no Spark.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+import uuid
+from collections.abc import Mapping
+from contextlib import suppress
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+
+from versioned.catalog.heartbeat import TransactionKeeper
+from versioned.catalog.records import FileAdd, PartitionCommit, TableInfo
+from versioned.catalog.store import MetaStore
+from versioned.collections.data_files import encode_partition_keys, read_key_columns
+from versioned.collections.errors import CollectionError, PartitionExistsError
+from versioned.collections.folder import CollectionFolder
+from versioned.collections.matching import (
+    ImportPlan,
+    PlannedPartition,
+    label,
+    plan_import,
+    refuse_existing_partitions,
+    target_name,
+)
+from versioned.collections.metadata import CollectionFile
+from versioned.errors import NoSuchTableError, VersionedError
+from versioned.layouts.version_partition.bloom import DEFAULT_ERROR_RATE, KeyBloomFilter
+from versioned.layouts.version_partition.index import index_key_columns
+from versioned.layouts.version_partition.paths import bloom_file_name, index_dir, version_dir
+from versioned.layouts.version_partition.probe import BLOOM_KIND
+from versioned.layouts.version_partition.stats import key_stats
+from versioned.names import TableName
+from versioned.storage.filesystem import FileIO
+
+if TYPE_CHECKING:
+    from versioned.api.catalog import Catalog
+
+log = logging.getLogger(__name__)
+TXN_TIMEOUT_S = 300.0
+
+
+@dataclass(frozen=True)
+class ImportResult:
+    """What an import committed.
+
+    Attributes:
+        table: The target table.
+        version: The version the import became (``None``: the collection held no rows).
+        created: Whether the table was created from the collection's metadata.
+        partitions: Partitions added.
+        files: Data files copied.
+        rows: Rows imported.
+        bytes_written: Size of the files written (data and Bloom filters).
+        seconds: Wall time.
+    """
+
+    table: str
+    version: int | None
+    created: bool
+    partitions: int
+    files: int
+    rows: int
+    bytes_written: int
+    seconds: float
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-data form (for JSON output)."""
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class _CheckedPartition:
+    planned: PlannedPartition
+    files: tuple[CollectionFile, ...]
+    keys: pa.Table
+    encoded: list[bytes]
+
+    @property
+    def rows(self) -> int:
+        return sum(f.row_count for f in self.files)
+
+
+def import_collection(
+    catalog: Catalog,
+    src: str | os.PathLike[str],
+    *,
+    table: str | TableName | None = None,
+    partition: Mapping[str, str | None] | None = None,
+    bloom_error_rate: float = DEFAULT_ERROR_RATE,
+) -> ImportResult:
+    """Import the collection at ``src``; see `Catalog.import_`."""
+    started = time.monotonic()
+    folder = CollectionFolder.open(os.fspath(src))
+    metadata = folder.metadata
+    name = target_name(metadata, table)
+    store = catalog.store
+    existing = _writable_table(store, name)
+    plan = plan_import(metadata, name, existing.spec if existing else None, partition)
+    if existing is not None:
+        refuse_existing_partitions(plan, _partitions_with_data(store, name))
+    checked = _check_data(folder, plan)
+    # Every check passed: from here on the import writes.
+    info = existing or catalog.create_table_from_spec(plan.spec).info
+    try:
+        version, written = _commit(store, catalog.fileio, folder, info, checked, bloom_error_rate)
+    except BaseException:
+        if existing is None:  # the table was made for this import: take it away again
+            with suppress(VersionedError):
+                catalog.drop_table(name, purge=True)
+        raise
+    return ImportResult(
+        table=str(name),
+        version=version,
+        created=existing is None,
+        partitions=len(checked),
+        files=sum(len(c.files) for c in checked),
+        rows=sum(c.rows for c in checked),
+        bytes_written=written,
+        seconds=round(time.monotonic() - started, 3),
+    )
+
+
+def _writable_table(store: MetaStore, name: TableName) -> TableInfo | None:
+    """The target table once this user may write it, or None when it does not exist."""
+    try:
+        store.check(name, "write")
+    except NoSuchTableError:
+        return None
+    return store.table(name)
+
+
+def _partitions_with_data(
+    store: MetaStore, name: TableName
+) -> dict[tuple[str | None, ...], int | None]:
+    """Partitions holding committed files (a row left by a failed write does not count)."""
+    snapshot = store.snapshot(name)
+    live = {f.partition_id for f in snapshot.files}
+    return {
+        p.values: p.head_version
+        for pid, p in snapshot.partitions.items()
+        if pid in live or p.head_version is not None
+    }
+
+
+def _check_data(folder: CollectionFolder, plan: ImportPlan) -> list[_CheckedPartition]:
+    """Check the files of every planned partition and read their keys."""
+    metadata = folder.metadata
+    key_columns = index_key_columns(plan.spec)
+    checked: list[_CheckedPartition] = []
+    for planned in plan.partitions:
+        # Spark writes one empty file for an empty unpartitioned frame: it holds no rows.
+        files = tuple(f for f in planned.source.files if f.row_count > 0)
+        if not files:
+            continue
+        tables = []
+        for f in files:
+            folder.check_file(f)
+            tables.append(
+                read_key_columns(
+                    folder.fileio,
+                    f,
+                    file_format=metadata.file_format,
+                    data_columns=metadata.data_columns,
+                    key_columns=key_columns,
+                )
+            )
+        keys = pa.concat_tables(tables)
+        where = (
+            f"collection partition ({label(metadata.partition_by, planned.source.values)})"
+            if metadata.partition_by
+            else "the collection"
+        )
+        encoded = encode_partition_keys(keys, key_columns, where)
+        checked.append(_CheckedPartition(planned, files, keys, encoded))
+    return checked
+
+
+def _commit(
+    store: MetaStore,
+    fileio: FileIO,
+    folder: CollectionFolder,
+    info: TableInfo,
+    checked: list[_CheckedPartition],
+    error_rate: float,
+) -> tuple[int | None, int]:
+    """Copy, write the Bloom filters, commit; returns the version and the bytes written."""
+    if not checked:
+        return None, 0
+    spec = info.spec
+    key_columns = index_key_columns(spec)
+    extension = spec.file_format
+    txn = store.begin(timeout_s=TXN_TIMEOUT_S)
+    written: list[str] = []
+    with TransactionKeeper(store, txn, interval_s=TXN_TIMEOUT_S / 4) as keeper:
+        try:
+            changes = []
+            for item in checked:
+                part = store.add_partition(spec.name, list(item.planned.values))
+                if part.head_version is not None:  # a writer got there since the check
+                    raise PartitionExistsError(
+                        f"{spec.name} partition {part.path!r} received data (version "
+                        f"{part.head_version}) while importing; nothing was imported",
+                        table=str(spec.name),
+                    )
+                adds: list[FileAdd] = []
+                for i, f in enumerate(item.files):
+                    rel = (
+                        f"{version_dir(part.path, txn)}/part-{i:05d}-{uuid.uuid4().hex}.{extension}"
+                    )
+                    target = f"{info.location}/{rel}"
+                    written.append(target)
+                    folder.fileio.copy_file(f.path, fileio, target)
+                    size = fileio.size(target)
+                    if size != f.size_bytes:
+                        raise CollectionError(
+                            f"file {f.path!r} of {folder.location} changed while it was "
+                            f"imported ({size} bytes copied, {f.size_bytes} listed)",
+                            path=f.path,
+                        )
+                    adds.append(FileAdd(part.id, rel, "data", txn, size, f.row_count))
+                bloom = KeyBloomFilter.build(item.encoded, error_rate=error_rate)
+                rel = f"{index_dir(part.path, txn)}/{bloom_file_name()}"
+                written.append(f"{info.location}/{rel}")
+                size = bloom.write(fileio, f"{info.location}/{rel}")
+                stats = key_stats(item.keys, key_columns)
+                adds.append(FileAdd(part.id, rel, BLOOM_KIND, txn, size, len(item.encoded), stats))
+                changes.append(
+                    PartitionCommit(part.id, expected_head=None, new_head=txn, add=tuple(adds))
+                )
+            files = [a for c in changes for a in c.add]
+            total = sum(a.size_bytes for a in files)
+            keeper.check()
+            store.commit(
+                txn,
+                spec.name,
+                operation="import",
+                partitions=changes,
+                metrics={
+                    "inserted": sum(c.rows for c in checked),
+                    "partitions": len(changes),
+                    "files_written": len(files),
+                    "bytes_written": total,
+                    "source": folder.location,
+                    "source_table": str(folder.metadata.table or ""),
+                    "source_version": _version(folder.metadata.source.get("version")),
+                },
+            )
+            keeper.finished(txn)
+        except BaseException:
+            for rel in written:  # uncommitted: no snapshot lists them; remove them now
+                with suppress(VersionedError):
+                    fileio.delete_file(rel, missing_ok=True)
+            raise
+    return txn, total
+
+
+def _version(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None

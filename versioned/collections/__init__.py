@@ -1,0 +1,48 @@
+"""Data collections: a folder of data files plus ``_versioned_collection.json``.
+
+Written by `Catalog.export` or, without any catalog, by `write`; read without a catalog by
+`read`, or imported into a table by `Catalog.import_`. See ``docs/import-export.md``.
+
+```python
+from versioned import collections
+
+collections.write(df, "/data/orders-20101109", primary_key="id", sort_by=None,
+                  table="sales.orders", partition={"datestamp": "20101109"})
+collections.read(spark, "/data/orders-20101109").show()
+```
+"""
+
+from __future__ import annotations
+
+from versioned.collections.errors import (
+    CollectionError,
+    CollectionFormatError,
+    ImportMismatchError,
+    IncompleteCollectionError,
+    PartitionExistsError,
+)
+from versioned.collections.metadata import (
+    FORMAT_VERSION,
+    METADATA_FILE,
+    CollectionFile,
+    CollectionMetadata,
+    CollectionPartition,
+)
+from versioned.collections.read import read, read_metadata
+from versioned.collections.write import write
+
+__all__ = [
+    "FORMAT_VERSION",
+    "METADATA_FILE",
+    "CollectionError",
+    "CollectionFile",
+    "CollectionFormatError",
+    "CollectionMetadata",
+    "CollectionPartition",
+    "ImportMismatchError",
+    "IncompleteCollectionError",
+    "PartitionExistsError",
+    "read",
+    "read_metadata",
+    "write",
+]

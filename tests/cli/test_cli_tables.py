@@ -154,3 +154,22 @@ def test_console_script_prints_one_line_on_error(tmp_path: Path):
     assert proc.returncode == 3
     assert "Traceback" not in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_partitions_lists_values_versions_and_rows(run, tmp_path: Path):
+    _create_sell(run)
+    feed = tmp_path / "b.csv"
+    feed.write_text(
+        "sell_id,acct_id,store_id,create_date,total_amt,op_code\n1,1,a/b,2024-01-01,1.5,I\n"
+        "2,1,7,2024-01-02,2.5,I\n3,1,7,2024-01-02,3.5,I\n"
+    )
+    assert run("upsert", "test.sell", str(feed), "-q").exit_code == 0
+    rows = json.loads(run("partitions", "test.sell", "-o", "json").output)
+    by_store = {r["store_id"]: r for r in rows}
+    assert by_store["a/b"]["path"] == "store_id=a%2Fb/create_date=2024-01-01"
+    assert (by_store["7"]["rows"], by_store["7"]["versions"], by_store["7"]["data_files"]) == (
+        2,
+        1,
+        1,
+    )
+    assert by_store["7"]["head_version"] == by_store["a/b"]["head_version"]

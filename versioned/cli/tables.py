@@ -150,6 +150,35 @@ def list_tables(state: CliContext, database: str | None) -> None:
     echo(render_rows(rows, state.output, cols))
 
 
+@click.command("partitions")
+@click.argument("name", metavar="DB.TABLE")
+@click.option("--as-of", type=int, default=None, help="Count files as of version V.")
+@output_option
+@pass_cli
+def partitions(state: CliContext, name: str, as_of: int | None) -> None:
+    """List the partitions of DB.TABLE with their latest version, files and rows."""
+    table = state.catalog.table(name)
+    snapshot = table.snapshot(as_of)
+    keys = table.spec.partition_by
+    rows = []
+    for part in sorted(snapshot.partitions.values(), key=lambda p: p.path):
+        files = [f for f in snapshot.files if f.partition_id == part.id]
+        data = [f for f in files if f.kind == "data"]
+        rows.append(
+            {
+                **{k: v for k, v in zip(keys, part.values, strict=True)},
+                "path": part.path,
+                "head_version": part.head_version,
+                "versions": len({f.version for f in data}),
+                "data_files": len(data),
+                "rows": sum(f.row_count for f in data),
+                "index_entries": sum(f.row_count for f in files if f.kind == "index"),
+            }
+        )
+    cols = [*keys, "path", "head_version", "versions", "data_files", "rows", "index_entries"]
+    echo(render_rows(rows, state.output, cols))
+
+
 @click.command("drop-table")
 @click.argument("name", metavar="DB.TABLE")
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
@@ -177,4 +206,4 @@ def _redact(url: str) -> str:
     return make_url(url).render_as_string(hide_password=True)
 
 
-COMMANDS = [init, create_table, describe, list_tables, drop_table]
+COMMANDS = [init, create_table, describe, list_tables, partitions, drop_table]

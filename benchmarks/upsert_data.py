@@ -1,0 +1,117 @@
+"""Data of the upsert benchmark: a sell-like table of N rows and change batches of 1 % of N.
+
+Everything is generated with Spark from ``spark.range`` and written once as Parquet, so every
+engine reads the same bytes. A key's ``store_id`` (the partition, 20 values) is a hash of its
+``sell_id`` and never changes, so updates and deletes are scattered over all partitions.
+
+Batch ``k`` (1-based) holds, with ``n = N / 100``:
+
+* updates: about ``0.80 n`` existing keys chosen by a per-batch hash (new ``change_ts``,
+  ``total_amt``, ``status_id`` and ``batch``);
+* inserts: exactly ``0.15 n`` new keys ``N + (k-1) * 0.15 n ...``;
+* deletes: about ``0.05 n`` existing keys from a reserved pool, disjoint between batches and
+  never updated, so every delete hits a live row.
+
+The ``op`` column carries ``U`` / ``I`` / ``D``; the base table has no ``op`` column.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+STORES = 20
+MAX_BATCHES = 10
+COLUMNS = (
+    "sell_id BIGINT, acct_id BIGINT, change_ts STRING, create_ts STRING, "
+    "payment_type_id STRING, status_id STRING, total_amt DOUBLE, batch INT, store_id STRING"
+)
+COLUMN_NAMES = tuple(c.split()[0] for c in COLUMNS.split(", "))
+KEY = "sell_id"
+PARTITION = "store_id"
+OP = "op"
+_SCALE = 100_000  # hash buckets per key: fractions below are in 1/100_000 of N
+
+
+@dataclass(frozen=True)
+class BenchData:
+    """Paths of the generated Parquet data of one size."""
+
+    rows: int
+    base: str
+    batches: tuple[str, ...]
+
+
+def _bucket(seed: int) -> Column:
+    return F.pmod(F.xxhash64(F.col(KEY), F.lit(seed)), F.lit(_SCALE))
+
+
+def _store() -> Column:
+    return F.format_string("store_%02d", F.pmod(F.xxhash64(F.col(KEY)), F.lit(STORES)))
+
+
+def _pick(values: list[str], seed: int) -> Column:
+    arr = F.array(*[F.lit(v) for v in values])
+    return F.element_at(
+        arr, (F.pmod(F.xxhash64(F.col(KEY), F.lit(seed)), len(values)) + 1).cast("int")
+    )
+
+
+def _ts(epoch: Column) -> Column:
+    return F.date_format(F.timestamp_seconds(epoch), "yyyy-MM-dd HH:mm:ss")
+
+
+def _ids(spark: SparkSession, start: int, end: int) -> DataFrame:
+    return spark.range(start, end).withColumnRenamed("id", KEY)
+
+
+def _rows(keys: DataFrame, batch: int) -> DataFrame:
+    """Full rows for ``keys`` (a frame with ``sell_id``) as of batch ``batch`` (0 = base)."""
+    created = F.lit(1_600_000_000) + F.col(KEY) % F.lit(31_536_000)
+    changed = created + F.lit(batch * 86_400)
+    return keys.select(
+        F.col(KEY).cast("long").alias(KEY),
+        F.pmod(F.xxhash64(F.col(KEY), F.lit(1)), F.lit(5_000_000)).alias("acct_id"),
+        _ts(changed).alias("change_ts"),
+        _ts(created).alias("create_ts"),
+        _pick(["CASH", "CARD", "GIFT_CARD", "CHECK", "ON_ACCOUNT"], 2).alias("payment_type_id"),
+        _pick(["OPEN", "PAID", "SHIPPED", "RETURNED", "VOID"], 3 + batch).alias("status_id"),
+        F.round(F.rand(seed=batch) * 1000, 2).alias("total_amt"),
+        F.lit(batch).cast("int").alias("batch"),
+        _store().alias(PARTITION),
+    )
+
+
+def generate(spark: SparkSession, rows: int, root: Path, batches: int = MAX_BATCHES) -> BenchData:
+    """Write the base table and ``batches`` change batches under ``root`` (reused if present)."""
+    if batches > MAX_BATCHES:
+        raise ValueError(f"at most {MAX_BATCHES} batches")
+    base = root / "base"
+    paths = tuple(str(root / f"batch_{k:02d}") for k in range(1, batches + 1))
+    if (root / "_DONE").exists():
+        return BenchData(rows, str(base), paths)
+    files = max(2, rows // 1_000_000)
+    _rows(_ids(spark, 0, rows).repartition(files), 0).write.mode("overwrite").parquet(str(base))
+    per_batch = rows // 100
+    inserts = per_batch * 15 // 100
+    update_share = _SCALE * 80 // 100 // 100  # 0.8 % of N
+    delete_share = _SCALE * 5 // 100 // 100  # 0.05 % of N per batch, pool of MAX_BATCHES
+    existing = _ids(spark, 0, rows)
+    pool = _bucket(99) < F.lit(delete_share * MAX_BATCHES)
+    for k, path in enumerate(paths, start=1):
+        updates = existing.where(~pool & (_bucket(k) < F.lit(update_share)))
+        deletes = existing.where(pool & (_bucket(99) >= F.lit(delete_share * (k - 1))))
+        deletes = deletes.where(_bucket(99) < F.lit(delete_share * k))
+        new = _ids(spark, rows + (k - 1) * inserts, rows + k * inserts)
+        batch = (
+            _rows(updates, k)
+            .withColumn(OP, F.lit("U"))
+            .unionByName(_rows(new, k).withColumn(OP, F.lit("I")))
+            .unionByName(_rows(deletes, k).withColumn(OP, F.lit("D")))
+        )
+        batch.orderBy(F.rand(seed=k)).coalesce(1).write.mode("overwrite").parquet(path)
+    (root / "_DONE").write_text("ok\n")
+    return BenchData(rows, str(base), paths)

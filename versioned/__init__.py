@@ -15,9 +15,11 @@ cat.register_views()                            # SELECT ... FROM test.sell in S
 from __future__ import annotations
 
 from versioned.api.catalog import Catalog, connect
+from versioned.api.maintenance import CompactionResult, PartitionCompaction, VacuumResult
 from versioned.api.results import CommitResult
 from versioned.api.table import Table
 from versioned.catalog.records import CommitInfo, Snapshot
+from versioned.engine.compaction_plan import CompactionOptions, CompactionThresholds
 from versioned.errors import (
     CatalogError,
     CommitConflictError,
@@ -42,9 +44,13 @@ __all__ = [
     "CommitConflictError",
     "CommitInfo",
     "CommitResult",
+    "CompactionOptions",
+    "CompactionResult",
+    "CompactionThresholds",
     "InputError",
     "LockTimeoutError",
     "NotFoundError",
+    "PartitionCompaction",
     "PermissionDeniedError",
     "SchemaError",
     "Snapshot",
@@ -53,6 +59,7 @@ __all__ = [
     "TableSpec",
     "TransactionError",
     "TransactionExpiredError",
+    "VacuumResult",
     "VersionedError",
     "__version__",
     "connect",

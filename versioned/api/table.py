@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from versioned.api.results import CommitResult
@@ -15,6 +15,8 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
     from versioned.api.catalog import Catalog
+    from versioned.api.maintenance import CompactionResult, VacuumResult
+    from versioned.engine.compaction_plan import CompactionOptions, CompactionThresholds
     from versioned.engine.version_writer import WriteOptions
 
 
@@ -141,6 +143,94 @@ class Table:
             after,
             broadcast_limit=self.catalog.broadcast_limit,
         )
+
+    def compact(
+        self,
+        partitions: Sequence[str | Mapping[str, Any] | Sequence[str | None]] | None = None,
+        *,
+        thresholds: CompactionThresholds | None = None,
+        options: CompactionOptions | None = None,
+        dry_run: bool = False,
+        progress: Callable[[str], None] | None = None,
+    ) -> CompactionResult:
+        """Rewrite partitions into one version holding only their latest rows.
+
+        Each partition is compacted up to its head version at planning time and committed on
+        its own; readers of older snapshots keep reading them, and writes that commit
+        meanwhile are not lost (see ``docs/compaction-and-vacuum.md``).
+
+        Args:
+            partitions: Partitions to compact, each a Hive-style path with plain values
+                (``"store_id=7/create_date=2024-01-01"``), a ``{column: value}`` mapping or
+                a tuple of values. Default: every partition that is not compact already.
+            thresholds: Only partitions past one of these thresholds (the scheduled form).
+            options: Tuning (`versioned.engine.compaction_plan.CompactionOptions`).
+            dry_run: Plan only: the result lists the partitions, nothing is written.
+            progress: Called with a short message at each stage.
+
+        Raises:
+            PermissionDeniedError: The user may not write the table.
+            NoSuchPartitionError: A named partition does not exist.
+        """
+        self._require_layout("compact")
+        from versioned.engine.compaction_plan import partition_values
+        from versioned.engine.compactor import compact_table
+
+        store = self.catalog.store
+        store.check(self.name, "write")
+        info = self.refresh().info
+        chosen = None
+        if partitions is not None:
+            chosen = [
+                store.partition(self.name, partition_values(info.spec.partition_by, p))
+                for p in partitions
+            ]
+        result = compact_table(
+            lambda: self.catalog.spark,
+            store,
+            self.catalog.fileio,
+            info,
+            partitions=chosen,
+            thresholds=thresholds,
+            options=options,
+            dry_run=dry_run,
+            broadcast_limit=self.catalog.broadcast_limit,
+            progress=progress,
+        )
+        self.refresh()
+        return result
+
+    def vacuum(
+        self,
+        retain_hours: float = 168.0,
+        *,
+        grace_hours: float = 1.0,
+        dry_run: bool = False,
+        progress: Callable[[str], None] | None = None,
+    ) -> VacuumResult:
+        """Delete files no snapshot of the last ``retain_hours`` reads, and orphan files.
+
+        Orphans are files of failed writes that no commit lists, older than
+        ``grace_hours``. ``read(as_of=V)`` for a version older than the retention fails
+        afterwards with a clear error. ``_dead_letter/`` is never touched.
+        """
+        self._require_layout("vacuum")
+        from versioned.engine.vacuum import vacuum_table
+
+        store = self.catalog.store
+        store.check(self.name, "write")
+        info = self.refresh().info
+        result = vacuum_table(
+            store,
+            self.catalog.fileio,
+            info,
+            retain_hours=retain_hours,
+            grace_hours=grace_hours,
+            dry_run=dry_run,
+            progress=progress,
+        )
+        self.refresh()
+        return result
 
     def _require_layout(self, operation: str) -> None:
         if self.spec.layout != "versioned":

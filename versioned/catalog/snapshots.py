@@ -11,6 +11,7 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
+from versioned.catalog import retention
 from versioned.catalog.models import CommitRow, FileRow, PartitionRow, TableRow
 from versioned.catalog.records import CommitInfo, DataFile, Snapshot
 from versioned.errors import CatalogError, InputError, NoSuchVersionError
@@ -53,6 +54,10 @@ def snapshot(session: Session, table: TableRow, as_of: int | None) -> Snapshot:
                 version=as_of,
             )
         seq, version = int(found), as_of
+        properties = (table.spec or {}).get("properties") or {}
+        retention.check_readable(
+            f"{table.database.name}.{table.name}", properties, seq, as_of
+        )
     files = session.scalars(
         sa.select(FileRow)
         .where(

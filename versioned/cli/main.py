@@ -97,9 +97,9 @@ def cli(
 
 
 def _register() -> None:
-    from versioned.cli import collections, data, grants, tables
+    from versioned.cli import collections, data, grants, maintenance, tables
 
-    for module in (tables, data, grants, collections):
+    for module in (tables, data, grants, collections, maintenance):
         for command in module.COMMANDS:
             cli.add_command(command)
 

@@ -190,6 +190,38 @@ class KeyBloomFilter:
         self._bits[:] = np.packbits(unpacked, bitorder="little")
         self.count += len(keys)
 
+    def add_missing(self, keys: Sequence[bytes]) -> int:
+        """Add the keys the filter does not hold yet, hashing each key once.
+
+        A key that tests positive (held, or a false positive) is not counted, so `count`
+        stays an estimate of the distinct keys held: a filter can be extended with new
+        versions' keys as long as it has room.
+
+        Returns:
+            How many keys were added.
+
+        Raises:
+            InputError: The filter would hold more keys than its capacity (nothing added).
+        """
+        if not keys:
+            return 0
+        digests = KeyDigests(keys)
+        missing = len(keys) - sum(self.might_contain_many(digests))
+        if self.count + missing > self.capacity:
+            raise InputError(
+                f"Bloom filter of capacity {self.capacity} cannot take {missing} more keys "
+                f"(holds {self.count}); build a larger one",
+                capacity=self.capacity,
+            )
+        # Setting the bits of keys that test positive changes nothing: they are all set.
+        unpacked = np.unpackbits(self._bits, bitorder="little")
+        words = digests.words(self._scheme)
+        for start in range(0, len(keys), _BATCH):
+            unpacked[self._scheme.positions(words[start : start + _BATCH]).ravel()] = 1
+        self._bits[:] = np.packbits(unpacked, bitorder="little")
+        self.count += missing
+        return missing
+
     def might_contain(self, key: bytes) -> bool:
         """False only if ``key`` was certainly never added."""
         return self.might_contain_many([key])[0]

@@ -1,0 +1,58 @@
+"""Fixtures of the compaction and vacuum tests: a catalog on the shared SparkSession."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+
+from tests.maintenance.workers import COLUMNS, batch_table
+from versioned.api.catalog import Catalog, connect
+from versioned.api.table import Table
+
+Row = tuple[int, float | None, str, str | None]
+
+
+@pytest.fixture
+def cat(spark: Any, tmp_path: Path) -> Iterator[Catalog]:
+    """A catalog on SQLite in a fresh warehouse, acting as alice."""
+    catalog = connect(warehouse=str(tmp_path / "wh"), spark=spark, user="alice")
+    yield catalog
+    catalog.close()
+
+
+def make_table(cat: Catalog, name: str = "t.sales", **kw: Any) -> Table:
+    """``id BIGINT, amt DOUBLE, op STRING, p STRING`` keyed by id, partitioned by p."""
+    args: dict[str, Any] = dict(
+        columns=COLUMNS, primary_key="id", partition_by="p", op_code_column="op"
+    )
+    args.update(kw)
+    return cat.create_table(name, **args)
+
+
+def batch(rows: list[Row]) -> pa.Table:
+    """A batch of ``(id, amt, op, p)`` rows."""
+    return batch_table([list(r) for r in rows])
+
+
+def latest(table: Table, as_of: int | None = None) -> list[tuple[Any, ...]]:
+    """The table's latest rows as sorted ``(id, amt, p)`` tuples."""
+    frame = table.read(as_of=as_of)
+    return sorted(tuple(r) for r in frame.select("id", "amt", "p").collect())
+
+
+def apply(model: dict[int, tuple[float | None, str | None]], rows: list[Row]) -> None:
+    """Apply a batch to a plain-Python model of the table (id -> (amt, p))."""
+    for key, amt, op, part in rows:
+        if op == "D":
+            model.pop(key, None)
+        else:
+            model[key] = (amt, part)
+
+
+def model_rows(model: dict[int, tuple[float | None, str | None]]) -> list[tuple[Any, ...]]:
+    """The model as sorted ``(id, amt, p)`` tuples, like `latest`."""
+    return sorted((k, amt, p) for k, (amt, p) in model.items())

@@ -1,0 +1,304 @@
+"""Compaction on real Spark, real files and a real catalog: content, snapshots and races."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+import pytest
+
+from tests.maintenance.conftest import apply, batch, latest, make_table, model_rows
+from versioned.api.catalog import Catalog, connect
+from versioned.engine.compaction_plan import CompactionOptions
+from versioned.errors import InputError, NoSuchPartitionError
+
+
+def _three_versions(t: Any) -> dict[int, Any]:
+    model: dict[int, Any] = {}
+    for rows in (
+        [(i, float(i), "I", "ab"[i % 2]) for i in range(40)],
+        [(i, 100.0 + i, "U", "ab"[i % 2]) for i in range(0, 40, 3)]
+        + [(i, None, "D", "ab"[i % 2]) for i in range(1, 40, 5)],
+        [(i, 200.0 + i, "U", "ab"[i % 2]) for i in range(0, 40, 7)] + [(50, 5.0, "I", "a")],
+    ):
+        t.upsert(batch(rows))
+        apply(model, rows)
+    return model
+
+
+def test_compaction_keeps_the_latest_rows_in_one_version_per_partition(cat: Catalog) -> None:
+    t = make_table(cat)
+    model = _three_versions(t)
+    before_version = t.history()[-1].version
+    before = t.snapshot()
+    heads = {p.path: p.head_version for p in before.partitions.values()}
+    versions = {
+        p.path: len({f.version for f in before.files if f.partition_id == p.id})
+        for p in before.partitions.values()
+    }
+    old_frame = t.read()  # a reader that resolved its snapshot before the compaction
+    result = t.compact()
+    assert [p.status for p in result.partitions] == ["compacted", "compacted"]
+    assert latest(t) == model_rows(model)
+    snapshot = t.snapshot()
+    for part in result.partitions:
+        files = [
+            f for f in snapshot.files if snapshot.partitions[f.partition_id].path == part.partition
+        ]
+        assert {f.version for f in files} == {part.version}
+        assert part.version is not None and part.version > before_version
+        assert part.high_water_mark == heads[part.partition]
+        assert part.versions_compacted == versions[part.partition] == 3
+        assert sorted(f.kind for f in files) == ["bloom", "data"]  # no index without ordering
+        assert part.rows == sum(1 for _, p in model.values() if f"p={p}" == part.partition)
+    history = t.history()
+    assert [c.operation for c in history[-2:]] == ["compact", "compact"]
+    # The old reader and time travel still see the snapshot they resolved.
+    assert sorted(tuple(r) for r in old_frame.select("id", "amt", "p").collect()) == latest(t)
+    assert latest(t, as_of=before_version) == latest(t)
+    # Nothing left to do: a second run plans nothing and commits nothing.
+    assert t.compact().partitions == ()
+    assert len(t.history()) == len(history)
+
+
+def test_writes_after_compaction_update_compacted_rows(cat: Catalog) -> None:
+    """The compacted version's Bloom filter covers its keys, so later updates and deletes
+    of compacted rows get index entries and win."""
+    t = make_table(cat)
+    model = _three_versions(t)
+    t.compact()
+    rows = [(0, -1.0, "U", "a"), (3, None, "D", "b"), (60, 6.0, "I", "b")]
+    result = t.upsert(batch(rows))
+    apply(model, rows)
+    assert (result.updated, result.deleted, result.inserted) == (1, 1, 1)
+    assert latest(t) == model_rows(model)
+
+
+def test_bloom_filter_holds_every_key_and_is_reused_while_it_has_room(cat: Catalog) -> None:
+    from versioned.layouts.version_partition.bloom import KeyBloomFilter
+    from versioned.layouts.version_partition.keys import encode_key
+
+    t = make_table(cat)
+    t.upsert(batch([(i, float(i), "I", "a") for i in range(600)]))
+    t.upsert(batch([(i, -1.0, "U", "a") for i in range(0, 600, 7)]))
+    t.compact()
+
+    def bloom() -> Any:
+        (f,) = [f for f in t.snapshot().files if f.kind == "bloom"]
+        return f, KeyBloomFilter.read(cat.fileio, f"{t.info.location}/{f.path}")
+
+    first, filt = bloom()
+    assert first.stats["capacity"] == 2 * 600 and first.row_count == 600 == filt.count
+    # Deltas: updates of known keys and 50 new keys; the filter has room, so it is reused.
+    t.upsert(batch([(i, -2.0, "U", "a") for i in range(0, 600, 5)]))
+    t.upsert(batch([(i, 1.0, "I", "a") for i in range(1000, 1050)]))
+    t.upsert(batch([(3, None, "D", "a")]))
+    t.compact()
+    second, filt = bloom()
+    assert second.version > first.version and second.stats["capacity"] == 1200
+    assert 650 <= filt.count <= 652  # 50 new keys (the odd false positive is not re-added)
+    live = [r["id"] for r in t.read().collect()]
+    assert len(live) == 649
+    assert all(filt.might_contain_many([encode_key((k,)) for k in live]))
+    # When it would run out of room it is rebuilt from the keys of the data files, which
+    # drops the deleted key 3.
+    t.upsert(batch([(i, 1.0, "I", "a") for i in range(2000, 2700)]))
+    t.compact()
+    third, filt = bloom()
+    assert third.stats["capacity"] == 2 * 1349 and filt.count == 1349
+
+
+def test_rows_per_file_splits_a_partition_into_files_near_the_target(cat: Catalog) -> None:
+    t = make_table(cat)
+    t.upsert(batch([(i, float(i), "I", "a") for i in range(100)]))
+    t.upsert(batch([(i, -1.0, "U", "a") for i in range(10)]))
+    result = t.compact(options=CompactionOptions(rows_per_file=30))
+    data = [f for f in t.snapshot().files if f.kind == "data"]
+    assert result.partitions[0].files_added == len(data) + 1  # plus the Bloom filter
+    # 110 rows in files with 10 index entries: about 100 live rows, 4 files of ~25 rows.
+    assert len(data) == 4
+    assert sum(f.row_count for f in data) == 100
+    assert max(f.row_count for f in data) <= 30
+    root = Path(cat.settings.warehouse) / t.info.location
+    for f in data:
+        assert pq.ParquetFile(root / f.path).metadata.num_rows == f.row_count
+        assert "p" not in pq.ParquetFile(root / f.path).schema_arrow.names  # from the path
+
+
+def test_named_partitions_only_and_dry_run_writes_nothing(cat: Catalog) -> None:
+    t = make_table(cat, partition_by="p")
+    model = _three_versions(t)
+    files_before = sorted(p for p in Path(cat.settings.warehouse).rglob("*") if p.is_file())
+    plan = t.compact(["p=a"], dry_run=True)
+    assert [(p.partition, p.status) for p in plan.partitions] == [("p=a", "planned")]
+    assert plan.partitions[0].versions_compacted == 3
+    assert sorted(p for p in Path(cat.settings.warehouse).rglob("*") if p.is_file()) == files_before
+    result = t.compact([{"p": "a"}])
+    assert [p.partition for p in result.partitions] == ["p=a"]
+    versions = {
+        snapshot_part.path: {f.version for f in t.snapshot().files if f.partition_id == pid}
+        for pid, snapshot_part in t.snapshot().partitions.items()
+    }
+    assert len(versions["p=a"]) == 1 and len(versions["p=b"]) == 3
+    assert latest(t) == model_rows(model)
+    with pytest.raises(NoSuchPartitionError):
+        t.compact(["p=zzz"])
+    with pytest.raises(InputError, match=re.escape("p=...")):
+        t.compact(["q=a"])
+
+
+def test_partition_spec_values_are_unescaped_and_may_hold_slashes(cat: Catalog) -> None:
+    t = cat.create_table(
+        "t.two",
+        columns="id BIGINT, v INT, s STRING, d STRING",
+        primary_key="id",
+        partition_by="s,d",
+    )
+    import pyarrow as pa
+
+    for v in (1, 2):
+        t.upsert(pa.table({"id": [1, 2], "v": [v, v], "s": ["x/y", "x/y"], "d": ["2024=1", None]}))
+    result = t.compact(["s=x/y/d=2024=1"])
+    assert [p.partition for p in result.partitions] == ["s=x%2Fy/d=2024%3D1"]
+    result = t.compact(["s=x/y/d=__HIVE_DEFAULT_PARTITION__"])
+    assert [p.partition for p in result.partitions] == ["s=x%2Fy/d=__HIVE_DEFAULT_PARTITION__"]
+    assert sorted(tuple(r) for r in t.read().collect()) == [
+        (1, 2, "x/y", "2024=1"),
+        (2, 2, "x/y", None),
+    ]
+
+
+def test_unpartitioned_table(cat: Catalog) -> None:
+    t = cat.create_table("t.flat", columns="k STRING, n INT", primary_key="k")
+    import pyarrow as pa
+
+    t.upsert(pa.table({"k": ["a", "b", "c"], "n": [1, 2, 3]}))
+    t.upsert(pa.table({"k": ["b"], "n": [20]}))
+    (part,) = t.compact().partitions
+    assert part.partition == "" and part.status == "compacted"
+    assert sorted(tuple(r) for r in t.read().collect()) == [("a", 1), ("b", 20), ("c", 3)]
+    assert len({f.version for f in t.snapshot().files}) == 1
+
+
+# --- races: every interleaving with a writer, and with a second compaction -----------------
+
+
+def _other(cat: Catalog, spark: Any, name: str = "t.sales") -> Any:
+    return connect(
+        catalog=cat.settings.catalog_url,
+        warehouse=cat.settings.warehouse,
+        spark=spark,
+        user="alice",
+    ).table(name)
+
+
+@pytest.fixture
+def race_cat(spark: Any, tmp_path: Path, catalog_url: str) -> Any:
+    catalog = connect(
+        catalog=catalog_url, warehouse=str(tmp_path / "wh"), spark=spark, user="alice"
+    )
+    yield catalog
+    catalog.close()
+
+
+def test_write_committed_during_compaction_wins_and_compaction_replans(
+    race_cat: Catalog, spark: Any
+) -> None:
+    """The writer commits first: the compaction's compare-and-swap fails, it plans again
+    above the writer's version, and the write is in the result."""
+    t = make_table(race_cat)
+    model = _three_versions(t)
+    other = _other(race_cat, spark)
+    rows = [(0, -5.0, "U", "a"), (2, None, "D", "a"), (70, 7.0, "I", "a")]
+    writes: list[Any] = []
+
+    def race(message: str) -> None:
+        if "writing" in message and not writes:
+            writes.append(other.upsert(batch(rows)))
+
+    result = t.compact(["p=a"], progress=race)
+    apply(model, rows)
+    (part,) = result.partitions
+    assert part.status == "compacted" and part.attempts == 2
+    assert part.high_water_mark == writes[0].version < part.version  # type: ignore[operator]
+    assert latest(t) == model_rows(model)
+    ops = [c.operation for c in t.history()]
+    assert ops[-2:] == ["upsert", "compact"]
+
+
+def test_compaction_reports_a_conflict_when_writers_keep_winning(
+    race_cat: Catalog, spark: Any
+) -> None:
+    t = make_table(race_cat)
+    model = _three_versions(t)
+    other = _other(race_cat, spark)
+    n = [100]
+
+    def race(message: str) -> None:
+        if "writing" in message:
+            n[0] += 1
+            rows = [(n[0], 1.0, "I", "b")]
+            other.upsert(batch(rows))
+            apply(model, rows)
+
+    files_before = {f.path for f in t.snapshot().files}
+    result = t.compact(["p=b"], progress=race)
+    (part,) = result.partitions
+    assert (part.status, part.attempts, result.conflicts) == ("conflict", 2, 1)
+    assert "conflicts" in part.message
+    assert latest(t) == model_rows(model)
+    assert "compact" not in [c.operation for c in t.history()]
+    assert files_before <= {f.path for f in t.snapshot().files}  # nothing retired
+    # The aborted attempts left no files behind in the table's directories.
+    root = Path(race_cat.settings.warehouse) / t.info.location
+    listed = {f.path for f in race_cat.store.all_files(t.name)}
+    on_disk = {str(p.relative_to(root)) for p in root.rglob("*") if p.is_file()}
+    assert on_disk == listed
+
+
+def test_write_planned_before_compaction_retries_above_it(race_cat: Catalog, spark: Any) -> None:
+    """The writer planned against the old head; the compaction commits first; the writer's
+    compare-and-swap fails and its retry re-plans against the compacted version."""
+    t = make_table(race_cat)
+    model = _three_versions(t)
+    other = _other(race_cat, spark)
+    compactions: list[Any] = []
+
+    def race(message: str) -> None:
+        if message.startswith("writing") and not compactions:
+            compactions.append(other.compact(["p=a"]))
+
+    rows = [(0, -9.0, "U", "a"), (4, None, "D", "a"), (80, 8.0, "I", "a")]
+    result = t.upsert(batch(rows), progress=race)
+    apply(model, rows)
+    compacted = compactions[0].partitions[0]
+    assert compacted.status == "compacted"
+    assert result.version > compacted.version
+    assert (result.updated, result.deleted, result.inserted) == (1, 1, 1)
+    assert latest(t) == model_rows(model)
+
+
+def test_two_compactions_of_one_partition_never_both_commit(race_cat: Catalog, spark: Any) -> None:
+    t = make_table(race_cat)
+    model = _three_versions(t)
+    other = _other(race_cat, spark)
+    inner: list[Any] = []
+
+    def race(message: str) -> None:
+        if "committing" in message and not inner:
+            inner.append(other.compact(["p=a"]))
+
+    outer = t.compact(["p=a"], progress=race)
+    assert inner[0].partitions[0].status == "compacted"
+    assert outer.partitions[0].status == "skipped"  # re-planned: nothing left to do
+    compactions = [c for c in t.history() if c.operation == "compact"]
+    assert len(compactions) == 1
+    assert latest(t) == model_rows(model)
+    one_attempt = CompactionOptions(max_attempts=1)
+    t.upsert(batch([(90, 9.0, "I", "a")]))
+    inner.clear()
+    outer = t.compact(["p=a"], options=one_attempt, progress=race)
+    assert (outer.partitions[0].status, inner[0].partitions[0].status) == ("conflict", "compacted")
+    assert sum(1 for c in t.history() if c.operation == "compact") == 2

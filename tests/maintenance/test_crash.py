@@ -1,0 +1,132 @@
+"""Upsert and compaction processes killed with SIGKILL at random points.
+
+After each kill the table must read exactly as before or exactly as after the operation, and
+a new upsert must work. At the end, once the killed processes' transactions have expired,
+vacuum (grace 0) must leave no file under the table that the catalog does not list, except
+the dead-letter folder.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.maintenance.conftest import Row, apply, batch, latest, make_table, model_rows
+from tests.maintenance.processes import Worker, start_workers
+from versioned.api.catalog import connect
+
+TXN_TIMEOUT_S = 4.0
+# Kill points: after the progress message containing the stage, plus a random delay.
+STAGES = {
+    "upsert": ["reading the batch", "probing Bloom filters", "writing ", "committed version"],
+    "compact": ["reading ", "writing ", "committing", "committed version"],
+}
+ROUNDS = ["upsert", "compact", "upsert", "compact"]
+
+
+def _unlisted(cat: Any, t: Any) -> set[str]:
+    root = Path(cat.settings.warehouse) / t.info.location
+    listed = {f.path for f in cat.store.all_files(t.name)}
+    on_disk = {str(p.relative_to(root)) for p in root.rglob("*") if p.is_file()}
+    return {p for p in on_disk - listed if not p.startswith("_dead_letter/")}
+
+
+def _kill_during(worker: Worker, op: str, stage: str, delay: float, rows: list[Row]) -> str:
+    """Start ``op`` in the worker and SIGKILL it ``delay`` s after the ``stage`` message.
+
+    Returns what the worker got to: the last progress message, or ``finished``.
+    """
+    worker.send({"op": op, "rows": [list(r) for r in rows]} if op == "upsert" else {"op": op})
+    reached = "started"
+    deadline = time.monotonic() + 300
+    try:
+        while time.monotonic() < deadline:
+            line = worker.read_line(max(0.1, deadline - time.monotonic()))
+            assert line is not None, f"worker died on its own:\n{worker.stderr_tail()}"
+            if line.startswith(("R ", "E ")):
+                assert line.startswith("R "), line
+                return "finished"
+            reached = line[2:]
+            if stage in reached:
+                time.sleep(delay)
+                return reached
+        raise AssertionError(f"{op} did not reach {stage!r}")
+    finally:
+        worker.kill()
+
+
+@pytest.mark.slow
+def test_killed_upserts_and_compactions_leave_the_table_before_or_after(
+    spark: Any, tmp_path: Path, sqlite_url: str
+) -> None:
+    warehouse = str(tmp_path / "wh")
+    cat = connect(catalog=sqlite_url, warehouse=warehouse, spark=spark, user="alice")
+    t = make_table(cat, "t.crash")
+    model: dict[int, Any] = {}
+    for v in range(3):  # several versions, so compaction has work in both partitions
+        rows: list[Row] = [(i, float(v * 100 + i), "I", "ab"[i % 2]) for i in range(v, 40, 2)]
+        t.upsert(batch(rows))
+        apply(model, rows)
+    rng = random.Random()
+    seed = rng.randrange(1 << 30)
+    rng.seed(seed)
+    # The first round of each kind dies while writing files, the others anywhere.
+    plan = [
+        (op, "writing " if i < 2 else rng.choice(STAGES[op]), rng.uniform(0.0, 0.6))
+        for i, op in enumerate(ROUNDS)
+    ]
+    context = f"seed {seed}, plan {plan}"
+    workers = start_workers(
+        len(plan), sqlite_url, warehouse, "t.crash", txn_timeout_s=TXN_TIMEOUT_S
+    )
+    outcomes = []
+    try:
+        for n, ((op, stage, delay), worker) in enumerate(zip(plan, workers, strict=True)):
+            before = model_rows(model)
+            before_files = {f.path for f in t.snapshot().files}
+            commits = len(t.history())
+            rows = []
+            if op == "upsert":
+                rows = [(1000 + n, 1.0, "I", "a"), (n, -1.0, "U", "ab"[n % 2])]
+                rows.append((n + 2, None, "D", "ab"[n % 2]))
+            after_model = dict(model)
+            apply(after_model, rows)
+            after = model_rows(after_model)
+
+            reached = _kill_during(worker, op, stage, delay, rows)
+            now = latest(t)
+            assert now in (before, after), f"round {n} killed after {reached!r}; {context}"
+            outcomes.append((op, reached, "after" if now == after != before else "before"))
+            if now == after:
+                model = after_model
+            history = t.history()
+            if len(history) == commits:
+                assert {f.path for f in t.snapshot().files} == before_files, context
+            else:
+                assert history[-1].operation == op, context
+
+            fresh: list[Row] = [(2000 + n, 2.0, "I", "b"), (n + 10, 3.0, "U", "ab"[n % 2])]
+            t.upsert(batch(fresh))  # the table takes new writes at once
+            apply(model, fresh)
+            assert latest(t) == model_rows(model), f"round {n}; {context}"
+    finally:
+        for worker in workers:
+            worker.close()
+
+    deadline = time.monotonic() + 10 * TXN_TIMEOUT_S
+    while cat.store.txn_snapshot().open_ids and time.monotonic() < deadline:
+        time.sleep(0.5)
+        cat.store.reap_expired()
+    assert not cat.store.txn_snapshot().open_ids, context
+    orphans = _unlisted(cat, t)
+    result = t.vacuum(grace_hours=0)
+    assert result.orphan_files == len(orphans), f"{outcomes}; {context}"
+    assert _unlisted(cat, t) == set(), f"{outcomes}; {context}"
+    assert latest(t) == model_rows(model), context
+    t.compact()
+    assert latest(t) == model_rows(model), context
+    cat.close()

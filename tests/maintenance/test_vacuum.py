@@ -1,0 +1,137 @@
+"""Vacuum: retained snapshots stay whole, older ones fail clearly, orphans go after a grace."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.maintenance.conftest import apply, batch, latest, make_table, model_rows
+from versioned.api.catalog import Catalog
+from versioned.errors import NoSuchVersionError
+
+
+def _on_disk(cat: Catalog, t: Any) -> set[str]:
+    root = Path(cat.settings.warehouse) / t.info.location
+    return {str(p.relative_to(root)) for p in root.rglob("*") if p.is_file()}
+
+
+def _age(path: Path, hours: float) -> None:
+    past = time.time() - hours * 3600
+    os.utime(path, (past, past))
+
+
+def test_vacuum_never_deletes_a_file_a_retained_snapshot_lists(cat: Catalog) -> None:
+    """Commits (upserts and compactions) with the retention boundary between two of them:
+    every snapshot from the boundary on reads exactly as before, older ones fail clearly,
+    and the files only older snapshots listed are gone."""
+    t = make_table(cat)
+    model: dict[int, Any] = {}
+    states: dict[int, list[tuple[Any, ...]]] = {}
+    steps: list[Any] = [
+        [(i, float(i), "I", "ab"[i % 2]) for i in range(30)],
+        [(i, -1.0, "U", "ab"[i % 2]) for i in range(0, 30, 4)],
+        "compact",
+        [(i, None, "D", "ab"[i % 2]) for i in range(0, 30, 5)],
+        "compact",
+        [(i, -2.0, "U", "ab"[i % 2]) for i in range(1, 30, 6)],
+    ]
+    boundary_after = 2  # the snapshot of step 2 (the first compaction) was current at cutoff
+    cutoff = 0.0
+    for i, step in enumerate(steps):
+        if step == "compact":
+            t.compact()
+        else:
+            t.upsert(batch(step))
+            apply(model, step)
+        for commit in t.history():
+            states.setdefault(commit.version, model_rows(model))
+        if i == boundary_after:
+            time.sleep(0.05)
+            cutoff = time.time()
+            time.sleep(0.05)
+    history = t.history()
+    retained = [c for c in history if c.committed_at > cutoff]
+    boundary = [c for c in history if c.committed_at <= cutoff][-1]
+    retained.insert(0, boundary)
+    ledger_before = cat.store.all_files(t.name)
+    listed_by_retained = {f.path for c in retained for f in t.snapshot(as_of=c.version).files}
+
+    result = t.vacuum(retain_hours=(time.time() - cutoff) / 3600)
+
+    assert result.oldest_version == boundary.version
+    assert result.retired_files > 0 and result.orphan_files == 0
+    on_disk = _on_disk(cat, t)
+    assert listed_by_retained <= on_disk
+    deleted = {f.path for f in ledger_before} - on_disk
+    assert deleted == set(result.paths)
+    assert not deleted & listed_by_retained
+    for c in retained:
+        assert latest(t, as_of=c.version) == states[c.version], f"version {c.version}"
+    for c in history:
+        if c.seq < boundary.seq:
+            with pytest.raises(
+                NoSuchVersionError,
+                match=(
+                    f"version {c.version} was vacuumed; the oldest version still readable is "
+                    f"{boundary.version}"
+                ),
+            ):
+                t.read(as_of=c.version)
+    assert {f.path for f in cat.store.all_files(t.name)} == on_disk  # forgotten too
+    # Vacuum again with the same retention: nothing more to do.
+    again = t.vacuum(retain_hours=(time.time() - cutoff) / 3600)
+    assert (again.retired_files, again.orphan_files) == (0, 0)
+
+
+def test_vacuum_removes_orphans_after_the_grace_period_only(cat: Catalog) -> None:
+    t = make_table(cat)
+    t.upsert(batch([(1, 1.0, "I", "a"), (2, 2.0, "I", "b")]))
+    root = Path(cat.settings.warehouse) / t.info.location
+    open_txn = cat.store.begin()
+    orphans = {
+        "p=a/version_id=999999/part-0.parquet": 2.0,  # a write that never committed
+        "_index/p=a/version_id=999999/_tmp.abc": 2.0,
+        "_staging/txn=999998/_temporary/0/part-1.parquet": 2.0,
+        f"p=a/version_id={open_txn}/part-2.parquet": 2.0,  # a write still in progress
+        "p=b/version_id=999997/part-3.parquet": 0.0,  # too young
+        "_dead_letter/batch=1/part-0.json": 2.0,  # rejected rows: kept for the user
+    }
+    for rel, hours in orphans.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text("x")
+        _age(root / rel, hours)
+    rows_before = latest(t)
+    listed = {f.path for f in cat.store.all_files(t.name)}
+
+    dry = t.vacuum(dry_run=True)
+    assert dry.orphan_files == 3 and dry.kept_orphans == 2
+    assert all((root / rel).exists() for rel in orphans)
+
+    result = t.vacuum()
+    assert sorted(result.paths) == sorted(list(orphans)[:3])
+    assert (result.orphan_files, result.kept_orphans, result.retired_files) == (3, 2, 0)
+    assert _on_disk(cat, t) == listed | set(list(orphans)[3:])
+    assert not (root / "p=a/version_id=999999").exists()  # emptied directories go too
+    assert not (root / "_staging/txn=999998").exists()
+
+    cat.store.abort(open_txn)
+    result = t.vacuum(grace_hours=0)
+    assert result.orphan_files == 2
+    assert _on_disk(cat, t) == listed | {"_dead_letter/batch=1/part-0.json"}
+    assert latest(t) == rows_before
+
+
+def test_time_travel_within_retention_keeps_working(cat: Catalog) -> None:
+    t = make_table(cat)
+    t.upsert(batch([(1, 1.0, "I", "a")]))
+    first = t.history()[-1].version
+    t.upsert(batch([(1, 2.0, "U", "a")]))
+    t.compact()
+    result = t.vacuum()  # default retention: a week
+    assert result.retired_files == 0 and result.oldest_version == first
+    assert latest(t, as_of=first) == [(1, 1.0, "a")]
+    assert "vacuumed_before_seq" not in t.refresh().spec.properties

@@ -1,0 +1,92 @@
+"""A writer or compactor process driven over stdin, for the multi-process and crash tests.
+
+``python -m tests.maintenance.workers CATALOG_URL WAREHOUSE TABLE [TXN_TIMEOUT_S]`` starts
+its own SparkSession (local[1]), prints ``ready`` and then runs one command per stdin line:
+
+* ``{"op": "upsert", "rows": [[id, amt, op, p], ...]}``
+* ``{"op": "compact"}``
+* ``{"op": "exit"}``
+
+While a command runs every progress message is printed as ``P <message>``; the command ends
+with ``R <json>`` (its result) or ``E <traceback>``. The crash tests kill the process with
+SIGKILL between or after progress messages.
+"""
+
+from __future__ import annotations
+
+import faulthandler
+import json
+import signal
+import sys
+import traceback
+from typing import Any
+
+import pyarrow as pa
+
+COLUMNS = "id BIGINT, amt DOUBLE, op STRING, p STRING"
+
+
+def batch_table(rows: list[list[Any]]) -> pa.Table:
+    """The Arrow table of a batch of ``[id, amt, op, p]`` rows."""
+    ids, amts, ops, parts = zip(*rows, strict=True) if rows else ((), (), (), ())
+    return pa.table(
+        {
+            "id": pa.array(ids, pa.int64()),
+            "amt": pa.array(amts, pa.float64()),
+            "op": pa.array(ops, pa.string()),
+            "p": pa.array(parts, pa.string()),
+        }
+    )
+
+
+def _say(line: str) -> None:
+    sys.stdout.write(line.replace("\n", " ") + "\n")
+    sys.stdout.flush()
+
+
+def serve(url: str, warehouse: str, table_name: str, txn_timeout_s: float) -> None:
+    """Run commands from stdin until ``exit`` or end of input."""
+    faulthandler.register(signal.SIGUSR1, all_threads=True)  # the test asks when stuck
+    import versioned
+    from versioned.engine.compaction_plan import CompactionOptions
+    from versioned.engine.session import get_or_create_spark
+    from versioned.engine.version_writer import WriteOptions
+
+    spark = get_or_create_spark(
+        "local[1]",
+        "versioned-test-worker",
+        conf={"spark.sql.shuffle.partitions": "2", "spark.driver.memory": "1g"},
+    )
+    catalog = versioned.connect(catalog=url, warehouse=warehouse, spark=spark, user="alice")
+    table = catalog.table(table_name)
+    spark.range(4).count()  # start the executor before timing starts
+    write_options = WriteOptions(txn_timeout_s=txn_timeout_s, max_attempts=10)
+    compact_options = CompactionOptions(txn_timeout_s=txn_timeout_s)
+    _say("ready")
+    for line in sys.stdin:
+        command = json.loads(line)
+        op = command["op"]
+        try:
+            if op == "exit":
+                break
+            if op == "upsert":
+                result: Any = table.upsert(
+                    batch_table(command["rows"]),
+                    options=write_options,
+                    progress=lambda m: _say(f"P {m}"),
+                )
+                _say("R " + json.dumps(result.to_dict()))
+            elif op == "compact":
+                done = table.compact(options=compact_options, progress=lambda m: _say(f"P {m}"))
+                _say("R " + json.dumps(done.to_dict()))
+            else:
+                raise ValueError(f"unknown op {op!r}")
+        except Exception:
+            _say("E " + json.dumps(traceback.format_exc()))
+    catalog.close()
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 4:
+        raise SystemExit("usage: python -m tests.maintenance.workers URL WAREHOUSE TABLE [TIMEOUT]")
+    serve(sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4]) if len(sys.argv) > 4 else 60)

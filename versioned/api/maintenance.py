@@ -1,0 +1,128 @@
+"""Frozen results of the maintenance operations: `Table.compact` and `Table.vacuum`."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+PartitionStatus = Literal["planned", "compacted", "conflict", "skipped"]
+
+
+@dataclass(frozen=True)
+class PartitionCompaction:
+    """What compaction did to one partition.
+
+    Attributes:
+        partition: The partition's directory (``""`` when the table is unpartitioned).
+        status: ``compacted``; ``planned`` (dry run); ``conflict`` (writers kept committing
+            to the partition first: nothing changed, compact it again later); ``skipped``
+            (another compaction got there first: nothing left to do).
+        version: The compaction's version (its transaction id), when it committed.
+        high_water_mark: Every version up to this one was compacted.
+        versions_compacted: How many versions the partition held before.
+        rows: Rows written (the partition's live records).
+        tombstones: Delete tombstones carried into the new version (ordering column only).
+        files_removed: Data, index and Bloom files retired (they stay for readers of older
+            snapshots until vacuum's retention runs out).
+        files_added: Files written.
+        bytes_before: Size of the retired data files.
+        bytes_after: Size of the data files written.
+        attempts: Planning and writing attempts (a lost commit race costs one).
+        seconds: Wall time for this partition.
+        message: A short explanation for ``conflict`` and ``skipped``.
+    """
+
+    partition: str
+    status: PartitionStatus
+    version: int | None = None
+    high_water_mark: int | None = None
+    versions_compacted: int = 0
+    rows: int = 0
+    tombstones: int = 0
+    files_removed: int = 0
+    files_added: int = 0
+    bytes_before: int = 0
+    bytes_after: int = 0
+    attempts: int = 0
+    seconds: float = 0.0
+    message: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-data form (for JSON output)."""
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class CompactionResult:
+    """What `Table.compact` did, partition by partition (one commit per partition).
+
+    Attributes:
+        table: ``db.table``.
+        dry_run: Only planned; nothing was written.
+        partitions: One entry per partition that was chosen.
+        seconds: Wall time of the whole operation.
+    """
+
+    table: str
+    dry_run: bool
+    partitions: tuple[PartitionCompaction, ...] = ()
+    seconds: float = 0.0
+
+    @property
+    def compacted(self) -> int:
+        """Partitions that committed a compaction."""
+        return sum(1 for p in self.partitions if p.status == "compacted")
+
+    @property
+    def conflicts(self) -> int:
+        """Partitions left as they were because writers kept committing first."""
+        return sum(1 for p in self.partitions if p.status == "conflict")
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-data form (for JSON output)."""
+        return {
+            "table": self.table,
+            "dry_run": self.dry_run,
+            "compacted": self.compacted,
+            "conflicts": self.conflicts,
+            "seconds": self.seconds,
+            "partitions": [p.to_dict() for p in self.partitions],
+        }
+
+
+@dataclass(frozen=True)
+class VacuumResult:
+    """What `Table.vacuum` removed (or, in a dry run, would remove).
+
+    Attributes:
+        table: ``db.table``.
+        dry_run: Nothing was deleted.
+        oldest_version: The oldest version still readable with ``as_of`` (None: no commit).
+        retired_files: Files retired by commits older than the retention, deleted and
+            forgotten by the catalog.
+        retired_bytes: Their size.
+        orphan_files: Files under the table that no commit lists (failed or killed writes),
+            older than the grace period, deleted.
+        orphan_bytes: Their size.
+        kept_orphans: Unlisted files kept: younger than the grace period or belonging to a
+            transaction still open.
+        paths: The deleted (or, dry run, deletable) paths, relative to the table directory.
+        seconds: Wall time.
+    """
+
+    table: str
+    dry_run: bool
+    oldest_version: int | None
+    retired_files: int = 0
+    retired_bytes: int = 0
+    orphan_files: int = 0
+    orphan_bytes: int = 0
+    kept_orphans: int = 0
+    paths: tuple[str, ...] = field(default=(), repr=False)
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-data form without the path list (for output)."""
+        data = asdict(self)
+        data.pop("paths")
+        return data

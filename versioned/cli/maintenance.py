@@ -1,0 +1,260 @@
+"""Maintenance commands: compact (on demand or scheduled) and vacuum."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import click
+
+from versioned.cli.context import CliContext, output_option, pass_cli
+from versioned.cli.render import echo, render_record, render_rows
+from versioned.errors import CommitConflictError, PermissionDeniedError
+
+PLAN_COLUMNS = [
+    "table",
+    "partition",
+    "high_water_mark",
+    "versions",
+    "files",
+    "rows",
+    "files_to_write",
+    "why",
+]
+RESULT_COLUMNS = [
+    "table",
+    "partition",
+    "status",
+    "version",
+    "high_water_mark",
+    "versions",
+    "rows",
+    "tombstones",
+    "files_removed",
+    "files_added",
+    "seconds",
+]
+
+
+def _progress(quiet: bool) -> Any:
+    started = time.monotonic()
+
+    def say(message: str) -> None:
+        if not quiet:
+            click.echo(f"[{time.monotonic() - started:7.1f}s] {message}", err=True)
+
+    return say
+
+
+@click.command("compact")
+@click.argument("name", metavar="DB.TABLE", required=False)
+@click.option(
+    "--all",
+    "all_tables",
+    is_flag=True,
+    help="Every table you may write; only partitions past the thresholds (for cron/Airflow).",
+)
+@click.option(
+    "--partition",
+    "partitions",
+    multiple=True,
+    metavar="K=V/...",
+    help="Only this partition, e.g. store_id=7/create_date=2024-01-01 (repeatable).",
+)
+@click.option(
+    "--min-versions",
+    type=click.IntRange(min=1),
+    default=None,
+    metavar="N",
+    help="Pick partitions with at least N versions [--all default: 10].",
+)
+@click.option(
+    "--max-index-entries",
+    type=click.IntRange(min=1),
+    default=None,
+    metavar="K",
+    help="Pick partitions with at least K index entries [--all default: 100000].",
+)
+@click.option(
+    "--min-small-files",
+    type=click.IntRange(min=1),
+    default=None,
+    metavar="F",
+    help="Pick partitions with at least F small data files [--all default: 10].",
+)
+@click.option(
+    "--rows-per-file",
+    type=click.IntRange(min=1),
+    default=None,
+    metavar="N",
+    help="Target rows per data file [default: 1000000].",
+)
+@click.option("--dry-run", is_flag=True, help="Print the plan; write nothing.")
+@click.option("--quiet", "-q", is_flag=True, help="No plan or progress messages on stderr.")
+@output_option
+@pass_cli
+def compact(
+    state: CliContext,
+    name: str | None,
+    all_tables: bool,
+    partitions: tuple[str, ...],
+    min_versions: int | None,
+    max_index_entries: int | None,
+    min_small_files: int | None,
+    rows_per_file: int | None,
+    dry_run: bool,
+    quiet: bool,
+) -> None:
+    """Rewrite partitions of DB.TABLE into one version holding only their latest rows.
+
+    Each partition commits on its own; readers keep their snapshots and writes that commit
+    meanwhile are not lost. Exits 0 when everything chosen was compacted or there was
+    nothing to do, 75 when writers kept committing to a partition first (run it again).
+
+    \b
+    Examples:
+      versioned compact test.sell
+      versioned compact test.sell --partition store_id=7/create_date=2024-01-01 --dry-run
+      versioned compact --all --min-versions 20        # scheduled: past the thresholds
+    """
+    from versioned.engine.compaction_plan import CompactionOptions, CompactionThresholds
+
+    if bool(name) == all_tables:
+        raise click.UsageError("give DB.TABLE or --all (not both)")
+    if all_tables and partitions:
+        raise click.UsageError("--partition needs DB.TABLE, not --all")
+    thresholds = None
+    if all_tables or any(v is not None for v in (min_versions, max_index_entries, min_small_files)):
+        default = CompactionThresholds()
+        thresholds = CompactionThresholds(
+            min_versions=min_versions or default.min_versions,
+            max_index_entries=max_index_entries or default.max_index_entries,
+            min_small_files=min_small_files or default.min_small_files,
+        )
+    options = CompactionOptions(rows_per_file=rows_per_file) if rows_per_file else None
+    say = _progress(quiet)
+    catalog = state.catalog
+    tables = [catalog.table(name)] if name else _writable_tables(state, say)
+
+    plans = []
+    for table in tables:
+        planned = table.compact(
+            list(partitions) or None, thresholds=thresholds, options=options, dry_run=True
+        )
+        plans += [(table, p) for p in planned.partitions]
+    plan_rows = [
+        {
+            "table": str(table.name),
+            "partition": p.partition or "(table)",
+            "high_water_mark": p.high_water_mark,
+            "versions": p.versions_compacted,
+            "files": p.files_removed,
+            "rows": p.rows,
+            "files_to_write": p.files_added,
+            "why": p.message,
+        }
+        for table, p in plans
+    ]
+    if dry_run or not plans:
+        if not plans:
+            say("nothing to compact")
+        echo(render_rows(plan_rows, state.output, PLAN_COLUMNS))
+        return
+    if not quiet and state.output == "table":
+        click.echo(render_rows(plan_rows, "table", PLAN_COLUMNS), err=True)
+    results = []
+    for table in dict.fromkeys(t for t, _ in plans):
+        done = table.compact(
+            list(partitions) or None, thresholds=thresholds, options=options, progress=say
+        )
+        results += [{"table": str(table.name), **_result_row(p)} for p in done.partitions]
+    echo(render_rows(results, state.output, RESULT_COLUMNS))
+    conflicts = [r for r in results if r["status"] == "conflict"]
+    if conflicts:
+        click.echo(
+            f"{len(conflicts)} partition(s) left as they were: writers kept committing to "
+            "them first. Nothing was lost; run the compaction again later.",
+            err=True,
+        )
+        click.get_current_context().exit(CommitConflictError.exit_code)
+
+
+def _result_row(p: Any) -> dict[str, Any]:
+    return {
+        "partition": p.partition or "(table)",
+        "status": p.status,
+        "version": p.version,
+        "high_water_mark": p.high_water_mark,
+        "versions": p.versions_compacted,
+        "rows": p.rows,
+        "tombstones": p.tombstones,
+        "files_removed": p.files_removed,
+        "files_added": p.files_added,
+        "seconds": p.seconds,
+    }
+
+
+def _writable_tables(state: CliContext, say: Any) -> list[Any]:
+    found = []
+    for info in state.catalog.tables():
+        if info.spec.layout != "versioned":
+            continue
+        try:
+            state.catalog.store.check(info.spec.name, "write")
+        except PermissionDeniedError:
+            say(f"skipping {info.spec.name}: no write permission")
+            continue
+        found.append(state.catalog.table(info.spec.name))
+    return found
+
+
+@click.command("vacuum")
+@click.argument("name", metavar="DB.TABLE")
+@click.option(
+    "--retain-hours",
+    type=click.FloatRange(min=0),
+    default=168.0,
+    show_default=True,
+    help="Keep every snapshot current within this many hours readable.",
+)
+@click.option(
+    "--grace-hours",
+    type=click.FloatRange(min=0),
+    default=1.0,
+    show_default=True,
+    help="Leave unlisted files younger than this (writes in progress).",
+)
+@click.option("--dry-run", is_flag=True, help="List what would be deleted; delete nothing.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress messages on stderr.")
+@output_option
+@pass_cli
+def vacuum(
+    state: CliContext,
+    name: str,
+    retain_hours: float,
+    grace_hours: float,
+    dry_run: bool,
+    quiet: bool,
+) -> None:
+    """Delete files of DB.TABLE that no snapshot within the retention reads, and orphans.
+
+    Orphans are files of failed or killed writes that no commit lists, older than the grace
+    period. Time travel (--as-of) works back to the retention and fails clearly beyond it.
+    The dead-letter folder is never touched.
+
+    \b
+    Examples:
+      versioned vacuum test.sell --dry-run
+      versioned vacuum test.sell --retain-hours 24
+    """
+    table = state.catalog.table(name)
+    result = table.vacuum(
+        retain_hours, grace_hours=grace_hours, dry_run=dry_run, progress=_progress(quiet)
+    )
+    record = result.to_dict()
+    if dry_run:
+        record["paths"] = list(result.paths)
+    echo(render_record(record, state.output))
+
+
+COMMANDS = [compact, vacuum]

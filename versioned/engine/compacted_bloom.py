@@ -1,0 +1,180 @@
+"""The Bloom filter of a compacted partition version (plain Python over Arrow, no Spark).
+
+It must hold every key the compacted version has a row or a tombstone for. It is built from
+the key columns of the compacted versions' data files (read with Arrow while Spark writes the
+rows) and the carried tombstones: a superset of the live keys, as the filters it replaces
+were (they hold deleted keys too), so it only adds false positives, never misses a key.
+
+A filter built by compaction gets headroom (`HEADROOM` times its keys). The next compaction
+of the partition reuses it when it has room: it tests the keys of the versions written since
+and adds those it does not hold yet, instead of hashing every key of the partition again. A
+scheduled compaction of a large partition with small deltas then costs in proportion to the
+deltas. The filter is rebuilt (dropping keys deleted meanwhile) when it would run out of room.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.orc as paorc
+import pyarrow.parquet as pq
+
+from versioned.catalog.records import DataFile
+from versioned.errors import InputError
+from versioned.layouts.version_partition.bloom import MIN_CAPACITY, KeyBloomFilter
+from versioned.layouts.version_partition.index import index_key_columns
+from versioned.layouts.version_partition.keys import encode_key_array, key_range
+from versioned.layouts.version_partition.stats import json_bound
+from versioned.schema import TableSpec
+from versioned.storage.filesystem import FileIO
+
+HEADROOM = 2.0
+"""Capacity of a filter built by compaction, in multiples of its keys."""
+KEY_CHUNK_ROWS = 1 << 21
+"""Keys read and hashed per step: bounds the driver's temporary memory."""
+CAPACITY_STAT = "capacity"
+ERROR_RATE_STAT = "error_rate"
+
+
+def compacted_bloom_filter(
+    fileio: FileIO,
+    table_location: str,
+    spec: TableSpec,
+    data_files: Sequence[DataFile],
+    bloom_files: Sequence[DataFile],
+    tombstones: pa.Table,
+    error_rate: float,
+) -> tuple[KeyBloomFilter, dict[str, Any]]:
+    """The filter for a compaction of ``data_files`` (one partition) and its catalog stats.
+
+    Args:
+        data_files: The data files being compacted.
+        bloom_files: The partition's live Bloom files (a compacted one may be reused).
+        tombstones: Tombstones carried into the new version (their keys are added).
+    """
+    base_file = _reusable(bloom_files, error_rate)
+    if base_file is not None:
+        rest = [f for f in data_files if f.version != base_file.version]
+        distinct, bounds = _distinct_keys(fileio, table_location, spec, rest, tombstones)
+        bloom = KeyBloomFilter.read(fileio, f"{table_location}/{base_file.path}")
+        try:
+            for start in range(0, len(distinct), KEY_CHUNK_ROWS):
+                bloom.add_missing(distinct[start : start + KEY_CHUNK_ROWS].to_pylist())
+        except InputError:  # out of room: rebuild below
+            pass
+        else:
+            stats = bounds.merged_with(base_file.stats).stats(bloom.count)
+            return bloom, {**stats, CAPACITY_STAT: bloom.capacity, ERROR_RATE_STAT: error_rate}
+    distinct, bounds = _distinct_keys(fileio, table_location, spec, data_files, tombstones)
+    capacity = max(math.ceil(len(distinct) * HEADROOM), MIN_CAPACITY)
+    bloom = KeyBloomFilter(capacity, error_rate)
+    for start in range(0, len(distinct), KEY_CHUNK_ROWS):
+        bloom.add_many(distinct[start : start + KEY_CHUNK_ROWS].to_pylist())
+    return bloom, {
+        **bounds.stats(bloom.count),
+        CAPACITY_STAT: capacity,
+        ERROR_RATE_STAT: error_rate,
+    }
+
+
+def _reusable(bloom_files: Sequence[DataFile], error_rate: float) -> DataFile | None:
+    """The compacted filter with the most room, if one has room and the wanted error rate."""
+    candidates = [
+        f
+        for f in bloom_files
+        if f.stats.get(CAPACITY_STAT, 0) > f.row_count
+        and f.stats.get(ERROR_RATE_STAT) == error_rate
+    ]
+    return max(candidates, key=lambda f: f.stats[CAPACITY_STAT] - f.row_count, default=None)
+
+
+def _distinct_keys(
+    fileio: FileIO,
+    table_location: str,
+    spec: TableSpec,
+    data_files: Sequence[DataFile],
+    tombstones: pa.Table,
+) -> tuple[pa.Array, _KeyBounds]:
+    """Encoded distinct keys of ``data_files`` and ``tombstones``, and their bounds."""
+    keys = index_key_columns(spec)
+    bounds = _KeyBounds()
+    encoded: list[pa.Array] = []
+    for chunk in _key_chunks(fileio, table_location, data_files, spec.file_format, keys):
+        encoded.append(encode_key_array(chunk, keys))
+        bounds.add(chunk, keys)
+    if tombstones.num_rows:
+        encoded.append(encode_key_array(tombstones, keys))
+        bounds.add(tombstones, keys)
+    if not encoded:
+        return pa.array([], pa.binary()), bounds
+    return pc.unique(pa.chunked_array(encoded, pa.binary())), bounds
+
+
+class _KeyBounds:
+    """Bounds of the first key column, as `stats.key_stats` keeps them, chunk by chunk."""
+
+    def __init__(self) -> None:
+        self.rows = 0
+        self.low: Any = None
+        self.high: Any = None
+        self.unbounded = False
+
+    def add(self, keys: pa.Table, key_columns: Sequence[str]) -> None:
+        if keys.num_rows == 0:
+            return
+        self.rows += keys.num_rows
+        found = key_range(keys, key_columns)
+        if found is None:
+            self.unbounded = True
+            return
+        self._widen(json_bound(found[0], "min"), json_bound(found[1], "max"))
+
+    def merged_with(self, stats: Mapping[str, Any]) -> _KeyBounds:
+        """These bounds widened by those of another filter's stats."""
+        if stats.get("keys", 0):
+            low, high = stats.get("min_key"), stats.get("max_key")
+            self.rows += 1
+            if low is None or high is None:
+                self.unbounded = True
+            else:
+                self._widen(low, high)
+        return self
+
+    def _widen(self, low: Any, high: Any) -> None:
+        if low is None or high is None:
+            self.unbounded = True
+            return
+        try:
+            self.low = low if self.low is None else min(self.low, low)
+            self.high = high if self.high is None else max(self.high, high)
+        except TypeError:  # bounds of different kinds: do not prune
+            self.unbounded = True
+
+    def stats(self, keys: int) -> dict[str, Any]:
+        if self.unbounded or self.rows == 0:
+            return {"keys": keys, "min_key": None, "max_key": None}
+        return {"keys": keys, "min_key": self.low, "max_key": self.high}
+
+
+def _key_chunks(
+    fileio: FileIO,
+    table_location: str,
+    files: Sequence[DataFile],
+    file_format: str,
+    keys: Sequence[str],
+) -> Iterator[pa.Table]:
+    """The key columns of ``files``, in chunks of at most `KEY_CHUNK_ROWS` rows."""
+    for data_file in files:
+        with fileio.open_input(f"{table_location}/{data_file.path}") as handle:
+            if file_format == "orc":
+                orc = paorc.ORCFile(handle)
+                for stripe in range(orc.nstripes):
+                    yield pa.Table.from_batches([orc.read_stripe(stripe, columns=list(keys))])
+            else:
+                parquet = pq.ParquetFile(handle)
+                for batch in parquet.iter_batches(batch_size=KEY_CHUNK_ROWS, columns=list(keys)):
+                    yield pa.Table.from_batches([batch])

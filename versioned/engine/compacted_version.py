@@ -1,0 +1,140 @@
+"""Writing the files of a compacted partition version: data, Bloom filter, tombstone index.
+
+Spark writes the latest rows into the transaction's private staging directory; the files
+are moved into ``<partition>/version_id=C/``. While Spark writes, the driver builds the
+Bloom filter (`compacted_bloom`) from the key columns of the compacted data files.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.orc as paorc
+import pyarrow.parquet as pq
+from pyspark.sql import DataFrame
+
+from versioned.catalog.records import DataFile, FileAdd
+from versioned.engine.compacted_bloom import compacted_bloom_filter
+from versioned.engine.staging import staging_dir
+from versioned.layouts.version_partition.index import VERSION_COLUMN, write_index
+from versioned.layouts.version_partition.paths import (
+    bloom_file_name,
+    index_dir,
+    index_file_name,
+    is_hidden,
+    version_dir,
+)
+from versioned.layouts.version_partition.probe import BLOOM_KIND
+from versioned.schema import TableSpec
+from versioned.storage.filesystem import FileIO
+
+
+@dataclass(frozen=True)
+class CompactedFiles:
+    """The files of a compacted version, ready to commit.
+
+    Attributes:
+        adds: Data files, then the tombstone index (if any), then the Bloom filter.
+        rows: Rows in the data files.
+        tombstones: Tombstones in the index file.
+        data_bytes: Size of the data files.
+    """
+
+    adds: tuple[FileAdd, ...]
+    rows: int
+    tombstones: int
+    data_bytes: int
+
+
+def write_compacted_version(
+    rows: DataFrame,
+    spec: TableSpec,
+    fileio: FileIO,
+    table_location: str,
+    *,
+    partition_id: int,
+    partition_path: str,
+    version: int,
+    files: int,
+    source_files: Sequence[DataFile],
+    bloom_files: Sequence[DataFile],
+    tombstones: pa.Table,
+    bloom_error_rate: float,
+) -> CompactedFiles:
+    """Write ``rows`` (the table's data columns) as version ``version`` of one partition.
+
+    Args:
+        files: Data files to write (the rows are spread evenly over them).
+        source_files: The data files being compacted (their keys go into the Bloom filter).
+        bloom_files: The partition's live Bloom files (see `compacted_bloom`).
+        tombstones: Index entries of deleted keys to keep (index schema).
+    """
+    stage = staging_dir(table_location, version)
+    shaped = rows.repartition(files) if files > 1 else rows.coalesce(1)
+    writer = shaped.write.mode("errorifexists").format(spec.file_format)
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="versioned-compact") as pool:
+        spark_job = pool.submit(writer.save, fileio.full_path(stage))
+        bloom, stats = compacted_bloom_filter(
+            fileio, table_location, spec, source_files, bloom_files, tombstones, bloom_error_rate
+        )
+        spark_job.result()
+    target_dir = version_dir(partition_path, version)
+    data: list[FileAdd] = []
+    for stat in fileio.list_files(stage):  # our own private output, not table data
+        name = stat.path[len(stage) + 1 :]
+        if is_hidden(name) or "/" in name:
+            continue
+        target = f"{target_dir}/{name}"
+        fileio.move(stat.path, f"{table_location}/{target}")
+        count = _row_count(fileio, f"{table_location}/{target}", spec.file_format)
+        if count == 0:  # Spark writes an empty file for an empty result
+            fileio.delete_file(f"{table_location}/{target}")
+            continue
+        data.append(FileAdd(partition_id, target, "data", version, stat.size, count))
+    fileio.delete_dir(stage, missing_ok=True)
+
+    adds = list(data)
+    idir = index_dir(partition_path, version)
+    # A key whose newest index entry is a delete has no row: a later write of the key found
+    # it in the deleting version's filter and wrote a newer entry. So tombstones and rows
+    # never share a key.
+    if tombstones.num_rows:
+        name = f"{idir}/{index_file_name()}"
+        size = write_index(fileio, f"{table_location}/{name}", tombstones)
+        oldest = pc.min(tombstones.column(VERSION_COLUMN)).as_py()
+        index_stats = {"tombstones": tombstones.num_rows, "min_version": int(oldest)}
+        adds.append(
+            FileAdd(partition_id, name, "index", version, size, tombstones.num_rows, index_stats)
+        )
+    name = f"{idir}/{bloom_file_name()}"
+    size = bloom.write(fileio, f"{table_location}/{name}")
+    adds.append(FileAdd(partition_id, name, BLOOM_KIND, version, size, bloom.count, stats))
+    return CompactedFiles(
+        adds=tuple(adds),
+        rows=sum(a.row_count for a in data),
+        tombstones=tombstones.num_rows,
+        data_bytes=sum(a.size_bytes for a in data),
+    )
+
+
+def remove_version_files(
+    fileio: FileIO, table_location: str, partition_path: str, version: int
+) -> None:
+    """Delete what `write_compacted_version` wrote for ``version`` (before any commit)."""
+    for rel in (
+        staging_dir(table_location, version),
+        f"{table_location}/{version_dir(partition_path, version)}",
+        f"{table_location}/{index_dir(partition_path, version)}",
+    ):
+        fileio.delete_dir(rel, missing_ok=True)
+
+
+def _row_count(fileio: FileIO, rel: str, file_format: str) -> int:
+    with fileio.open_input(rel) as handle:
+        if file_format == "orc":
+            return int(paorc.ORCFile(handle).nrows)
+        return int(pq.ParquetFile(handle).metadata.num_rows)

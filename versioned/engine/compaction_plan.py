@@ -1,0 +1,299 @@
+"""Which partitions of a version-partition table to compact, decided from catalog metadata only.
+
+A partition is worth compacting when it holds more than one version, version-index entries,
+or more data files than its rows need. The scheduled form (``versioned compact --all``) only
+picks partitions past thresholds (`CompactionThresholds`). Nothing here reads a data file.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from versioned.catalog.records import DataFile, PartitionInfo, Snapshot
+from versioned.errors import InputError
+from versioned.layouts.version_partition.bloom import DEFAULT_ERROR_RATE
+
+TOMBSTONE_RETENTION_PROPERTY = "tombstone_retention_hours"
+DEFAULT_TOMBSTONE_RETENTION_HOURS = 168.0
+DEFAULT_PARTITION_NULL = "__HIVE_DEFAULT_PARTITION__"
+
+
+@dataclass(frozen=True)
+class CompactionOptions:
+    """Tuning of a compaction; the defaults suit most tables.
+
+    Attributes:
+        rows_per_file: Target rows per data file written.
+        target_file_bytes: Target size of a data file (estimated from the files read).
+        bloom_error_rate: False-positive rate of the new Bloom filter.
+        txn_timeout_s: Timeout of the compaction's transaction (it is heartbeated).
+        max_attempts: Attempts per partition; a partition whose commit loses the race to a
+            writer is planned and written again once by default.
+        parallelism: Partitions compacted at the same time (each is its own Spark jobs and
+            its own commit).
+    """
+
+    rows_per_file: int = 1_000_000
+    target_file_bytes: int = 128 << 20
+    bloom_error_rate: float = DEFAULT_ERROR_RATE
+    txn_timeout_s: float = 300.0
+    max_attempts: int = 2
+    parallelism: int = 2
+
+    def __post_init__(self) -> None:
+        if min(self.rows_per_file, self.target_file_bytes, self.max_attempts, self.parallelism) < 1:
+            raise InputError(
+                "rows_per_file, target_file_bytes, max_attempts and parallelism must be positive",
+                rows_per_file=self.rows_per_file,
+            )
+
+
+@dataclass(frozen=True)
+class CompactionThresholds:
+    """When the scheduled compaction picks a partition: any one threshold reached.
+
+    Attributes:
+        min_versions: Versions (committed writes) in the partition.
+        max_index_entries: Version-index entries (readers join them on every read).
+        min_small_files: Data files under half the target size (rows and bytes).
+    """
+
+    min_versions: int | None = 10
+    max_index_entries: int | None = 100_000
+    min_small_files: int | None = 10
+
+
+@dataclass(frozen=True)
+class PartitionPlan:
+    """What compacting one partition would do, from catalog metadata.
+
+    Attributes:
+        partition: The partition.
+        high_water_mark: Its head version: every version up to it is compacted.
+        versions: Distinct versions of its live files.
+        live_files: Its live files of every kind (all are retired by the compaction).
+        data_files: Live data files; ``small_files`` of them under half the target size.
+        data_rows: Rows in those files (superseded ones included).
+        index_entries: Version-index entries (updates of older rows and tombstones).
+        estimated_rows: Rows the compacted partition is expected to hold.
+        files_to_write: Data files the compaction will write.
+        reasons: Why the partition was picked.
+    """
+
+    partition: PartitionInfo
+    high_water_mark: int | None
+    versions: int
+    live_files: int
+    data_files: int
+    small_files: int
+    data_rows: int
+    data_bytes: int
+    index_files: int
+    index_entries: int
+    estimated_rows: int
+    files_to_write: int
+    reasons: tuple[str, ...]
+
+    @property
+    def path(self) -> str:
+        """The partition's directory (``""`` when the table is unpartitioned)."""
+        return self.partition.path
+
+    def to_dict(self) -> dict[str, object]:
+        """Plain-data form (for output)."""
+        return {
+            "partition": self.path or "(table)",
+            "high_water_mark": self.high_water_mark,
+            "versions": self.versions,
+            "data_files": self.data_files,
+            "small_files": self.small_files,
+            "data_rows": self.data_rows,
+            "index_entries": self.index_entries,
+            "estimated_rows": self.estimated_rows,
+            "files_to_write": self.files_to_write,
+            "reasons": ", ".join(self.reasons),
+        }
+
+
+def partition_files(snapshot: Snapshot, partition_id: int) -> tuple[DataFile, ...]:
+    """The snapshot's live files of one partition."""
+    return tuple(f for f in snapshot.files if f.partition_id == partition_id)
+
+
+def plan_partition(
+    partition: PartitionInfo,
+    files: Sequence[DataFile],
+    options: CompactionOptions,
+    *,
+    thresholds: CompactionThresholds | None = None,
+    expired_tombstone_versions: frozenset[int] = frozenset(),
+) -> PartitionPlan | None:
+    """The plan for one partition, or ``None`` when it has nothing to compact.
+
+    Without ``thresholds`` a partition is compacted unless it is already compact: one
+    version, no more data files than its rows need, and no index entries (except tombstones
+    whose retention has not run out). With ``thresholds`` it must also reach one of them.
+
+    Args:
+        expired_tombstone_versions: Versions whose tombstones are past their retention; a
+            compacted partition still holding some is compacted again to drop them.
+    """
+    if not files:
+        return None
+    data = [f for f in files if f.kind == "data"]
+    index = [f for f in files if f.kind == "index"]
+    versions = len({f.version for f in files})
+    data_rows = sum(f.row_count for f in data)
+    data_bytes = sum(f.size_bytes for f in data)
+    entries = sum(f.row_count for f in index)
+    estimated = max(data_rows - entries, 0)
+    by_rows = math.ceil(estimated / options.rows_per_file)
+    live_bytes = data_bytes * estimated / data_rows if data_rows else 0
+    by_bytes = math.ceil(live_bytes / options.target_file_bytes)
+    to_write = max(1, by_rows, by_bytes)
+    small = sum(
+        1
+        for f in data
+        if f.row_count < options.rows_per_file / 2 and f.size_bytes < options.target_file_bytes / 2
+    )
+    reasons: list[str] = []
+    if thresholds is None:
+        if versions > 1:
+            reasons.append(f"{versions} versions")
+        if len(data) > to_write:
+            reasons.append(f"{len(data)} data files for {to_write}")
+        plain_index = [f for f in index if "tombstones" not in f.stats]
+        if plain_index:
+            reasons.append(f"{entries} index entries")
+        elif any(int(f.stats.get("min_version", -1)) in expired_tombstone_versions for f in index):
+            reasons.append("expired tombstones")
+    else:
+        if thresholds.min_versions is not None and versions >= max(thresholds.min_versions, 2):
+            reasons.append(f"{versions} versions >= {thresholds.min_versions}")
+        if (
+            thresholds.max_index_entries is not None
+            and entries >= thresholds.max_index_entries
+            and entries > 0
+        ):
+            reasons.append(f"{entries} index entries >= {thresholds.max_index_entries}")
+        if (
+            thresholds.min_small_files is not None
+            and small >= thresholds.min_small_files
+            and len(data) > to_write
+        ):
+            reasons.append(f"{small} small files >= {thresholds.min_small_files}")
+    if not reasons:
+        return None
+    return PartitionPlan(
+        partition=partition,
+        high_water_mark=partition.head_version,
+        versions=versions,
+        live_files=len(files),
+        data_files=len(data),
+        small_files=small,
+        data_rows=data_rows,
+        data_bytes=data_bytes,
+        index_files=len(index),
+        index_entries=entries,
+        estimated_rows=estimated,
+        files_to_write=to_write,
+        reasons=tuple(reasons),
+    )
+
+
+def plan_compaction(
+    snapshot: Snapshot,
+    options: CompactionOptions,
+    *,
+    partitions: Sequence[PartitionInfo] | None = None,
+    thresholds: CompactionThresholds | None = None,
+    expired_tombstone_versions: frozenset[int] = frozenset(),
+) -> list[PartitionPlan]:
+    """Plans of the partitions to compact, by partition path.
+
+    Args:
+        partitions: Only these partitions (default: every partition of the table).
+    """
+    chosen = (
+        list(snapshot.partitions.values())
+        if partitions is None
+        else list({p.id: snapshot.partitions.get(p.id, p) for p in partitions}.values())
+    )
+    by_partition: dict[int | None, list[DataFile]] = {}
+    for f in snapshot.files:
+        by_partition.setdefault(f.partition_id, []).append(f)
+    plans = []
+    for partition in sorted(chosen, key=lambda p: p.path):
+        plan = plan_partition(
+            partition,
+            by_partition.get(partition.id, []),
+            options,
+            thresholds=thresholds,
+            expired_tombstone_versions=expired_tombstone_versions,
+        )
+        if plan is not None:
+            plans.append(plan)
+    return plans
+
+
+def parse_partition_spec(text: str, partition_by: Sequence[str]) -> tuple[str | None, ...]:
+    """Partition values from a Hive-style path with unescaped values.
+
+    ``store_id=7/create_date=2024-01-01`` gives ``("7", "2024-01-01")``. The keys must be
+    the table's partition columns in order; a value runs up to ``/<next key>=``, so values may
+    contain ``/`` and ``=``. ``__HIVE_DEFAULT_PARTITION__`` (or an empty value) is the null
+    partition.
+
+    Raises:
+        InputError: The text does not name every partition column in order.
+    """
+    if not partition_by:
+        raise InputError("the table is not partitioned: compact it without --partition")
+    example = "/".join(f"{k}=..." for k in partition_by)
+    rest = text.strip().strip("/")
+    values: list[str | None] = []
+    for i, key in enumerate(partition_by):
+        prefix = f"{key}="
+        if not rest.startswith(prefix):
+            raise InputError(
+                f"partition {text!r} does not match the table's partition columns: "
+                f"write it as {example}",
+                partition=text,
+            )
+        rest = rest[len(prefix) :]
+        if i + 1 < len(partition_by):
+            marker = f"/{partition_by[i + 1]}="
+            cut = rest.find(marker)
+            if cut < 0:
+                raise InputError(
+                    f"partition {text!r} lacks {partition_by[i + 1]}: write it as {example}",
+                    partition=text,
+                )
+            value, rest = rest[:cut], rest[cut + 1 :]
+        else:
+            value = rest
+        values.append(None if value in ("", DEFAULT_PARTITION_NULL) else value)
+    return tuple(values)
+
+
+def partition_values(
+    spec_partition_by: Sequence[str], partition: str | Mapping[str, object] | Sequence[object]
+) -> tuple[str | None, ...]:
+    """Partition values from a Hive-style path, a ``{column: value}`` mapping or a tuple."""
+    if isinstance(partition, str):
+        return parse_partition_spec(partition, spec_partition_by)
+    if isinstance(partition, Mapping):
+        unknown = sorted(set(map(str, partition)) - set(spec_partition_by))
+        missing = [k for k in spec_partition_by if k not in partition]
+        if unknown or missing:
+            raise InputError(
+                f"partition {dict(partition)!r} must give exactly the partition columns "
+                f"{', '.join(spec_partition_by)}",
+                partition=repr(partition),
+            )
+        raw = [partition[k] for k in spec_partition_by]
+    else:
+        raw = list(partition)
+    return tuple(None if v is None or v == "" else str(v) for v in raw)

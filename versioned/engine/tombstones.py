@@ -1,0 +1,89 @@
+"""Delete tombstones that survive the compaction of a partition (tables with an ordering column).
+
+A key is deleted when its newest version-index entry is a ``D``. Its tombstone carries the
+delete's ordering value, so a late change older than the delete is stale and cannot
+resurrect the key. Compaction keeps the tombstones younger than the table's retention
+(``tombstone_retention_hours``, by the commit time of the deleting version) and drops the
+rest: after that a late, older insert is applied like a new key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+
+import pyarrow as pa
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from versioned.catalog.records import DataFile
+from versioned.engine.spark_types import spark_type
+from versioned.layouts.version_partition.index import (
+    DELETE,
+    OP_COLUMN,
+    VERSION_COLUMN,
+    index_key_columns,
+    index_schema,
+)
+from versioned.layouts.version_partition.paths import INDEX_DIR, VERSION_KEY
+from versioned.schema import TableSpec
+from versioned.storage.filesystem import FileIO
+
+_NEWEST = "_newest"
+
+
+def live_tombstones(
+    spark: SparkSession,
+    spec: TableSpec,
+    fileio: FileIO,
+    table_location: str,
+    index_files: Sequence[DataFile],
+    keep_versions: Collection[int],
+) -> pa.Table:
+    """Tombstones of deleted keys among ``index_files`` (one partition) to keep.
+
+    Args:
+        index_files: The partition's live index files.
+        keep_versions: Versions whose deletes are still within the retention.
+
+    Returns:
+        The index columns (keys, ``_version`` = the deleting version, ``_op`` and the
+        ordering column when the index stores it), one row per key to keep.
+    """
+    schema = index_schema(spec)
+    if not index_files or not keep_versions:
+        return schema.empty_table()
+    keys = list(index_key_columns(spec))
+    carried = [f.name for f in schema if f.name not in keys and f.name != OP_COLUMN]
+    fields = [
+        T.StructField(f.name, spark_type(spec.column(f.name).type))
+        for f in schema
+        if f.name not in (VERSION_COLUMN, OP_COLUMN)
+    ]
+    fields += [
+        T.StructField(VERSION_COLUMN, T.LongType()),
+        T.StructField(OP_COLUMN, T.StringType()),
+    ]
+    fields += [T.StructField(p, T.StringType()) for p in spec.partition_by]
+    fields.append(T.StructField(VERSION_KEY, T.LongType()))
+    root = fileio.full_path(table_location)
+    entries = (
+        spark.read.schema(T.StructType(fields))
+        .option("basePath", f"{root}/{INDEX_DIR}")
+        .parquet(*[f"{root}/{f.path}" for f in index_files])
+    )
+    newest = entries.groupBy(*keys).agg(
+        F.max_by(F.struct(*[F.col(c) for c in [OP_COLUMN, *carried]]), F.col(VERSION_KEY)).alias(
+            _NEWEST
+        )
+    )
+    kept = newest.where(
+        (F.col(f"{_NEWEST}.{OP_COLUMN}") == F.lit(DELETE))
+        & F.col(f"{_NEWEST}.{VERSION_COLUMN}").isin(sorted(keep_versions))
+    ).select(*keys, *[F.col(f"{_NEWEST}.{c}").alias(c) for c in carried])
+    rows = kept.toArrow()
+    columns = [
+        rows.column(f.name) if f.name != OP_COLUMN else pa.repeat(DELETE, rows.num_rows)
+        for f in schema
+    ]
+    return pa.Table.from_arrays(columns, names=schema.names).cast(schema)

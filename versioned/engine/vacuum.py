@@ -1,0 +1,174 @@
+"""Vacuum: delete the files no retained snapshot can read, and the orphans of failed writes.
+
+Retention: the snapshot that was current ``retain_hours`` ago (the last commit at or before
+that moment; the first commit when all are younger) and every later one stay readable. A
+retired file is deleted, then forgotten by the catalog, only when the commit that retired it
+is at or before that snapshot, so no retained snapshot lists it. The oldest readable commit
+is recorded first (`versioned.catalog.retention`), so ``as_of`` an older version fails
+clearly instead of reading a snapshot with missing files.
+
+Orphans are files under the table directory that no catalog record lists: files of writes
+that crashed or lost their commit, and ``_staging/`` leftovers. One is deleted only when it
+is older than the grace period and the transaction in its path (``version_id=N`` or
+``txn=N``) is not open, so files of a write still in progress are never touched.
+``_dead_letter/`` holds rejected rows for the user and is never vacuumed.
+
+Plain Python over the catalog and `FileIO`: no Spark.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+
+from versioned.api.maintenance import VacuumResult
+from versioned.catalog.records import CommitInfo, DataFile, TableInfo
+from versioned.catalog.retention import (
+    VACUUMED_BEFORE_SEQ,
+    VACUUMED_BEFORE_VERSION,
+    oldest_readable_seq,
+)
+from versioned.catalog.store import MetaStore
+from versioned.errors import InputError
+from versioned.storage.filesystem import FileIO, FileStat
+
+Progress = Callable[[str], None]
+DEFAULT_RETAIN_HOURS = 168.0
+DEFAULT_GRACE_HOURS = 1.0
+DEAD_LETTER_DIR = "_dead_letter"
+_TXN_SEGMENT = re.compile(r"^(?:version_id|txn)=(\d+)$")
+_FORGET_CHUNK = 1000
+
+
+def vacuum_table(
+    store: MetaStore,
+    fileio: FileIO,
+    table: TableInfo,
+    *,
+    retain_hours: float = DEFAULT_RETAIN_HOURS,
+    grace_hours: float = DEFAULT_GRACE_HOURS,
+    dry_run: bool = False,
+    progress: Progress | None = None,
+) -> VacuumResult:
+    """Delete the table's files that no snapshot within ``retain_hours`` reads, and orphans.
+
+    Args:
+        retain_hours: Snapshots current at any time within this many hours stay readable.
+        grace_hours: Unlisted files younger than this are left alone (a write may be
+            about to commit them).
+        dry_run: Report what would be deleted; delete nothing.
+    """
+    if not retain_hours >= 0 or not grace_hours >= 0:
+        raise InputError(
+            f"retain_hours and grace_hours must be >= 0, got {retain_hours} and {grace_hours}"
+        )
+    say = progress or (lambda _msg: None)
+    started = time.monotonic()
+    now = time.time()
+    name = table.spec.name
+    location = table.location
+    # Order matters: list the directory before reading open transactions and the file
+    # ledger, so a file committed meanwhile is either listed by the catalog or belongs to a
+    # transaction that was still open.
+    listing = fileio.list_files(location)
+    store.reap_expired()
+    open_txns = store.txn_snapshot().open_ids
+    history = store.history(name)
+    ledger = store.all_files(name)
+
+    oldest = _oldest_retained(history, now - retain_hours * 3600)
+    retired = _retired_before(ledger, oldest.seq) if oldest else []
+    known = {f.path for f in ledger}
+    orphans: list[FileStat] = []
+    kept_orphans = 0
+    for stat in listing:
+        rel = stat.path[len(location) + 1 :]
+        if rel in known or rel.split("/", 1)[0] == DEAD_LETTER_DIR:
+            continue
+        txn = _txn_of(rel)
+        if stat.mtime > now - grace_hours * 3600 or (txn is not None and txn in open_txns):
+            kept_orphans += 1
+            continue
+        orphans.append(stat)
+    say(
+        f"{name}: {len(retired)} retired file(s) past the retention, {len(orphans)} orphan(s), "
+        f"{kept_orphans} recent or in-progress unlisted file(s) kept"
+    )
+    paths = tuple([f.path for f in retired] + [s.path[len(location) + 1 :] for s in orphans])
+    result = VacuumResult(
+        table=str(name),
+        dry_run=dry_run,
+        oldest_version=oldest.version if oldest else None,
+        retired_files=len(retired),
+        retired_bytes=sum(f.size_bytes for f in retired),
+        orphan_files=len(orphans),
+        orphan_bytes=sum(s.size for s in orphans),
+        kept_orphans=kept_orphans,
+        paths=paths,
+    )
+    if dry_run:
+        return _timed(result, started)
+
+    if oldest is not None and oldest.seq > max(
+        oldest_readable_seq(table.spec.properties), history[0].seq
+    ):
+        store.set_table_properties(
+            name,
+            {VACUUMED_BEFORE_SEQ: str(oldest.seq), VACUUMED_BEFORE_VERSION: str(oldest.version)},
+        )
+        say(f"{name}: versions before {oldest.version} are no longer readable")
+    emptied: set[str] = set()
+    for start in range(0, len(retired), _FORGET_CHUNK):
+        chunk = retired[start : start + _FORGET_CHUNK]
+        for f in chunk:
+            fileio.delete_file(f"{location}/{f.path}", missing_ok=True)
+            emptied.update(_transaction_dir(f"{location}/{f.path}"))
+        # Forgotten only once deleted: a crash in between leaves rows that the next run
+        # deletes (missing files are fine) and forgets.
+        store.forget_files(name, [f.id for f in chunk])
+        say(f"{name}: deleted {min(start + _FORGET_CHUNK, len(retired))}/{len(retired)} retired")
+    for stat in orphans:
+        fileio.delete_file(stat.path, missing_ok=True)
+        emptied.update(_transaction_dir(stat.path))
+    for directory in sorted(emptied, key=len, reverse=True):
+        if not fileio.list_files(directory):
+            fileio.delete_dir(directory, missing_ok=True)
+    say(f"{name}: vacuumed {len(retired)} retired file(s) and {len(orphans)} orphan(s)")
+    return _timed(result, started)
+
+
+def _oldest_retained(history: Sequence[CommitInfo], cutoff: float) -> CommitInfo | None:
+    """The oldest commit whose snapshot must stay readable."""
+    if not history:
+        return None
+    before = [c for c in history if c.committed_at <= cutoff]
+    return before[-1] if before else history[0]
+
+
+def _retired_before(ledger: Sequence[DataFile], seq: int) -> list[DataFile]:
+    """Files no snapshot from commit ``seq`` on lists: retired at or before ``seq``."""
+    return [f for f in ledger if f.removed_seq is not None and f.removed_seq <= seq]
+
+
+def _txn_of(rel: str) -> int | None:
+    """The transaction a file belongs to, from its ``version_id=N`` or ``txn=N`` segment."""
+    for segment in reversed(rel.split("/")[:-1]):
+        match = _TXN_SEGMENT.match(segment)
+        if match:
+            return int(match.group(1))
+    return None
+
+
+def _transaction_dir(path: str) -> list[str]:
+    """The ``version_id=N`` / ``txn=N`` directory holding ``path`` (to drop once empty)."""
+    parts = path.split("/")
+    for i in range(len(parts) - 2, -1, -1):
+        if _TXN_SEGMENT.match(parts[i]):
+            return ["/".join(parts[: i + 1])]
+    return []
+
+
+def _timed(result: VacuumResult, started: float) -> VacuumResult:
+    return replace(result, seconds=round(time.monotonic() - started, 3))

@@ -136,7 +136,7 @@ def compact_table(
         i, plan = numbered
         label = f"{name} [{i}/{len(plans)}] {plan.path or '(table)'}"
         ctx = _Context(session, store, fileio, table, opts, broadcast_limit, _labelled(say, label))
-        return _compact_with_retry(ctx, plan.partition)
+        return _compact_with_retry(ctx, plan.partition, snapshot, history)
 
     numbered = list(enumerate(plans, 1))
     if opts.parallelism == 1 or len(plans) == 1:
@@ -148,13 +148,18 @@ def compact_table(
     return CompactionResult(str(name), False, tuple(done), _since(started))
 
 
-def _compact_with_retry(ctx: _Context, partition: PartitionInfo) -> PartitionCompaction:
+def _compact_with_retry(
+    ctx: _Context, partition: PartitionInfo, snapshot: Snapshot, history: list[CommitInfo]
+) -> PartitionCompaction:
+    """Compact one partition: first against the planning snapshot (a stale one only costs
+    a failed compare-and-swap), then against a fresh one after each conflict."""
     started = time.monotonic()
     conflict: CommitConflictError | None = None
     for attempt in range(1, ctx.options.max_attempts + 1):
-        snapshot = ctx.store.snapshot(ctx.table.spec.name)
+        if attempt > 1:
+            snapshot = ctx.store.snapshot(ctx.table.spec.name)
+            history = ctx.store.history(ctx.table.spec.name)
         current = snapshot.partitions.get(partition.id, partition)
-        history = ctx.store.history(ctx.table.spec.name)
         plan = plan_partition(
             current,
             partition_files(snapshot, partition.id),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import wraps
@@ -42,6 +43,17 @@ class CliContext:
 
 
 pass_cli = click.make_pass_decorator(CliContext)
+
+
+def progress_printer(quiet: bool) -> Callable[[str], None]:
+    """A progress callback printing ``[elapsed] message`` to stderr (silent when quiet)."""
+    started = time.monotonic()
+
+    def say(message: str) -> None:
+        if not quiet:
+            click.echo(f"[{time.monotonic() - started:7.1f}s] {message}", err=True)
+
+    return say
 
 
 def output_option(func: F) -> F:

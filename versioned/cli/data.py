@@ -8,20 +8,10 @@ from typing import Any
 
 import click
 
-from versioned.cli.context import CliContext, output_option, pass_cli
+from versioned.cli.context import CliContext, output_option, pass_cli, progress_printer
 from versioned.cli.render import echo, render_record, render_rows
 
 FEED_FORMATS = ("csv", "json", "parquet", "debezium")
-
-
-def _progress(quiet: bool) -> Any:
-    started = time.monotonic()
-
-    def say(message: str) -> None:
-        if not quiet:
-            click.echo(f"[{time.monotonic() - started:7.1f}s] {message}", err=True)
-
-    return say
 
 
 @click.command("upsert")
@@ -64,7 +54,7 @@ def upsert(
     """
     table = state.catalog.table(name)
     result = table.upsert(
-        list(inputs), format=fmt, op_code_column=op_code_column, progress=_progress(quiet)
+        list(inputs), format=fmt, op_code_column=op_code_column, progress=progress_printer(quiet)
     )
     echo(render_record(result.to_dict(), state.output))
 

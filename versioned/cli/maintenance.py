@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import click
 
-from versioned.cli.context import CliContext, output_option, pass_cli
+from versioned.cli.context import CliContext, output_option, pass_cli, progress_printer
 from versioned.cli.render import echo, render_record, render_rows
 from versioned.errors import CommitConflictError, PermissionDeniedError
 
@@ -34,16 +33,6 @@ RESULT_COLUMNS = [
     "files_added",
     "seconds",
 ]
-
-
-def _progress(quiet: bool) -> Any:
-    started = time.monotonic()
-
-    def say(message: str) -> None:
-        if not quiet:
-            click.echo(f"[{time.monotonic() - started:7.1f}s] {message}", err=True)
-
-    return say
 
 
 @click.command("compact")
@@ -132,7 +121,7 @@ def compact(
             min_small_files=min_small_files or default.min_small_files,
         )
     options = CompactionOptions(rows_per_file=rows_per_file) if rows_per_file else None
-    say = _progress(quiet)
+    say = progress_printer(quiet)
     catalog = state.catalog
     tables = [catalog.table(name)] if name else _writable_tables(state, say)
 
@@ -249,7 +238,7 @@ def vacuum(
     """
     table = state.catalog.table(name)
     result = table.vacuum(
-        retain_hours, grace_hours=grace_hours, dry_run=dry_run, progress=_progress(quiet)
+        retain_hours, grace_hours=grace_hours, dry_run=dry_run, progress=progress_printer(quiet)
     )
     record = result.to_dict()
     if dry_run:

@@ -11,9 +11,10 @@ written once. Then, ``--repeat`` times, alternating so that load from other proc
 both alike:
 
 1. **compaction**: restore the 5-version table (catalog and files), ``Table.compact()``;
-2. **plain rewrite**: read the Parquet copy and write it again into as many files as the
-   compaction wrote (``coalesce(1)`` for one file, else ``repartition(n)``, like the
-   compactor);
+2. **plain rewrite**: read the Parquet copy and write it again, shaped into files of the
+   same target size the way the compactor shapes them, without a shuffle
+   (``compacted_version.file_shaping``: coalesce the scan splits, or roll over to a new file
+   after a share of the rows);
 
 and, after the last compaction, the full read (all columns into Spark's ``noop`` sink) of the
 compacted table against the same read of the plain rewrite's output (the same rows in the
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import shutil
 import statistics
@@ -90,8 +92,26 @@ def _noop_read(frame: Any) -> None:
     frame.write.format("noop").mode("overwrite").save()
 
 
-def _shape(frame: Any, files: int) -> Any:
-    return frame.coalesce(1) if files == 1 else frame.repartition(files)
+def _plain_rewrite(frame: Any, live_rows: int, out: str) -> None:
+    """Write ``frame`` into files of the compactor's target size, shaped as it shapes them."""
+    from versioned.engine.compacted_version import file_shaping
+    from versioned.engine.compaction_plan import CompactionOptions
+
+    files = max(1, math.ceil(live_rows / CompactionOptions().rows_per_file))
+    splits = frame.rdd.getNumPartitions()
+    tasks, max_rows = file_shaping(files, splits, live_rows)
+    writer = (frame.coalesce(tasks) if tasks < splits else frame).write
+    if max_rows:
+        writer = writer.option("maxRecordsPerFile", max_rows)
+    writer.parquet(out)
+
+
+def _shuffled_rewrite(frame: Any, live_rows: int, out: str) -> None:
+    """The rewrite shaped with a shuffle (``repartition(n)``), as compaction did before."""
+    from versioned.engine.compaction_plan import CompactionOptions
+
+    files = max(1, math.ceil(live_rows / CompactionOptions().rows_per_file))
+    (frame.coalesce(1) if files == 1 else frame.repartition(files)).write.parquet(out)
 
 
 def run_size(spark: Any, n: int, repeat: int, work: Path) -> dict[str, Any]:
@@ -166,6 +186,7 @@ def _scenario(spark: Any, base: Path, name: str, n: int, repeat: int) -> dict[st
     shutil.copytree(state, pristine)
     compactions: list[dict[str, Any]] = []
     rewrites: list[dict[str, Any]] = []
+    shuffled: list[dict[str, Any]] = []
     for r in range(repeat):
         shutil.rmtree(state)
         shutil.copytree(pristine, state)
@@ -179,16 +200,26 @@ def _scenario(spark: Any, base: Path, name: str, n: int, repeat: int) -> dict[st
         out = base / "rewrite"
         shutil.rmtree(out, ignore_errors=True)
         with Meter() as meter:
-            _shape(spark.read.parquet(str(plain)), facts["files_written"]).write.parquet(str(out))
+            _plain_rewrite(spark.read.parquet(str(plain)), facts["live_rows"], str(out))
         rewrites.append(meter.result())
+        shutil.rmtree(out, ignore_errors=True)
+        with Meter() as meter:
+            _shuffled_rewrite(spark.read.parquet(str(plain)), facts["live_rows"], str(out))
+        shuffled.append(meter.result())
         _log(
             f"N={n} {name}: round {r + 1}: compaction {compactions[-1]['seconds']:.1f}s, "
-            f"plain rewrite {rewrites[-1]['seconds']:.1f}s"
+            f"plain rewrite {rewrites[-1]['seconds']:.1f}s, "
+            f"with a shuffle {shuffled[-1]['seconds']:.1f}s"
         )
     cat, t = _open_table(spark, state)
     assert t.read().count() == facts["live_rows"], "compaction changed the live rows"
     cat.close()
-    return {**facts, "compaction": compactions, "plain_rewrite": rewrites}
+    return {
+        **facts,
+        "compaction": compactions,
+        "plain_rewrite": rewrites,
+        "shuffled_rewrite": shuffled,
+    }
 
 
 def _lit(value: str) -> Any:
@@ -216,10 +247,11 @@ def summary(run: dict[str, Any]) -> dict[str, float]:
     measured: list[dict[str, Any]] = run["read_after"] + run["plain_read"]
     for scenario in SCENARIOS:
         data = run[scenario]
-        measured += data["compaction"] + data["plain_rewrite"]
-        for name in ("compaction", "plain_rewrite"):
-            out[f"{scenario}_{name}_s"] = _median(data[name], "seconds")
-            out[f"{scenario}_{name}_cpu_s"] = _median(data[name], "cpu_s")
+        measured += data["compaction"] + data["plain_rewrite"] + data.get("shuffled_rewrite", [])
+        for name in ("compaction", "plain_rewrite", "shuffled_rewrite"):
+            if data.get(name):
+                out[f"{scenario}_{name}_s"] = _median(data[name], "seconds")
+                out[f"{scenario}_{name}_cpu_s"] = _median(data[name], "cpu_s")
         out[f"{scenario}_ratio"] = (
             out[f"{scenario}_compaction_s"] / out[f"{scenario}_plain_rewrite_s"]
         )
@@ -249,12 +281,15 @@ def render(results: dict[str, Any], out: Path) -> None:
         f"Machine: {results['machine']}. Spark `local[2]`, SQLite catalog. One unpartitioned",
         "table (one partition, so one compaction job). **first**: initial load of N rows, then",
         f"{BATCHES} change batches of {BATCH_SHARE:.0%} of N (80 % updates, 15 % inserts, 5 %",
-        "deletes), compacted: the Bloom filter is built from every key. **steady**: the",
+        "deletes), compacted: the initial load's Bloom filter (written with 25 % spare",
+        "capacity) is extended with the keys of the change batches. **steady**: the",
         f"compacted table plus {BATCHES} more such batches, compacted again: the compacted",
-        "version's filter has room and is reused, only the new keys are hashed (the scheduled",
-        "case). Compaction reads every version and the version index and writes the live rows;",
+        "version's filter has room and is extended likewise (the scheduled case). Compaction",
+        "reads every version and the version index and writes the live rows;",
         "the **plain rewrite** reads a Parquet copy of exactly those live rows and writes them",
-        "into the same number of files (`coalesce(1)` / `repartition(n)`, as compaction does).",
+        "into files of the same target size, shaped without a shuffle as compaction shapes them;",
+        "the **rewrite with shuffle** shapes them with `repartition(n)` instead (for reference:",
+        "it is how compaction shaped its files before, and what most hand-written jobs do).",
         "**Read**: all columns into Spark's `noop` sink, of the compacted table and of the plain",
         "rewrite's output (same rows, same files). Medians of the rounds, compaction and rewrite",
         "alternating. CPU = user + system seconds of the benchmark's process tree (the Spark",
@@ -262,8 +297,9 @@ def render(results: dict[str, Any], out: Path) -> None:
         "`contention` is the share of the machine's cores other processes used meanwhile.",
         "",
         "| N | scenario | live rows | versions | index entries | files written "
-        "| compaction s (cpu) | plain rewrite s (cpu) | ratio wall | ratio cpu |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| compaction s (cpu) | plain rewrite s (cpu) | ratio wall | ratio cpu "
+        "| rewrite with shuffle s (cpu) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for run in runs:
         s = summary(run)
@@ -275,7 +311,8 @@ def render(results: dict[str, Any], out: Path) -> None:
                 f"| {s[f'{scenario}_compaction_s']:.1f} ({s[f'{scenario}_compaction_cpu_s']:.1f}) "
                 f"| {s[f'{scenario}_plain_rewrite_s']:.1f} "
                 f"({s[f'{scenario}_plain_rewrite_cpu_s']:.1f}) "
-                f"| **{s[f'{scenario}_ratio']:.2f}** | {s[f'{scenario}_cpu_ratio']:.2f} |"
+                f"| **{s[f'{scenario}_ratio']:.2f}** | {s[f'{scenario}_cpu_ratio']:.2f} "
+                f"| {_timing(s, f'{scenario}_shuffled_rewrite')} |"
             )
     lines += [
         "",
@@ -295,6 +332,12 @@ def render(results: dict[str, Any], out: Path) -> None:
     lines += results.get("notes", [])
     (out / "compaction.md").write_text("\n".join(lines) + "\n")
     _plot(runs, out / "compaction.png")
+
+
+def _timing(s: dict[str, float], key: str) -> str:
+    if f"{key}_s" not in s:
+        return "-"
+    return f"{s[f'{key}_s']:.1f} ({s[f'{key}_cpu_s']:.1f})"
 
 
 def _plot(runs: list[dict[str, Any]], path: Path) -> None:

@@ -7,14 +7,14 @@
 --
 -- A row of version v is the latest of its key unless an index entry of a higher version
 -- exists for that key. Deleted keys have an entry and no row of that version, so they vanish.
--- {hint} is /*+ BROADCAST(m) */ while the map of keys is small enough, else empty (a
--- shuffle join; the table then needs compaction).
+-- The index entries are joined as they are (no aggregation, no shuffle): a key has one entry
+-- per version that rewrote it, and the anti join only asks whether a higher one exists.
+-- {hint} is /*+ BROADCAST(m) */ while the index is small enough, else empty (a shuffle
+-- join; the table then needs compaction).
 SELECT {hint} {columns}
 FROM {data} d
-LEFT JOIN (
-    SELECT {key_columns}, MAX(version_id) AS max_version
+LEFT ANTI JOIN (
+    SELECT {key_columns}, version_id
     FROM {index}
-    GROUP BY {key_columns}
 ) m
-ON {join_condition}
-WHERE m.max_version IS NULL OR d.version_id >= m.max_version
+ON {join_condition} AND m.version_id > d.version_id

@@ -101,8 +101,10 @@ def run(workdir: Path) -> None:
     batch4 = [_sale(rng, 6, 4, "I", "2024-01-02 13:00:00")]  # a deleted sale comes back
     batch4 += [_sale(rng, 2, 4, "U", "2024-01-02 13:00:00"), _sale(rng, 2, 4, "D", "t")]
     batch4 += [_sale(rng, 999, 4, "D", "2024-01-02 13:00:00")]  # unknown key: a no-op
-    apply("batch 4: re-insert a deleted sale; update+delete of one key; unknown delete",
-          pa.Table.from_pylist(batch4))
+    apply(
+        "batch 4: re-insert a deleted sale; update+delete of one key; unknown delete",
+        pa.Table.from_pylist(batch4),
+    )
 
     _title("SQL over the latest view: sales per store")
     query = (
@@ -113,35 +115,52 @@ def run(workdir: Path) -> None:
     _show(cat.sql(query).collect())
 
     _title("SQL: sales 1-8, latest state (2, 7 and 8 deleted; 6 re-inserted)")
-    _show(cat.sql(
-        "SELECT sell_id, batch, status_id, total_amt, store_id FROM test.sell "
-        "WHERE sell_id <= 8 ORDER BY sell_id"
-    ).collect())
+    _show(
+        cat.sql(
+            "SELECT sell_id, batch, status_id, total_amt, store_id FROM test.sell "
+            "WHERE sell_id <= 8 ORDER BY sell_id"
+        ).collect()
+    )
 
     _title("history")
     history = sell.history()
-    print(render_rows(
-        [{"version": c.version, "operation": c.operation, **{
-            k: c.metrics.get(k) for k in ("inserted", "updated", "deleted", "rejected")
-        }} for c in history],
-        "table",
-    ))
+    print(
+        render_rows(
+            [
+                {
+                    "version": c.version,
+                    "operation": c.operation,
+                    **{k: c.metrics.get(k) for k in ("inserted", "updated", "deleted", "rejected")},
+                }
+                for c in history
+            ],
+            "table",
+        )
+    )
 
     first = history[0].version
     _title(f"time travel: sales 1-8 as of version {first}")
-    _show(sell.read(as_of=first).where("sell_id <= 8").orderBy("sell_id")
-          .select("sell_id", "batch", "status_id", "total_amt").collect())
+    _show(
+        sell.read(as_of=first)
+        .where("sell_id <= 8")
+        .orderBy("sell_id")
+        .select("sell_id", "batch", "status_id", "total_amt")
+        .collect()
+    )
 
     _title(f"net changes since version {first}")
-    _show(sell.changes(since=first).select("_change", "sell_id", "batch", "store_id")
-          .orderBy("sell_id").collect())
+    _show(
+        sell.changes(since=first)
+        .select("_change", "sell_id", "batch", "store_id")
+        .orderBy("sell_id")
+        .collect()
+    )
 
     dead = sorted((Path(cat.settings.warehouse) / "test.db/sell/_dead_letter").rglob("*.json"))
     _title("dead letters (kept with their reason)")
     for path in dead:
         print(path.read_text().strip())
-    print("\nDone. Try: .venv/bin/versioned --warehouse", cat.settings.warehouse,
-          "show test.sell")
+    print("\nDone. Try: .venv/bin/versioned --warehouse", cat.settings.warehouse, "show test.sell")
     cat.close()
 
 

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from versioned.catalog.records import DataFile, PartitionInfo
+from versioned.engine.compacted_version import file_shaping
 from versioned.engine.compaction_plan import (
     CompactionOptions,
     CompactionThresholds,
@@ -106,3 +107,26 @@ def test_partitions_given_as_mappings_or_tuples() -> None:
     assert partition_values(["a", "b"], ("x", None)) == ("x", None)
     with pytest.raises(InputError, match="exactly the partition columns"):
         partition_values(["a", "b"], {"a": "x"})
+
+
+@pytest.mark.parametrize(
+    ("files", "splits", "rows", "expected"),
+    [
+        (1, 5, 900, (1, 0)),  # one file: coalesce everything into one task
+        (1, 1, 900, (1, 0)),
+        (3, 8, 9000, (3, 0)),  # more splits than files: coalesce, one file per task
+        (4, 4, 9000, (4, 0)),
+        (11, 2, 10_200_000, (2, 892_500)),  # 6 files per task: 850k rows + 5 % slack
+        (4, 2, 100, (2, 27)),
+    ],
+)
+def test_file_shaping_writes_near_target_files_without_a_shuffle(
+    files: int, splits: int, rows: int, expected: tuple[int, int]
+) -> None:
+    tasks, max_rows = file_shaping(files, splits, rows)
+    assert (tasks, max_rows) == expected
+    assert tasks <= splits  # never more tasks than the scan has: no shuffle
+    if max_rows:  # rolling over: even splits need at most ceil(files / tasks) files each,
+        # and no file is more than 5 % over the even share of rows
+        assert tasks * -(-files // tasks) * max_rows >= rows
+        assert max_rows <= 1.05 * rows / files + 1

@@ -38,7 +38,11 @@ from versioned.collections.matching import (
 )
 from versioned.collections.metadata import CollectionFile
 from versioned.errors import NoSuchTableError, VersionedError
-from versioned.layouts.version_partition.bloom import DEFAULT_ERROR_RATE, KeyBloomFilter
+from versioned.layouts.version_partition.bloom import (
+    DEFAULT_ERROR_RATE,
+    WRITE_HEADROOM,
+    KeyBloomFilter,
+)
 from versioned.layouts.version_partition.index import index_key_columns
 from versioned.layouts.version_partition.paths import bloom_file_name, index_dir, version_dir
 from versioned.layouts.version_partition.probe import BLOOM_KIND
@@ -232,11 +236,13 @@ def _commit(
                             path=f.path,
                         )
                     adds.append(FileAdd(part.id, rel, "data", txn, size, f.row_count))
-                bloom = KeyBloomFilter.build(item.encoded, error_rate=error_rate)
+                bloom = KeyBloomFilter.build(
+                    item.encoded, error_rate=error_rate, headroom=WRITE_HEADROOM
+                )
                 rel = f"{index_dir(part.path, txn)}/{bloom_file_name()}"
                 written.append(f"{info.location}/{rel}")
                 size = bloom.write(fileio, f"{info.location}/{rel}")
-                stats = key_stats(item.keys, key_columns)
+                stats = {**key_stats(item.keys, key_columns), **bloom.sizing_stats()}
                 adds.append(FileAdd(part.id, rel, BLOOM_KIND, txn, size, len(item.encoded), stats))
                 changes.append(
                     PartitionCommit(part.id, expected_head=None, new_head=txn, add=tuple(adds))

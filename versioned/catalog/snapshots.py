@@ -55,9 +55,7 @@ def snapshot(session: Session, table: TableRow, as_of: int | None) -> Snapshot:
             )
         seq, version = int(found), as_of
         properties = (table.spec or {}).get("properties") or {}
-        retention.check_readable(
-            f"{table.database.name}.{table.name}", properties, seq, as_of
-        )
+        retention.check_readable(f"{table.database.name}.{table.name}", properties, seq, as_of)
     files = session.scalars(
         sa.select(FileRow)
         .where(

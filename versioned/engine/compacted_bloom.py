@@ -5,10 +5,12 @@ the key columns of the compacted versions' data files (read with Arrow while Spa
 rows) and the carried tombstones: a superset of the live keys, as the filters it replaces
 were (they hold deleted keys too), so it only adds false positives, never misses a key.
 
-A filter built by compaction gets headroom (`HEADROOM` times its keys). The next compaction
-of the partition reuses it when it has room: it tests the keys of the versions written since
-and adds those it does not hold yet, instead of hashing every key of the partition again. A
-scheduled compaction of a large partition with small deltas then costs in proportion to the
+A filter built by compaction gets headroom (`HEADROOM` times its keys), and so, with less, does
+the filter written with every version (``bloom.WRITE_HEADROOM``). Compaction reuses the
+partition's largest filter when it has room and holds at least as many keys as all the other
+live filters together: it tests the keys of the other versions and adds those it does not hold
+yet, instead of hashing every key of the partition again. A compaction of a large partition
+with small deltas, the first one after a bulk load included, then costs in proportion to the
 deltas. The filter is rebuilt (dropping keys deleted meanwhile) when it would run out of room.
 """
 
@@ -25,7 +27,12 @@ import pyarrow.parquet as pq
 
 from versioned.catalog.records import DataFile
 from versioned.errors import InputError
-from versioned.layouts.version_partition.bloom import MIN_CAPACITY, KeyBloomFilter
+from versioned.layouts.version_partition.bloom import (
+    CAPACITY_STAT,
+    ERROR_RATE_STAT,
+    MIN_CAPACITY,
+    KeyBloomFilter,
+)
 from versioned.layouts.version_partition.index import index_key_columns
 from versioned.layouts.version_partition.keys import encode_key_array, key_range
 from versioned.layouts.version_partition.stats import json_bound
@@ -36,8 +43,6 @@ HEADROOM = 2.0
 """Capacity of a filter built by compaction, in multiples of its keys."""
 KEY_CHUNK_ROWS = 1 << 21
 """Keys read and hashed per step: bounds the driver's temporary memory."""
-CAPACITY_STAT = "capacity"
-ERROR_RATE_STAT = "error_rate"
 
 
 def compacted_bloom_filter(
@@ -82,14 +87,20 @@ def compacted_bloom_filter(
 
 
 def _reusable(bloom_files: Sequence[DataFile], error_rate: float) -> DataFile | None:
-    """The compacted filter with the most room, if one has room and the wanted error rate."""
-    candidates = [
-        f
-        for f in bloom_files
-        if f.stats.get(CAPACITY_STAT, 0) > f.row_count
-        and f.stats.get(ERROR_RATE_STAT) == error_rate
-    ]
-    return max(candidates, key=lambda f: f.stats[CAPACITY_STAT] - f.row_count, default=None)
+    """The filter to extend: the one holding the most keys, if it has room, the wanted
+    error rate and at least as many keys as the other filters together (else extending it
+    would mostly hash keys twice before running out of room)."""
+    largest = max(bloom_files, key=lambda f: f.row_count, default=None)
+    if largest is None:
+        return None
+    others = sum(f.row_count for f in bloom_files) - largest.row_count
+    if (
+        largest.stats.get(CAPACITY_STAT, 0) > largest.row_count
+        and largest.stats.get(ERROR_RATE_STAT) == error_rate
+        and largest.row_count >= others
+    ):
+        return largest
+    return None
 
 
 def _distinct_keys(

@@ -3,10 +3,17 @@
 Spark writes the latest rows into the transaction's private staging directory; the files
 are moved into ``<partition>/version_id=C/``. While Spark writes, the driver builds the
 Bloom filter (`compacted_bloom`) from the key columns of the compacted data files.
+
+The rows are not shuffled to shape the files (a shuffle would double the cost of a
+compaction): with at least as many scan splits as files wanted, the splits are coalesced into
+that many tasks of one file each; with fewer, each task rolls over to a new file after its
+share of rows (`file_shaping`). Spark sizes splits evenly by bytes, so files come out near the
+target; at worst one file per task is smaller.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -60,6 +67,8 @@ def write_compacted_version(
     partition_path: str,
     version: int,
     files: int,
+    scan_splits: int,
+    rows_estimate: int,
     source_files: Sequence[DataFile],
     bloom_files: Sequence[DataFile],
     tombstones: pa.Table,
@@ -69,13 +78,18 @@ def write_compacted_version(
 
     Args:
         files: Data files to write (the rows are spread evenly over them).
+        scan_splits: Partitions of Spark's scan of the source files.
+        rows_estimate: Rows expected (the source rows less the index entries).
         source_files: The data files being compacted (their keys go into the Bloom filter).
         bloom_files: The partition's live Bloom files (see `compacted_bloom`).
         tombstones: Index entries of deleted keys to keep (index schema).
     """
     stage = staging_dir(table_location, version)
-    shaped = rows.repartition(files) if files > 1 else rows.coalesce(1)
+    tasks, max_rows = file_shaping(files, scan_splits, rows_estimate)
+    shaped = rows.coalesce(tasks) if tasks < scan_splits else rows
     writer = shaped.write.mode("errorifexists").format(spec.file_format)
+    if max_rows:
+        writer = writer.option("maxRecordsPerFile", max_rows)
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="versioned-compact") as pool:
         spark_job = pool.submit(writer.save, fileio.full_path(stage))
         bloom, stats = compacted_bloom_filter(
@@ -119,6 +133,28 @@ def write_compacted_version(
         tombstones=tombstones.num_rows,
         data_bytes=sum(a.size_bytes for a in data),
     )
+
+
+ROLLOVER_SLACK = 1.05
+"""A task rolls over to a new file after this much more than its even share of rows: a task
+with a few more rows than the average does not end with a tiny file."""
+
+
+def file_shaping(files: int, scan_splits: int, rows_estimate: int) -> tuple[int, int]:
+    """How to write about ``files`` files from ``scan_splits`` scan partitions, no shuffle.
+
+    Returns:
+        (tasks, max_rows): coalesce the scan into ``tasks`` write tasks (fewer than
+        ``scan_splits`` means coalescing), each rolling over to a new file after ``max_rows``
+        rows (0: one file per task).
+    """
+    if files <= 1:
+        return 1, 0
+    if scan_splits >= files:
+        return files, 0
+    files_per_task = math.ceil(files / scan_splits)
+    share = rows_estimate / (scan_splits * files_per_task)
+    return scan_splits, max(1, math.ceil(share * ROLLOVER_SLACK))
 
 
 def remove_version_files(

@@ -54,7 +54,11 @@ from versioned.engine.compaction_plan import (
     plan_partition,
 )
 from versioned.engine.tombstones import live_tombstones
-from versioned.engine.version_reader import CompactionNeededWarning, read_latest
+from versioned.engine.version_reader import (
+    CompactionNeededWarning,
+    latest_rows,
+    snapshot_frames,
+)
 from versioned.errors import CommitConflictError, InputError, VersionedError
 from versioned.layouts.version_partition.index import index_schema
 from versioned.layouts.version_partition.probe import BLOOM_KIND
@@ -218,10 +222,12 @@ def _compact_partition(
     with TransactionKeeper(ctx.store, txn, interval_s=ctx.options.txn_timeout_s / 4) as keeper:
         try:
             part_snapshot = dataclasses.replace(snapshot, files=files)
+            spark = ctx.session()
+            frames = snapshot_frames(spark, ctx.fileio, part_snapshot)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", CompactionNeededWarning)
-                latest = read_latest(
-                    ctx.session(), ctx.fileio, part_snapshot, broadcast_limit=ctx.broadcast_limit
+                latest = latest_rows(
+                    spark, part_snapshot, frames, broadcast_limit=ctx.broadcast_limit
                 )
             rows = latest.select(*[c.name for c in spec.data_columns])
             tombstones = index_schema(spec).empty_table()
@@ -244,6 +250,8 @@ def _compact_partition(
                 partition_path=plan.path,
                 version=txn,
                 files=plan.files_to_write,
+                scan_splits=frames.data.rdd.getNumPartitions(),
+                rows_estimate=plan.estimated_rows,
                 source_files=[f for f in files if f.kind == "data"],
                 bloom_files=[f for f in files if f.kind == BLOOM_KIND],
                 tombstones=tombstones,

@@ -2,9 +2,10 @@
 
 The snapshot (committed files) is resolved once by the caller; this module scans exactly
 those files natively (Parquet or ORC, partition values and ``version_id`` from each file's
-path) and applies ``sql/latest_view.sql``: one broadcast left join against the map of the
-highest version per key built from the index files. When the index holds more entries than
-``broadcast_limit`` the join is a shuffle join and a warning says the table needs compaction.
+path) and applies ``sql/latest_view.sql``: one broadcast anti join of the rows against the
+index entries of higher versions (no aggregation, no shuffle). When the index holds more
+entries than ``broadcast_limit`` the join is a shuffle join and a warning says the table needs
+compaction.
 """
 
 from __future__ import annotations
@@ -123,8 +124,22 @@ def read_latest(
     Args:
         with_version: Keep the ``version_id`` column (the version that wrote each row).
     """
-    spec = snapshot.table.spec
     frames = snapshot_frames(spark, fileio, snapshot)
+    return latest_rows(
+        spark, snapshot, frames, broadcast_limit=broadcast_limit, with_version=with_version
+    )
+
+
+def latest_rows(
+    spark: SparkSession,
+    snapshot: Snapshot,
+    frames: SnapshotFrames,
+    *,
+    broadcast_limit: int = DEFAULT_BROADCAST_LIMIT,
+    with_version: bool = False,
+) -> DataFrame:
+    """`read_latest` over frames already built by `snapshot_frames`."""
+    spec = snapshot.table.spec
     columns = list(spec.column_names) + ([VERSION_KEY] if with_version else [])
     if frames.index is None:
         return frames.data.select(*columns)
@@ -134,7 +149,7 @@ def read_latest(
             f"limit ({broadcast_limit}); reading with a shuffle join. Compact the table: "
             f"versioned compact {spec.name}",
             CompactionNeededWarning,
-            stacklevel=2,
+            stacklevel=3,
         )
         hint = ""
     else:

@@ -38,7 +38,11 @@ from versioned.engine.feed_rows import OP
 from versioned.engine.staging import write_version_files
 from versioned.engine.stored_state import STORED_ORDER, stored_state
 from versioned.errors import CommitConflictError
-from versioned.layouts.version_partition.bloom import DEFAULT_ERROR_RATE, KeyBloomFilter
+from versioned.layouts.version_partition.bloom import (
+    DEFAULT_ERROR_RATE,
+    WRITE_HEADROOM,
+    KeyBloomFilter,
+)
 from versioned.layouts.version_partition.index import build_index, index_key_columns, write_index
 from versioned.layouts.version_partition.paths import bloom_file_name, index_dir, index_file_name
 from versioned.layouts.version_partition.probe import BLOOM_KIND, probe_partition
@@ -257,10 +261,12 @@ def _write_version(
                     info.id, f"{index_dir(ppath, txn)}/{name}", "index", txn, size, index.num_rows
                 )
             )
-        bloom = KeyBloomFilter.build(probe.encoded, error_rate=opts.bloom_error_rate)
+        bloom = KeyBloomFilter.build(
+            probe.encoded, error_rate=opts.bloom_error_rate, headroom=WRITE_HEADROOM
+        )
         name = bloom_file_name()
         size = bloom.write(fileio, f"{idir}/{name}")
-        stats = key_stats(part_keys, key_cols)
+        stats = {**key_stats(part_keys, key_cols), **bloom.sizing_stats()}
         adds.append(
             FileAdd(
                 info.id,

@@ -30,6 +30,12 @@ from versioned.storage.filesystem import FileIO
 
 DEFAULT_ERROR_RATE = 0.01
 MIN_CAPACITY = 1000
+WRITE_HEADROOM = 1.25
+"""Capacity of the filter written with a version, in multiples of its keys: room for the new
+keys of later versions, so that the partition's first compaction extends the filter of its
+largest version instead of hashing every key again (``engine.compacted_bloom``)."""
+CAPACITY_STAT = "capacity"
+ERROR_RATE_STAT = "error_rate"
 FORMAT_VERSION = 1
 _MAGIC = b"VBLF"
 _HEADER = struct.Struct("<4sHQQd")
@@ -141,12 +147,20 @@ class KeyBloomFilter:
 
     @classmethod
     def build(
-        cls, keys: Sequence[bytes], *, error_rate: float = DEFAULT_ERROR_RATE
+        cls,
+        keys: Sequence[bytes],
+        *,
+        error_rate: float = DEFAULT_ERROR_RATE,
+        headroom: float = 1.0,
     ) -> KeyBloomFilter:
-        """A filter holding ``keys``, sized ``max(len(keys), MIN_CAPACITY)``."""
-        bloom = cls(max(len(keys), MIN_CAPACITY), error_rate)
+        """A filter holding ``keys``, sized ``max(len(keys) * headroom, MIN_CAPACITY)``."""
+        bloom = cls(max(math.ceil(len(keys) * headroom), MIN_CAPACITY), error_rate)
         bloom.add_many(keys)
         return bloom
+
+    def sizing_stats(self) -> dict[str, Any]:
+        """Capacity and error rate, as kept in the catalog's file stats (see `reusable`)."""
+        return {CAPACITY_STAT: self.capacity, ERROR_RATE_STAT: self.error_rate}
 
     @property
     def capacity(self) -> int:

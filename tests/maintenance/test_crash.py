@@ -1,4 +1,4 @@
-"""Upsert and compaction processes killed with SIGKILL at random points.
+"""Upsert and compaction processes killed with SIGKILL at random points, on SQLite and PostgreSQL.
 
 After each kill the table must read exactly as before or exactly as after the operation, and
 a new upsert must work. At the end, once the killed processes' transactions have expired,
@@ -61,10 +61,10 @@ def _kill_during(worker: Worker, op: str, stage: str, delay: float, rows: list[R
 
 @pytest.mark.slow
 def test_killed_upserts_and_compactions_leave_the_table_before_or_after(
-    spark: Any, tmp_path: Path, sqlite_url: str
+    spark: Any, tmp_path: Path, catalog_url: str
 ) -> None:
     warehouse = str(tmp_path / "wh")
-    cat = connect(catalog=sqlite_url, warehouse=warehouse, spark=spark, user="alice")
+    cat = connect(catalog=catalog_url, warehouse=warehouse, spark=spark, user="alice")
     t = make_table(cat, "t.crash")
     model: dict[int, Any] = {}
     for v in range(3):  # several versions, so compaction has work in both partitions
@@ -79,9 +79,9 @@ def test_killed_upserts_and_compactions_leave_the_table_before_or_after(
         (op, "writing " if i < 2 else rng.choice(STAGES[op]), rng.uniform(0.0, 0.6))
         for i, op in enumerate(ROUNDS)
     ]
-    context = f"seed {seed}, plan {plan}"
+    context = f"seed {seed}, plan {plan}, catalog {catalog_url.split(':')[0]}"
     workers = start_workers(
-        len(plan), sqlite_url, warehouse, "t.crash", txn_timeout_s=TXN_TIMEOUT_S
+        len(plan), catalog_url, warehouse, "t.crash", txn_timeout_s=TXN_TIMEOUT_S
     )
     outcomes = []
     try:

@@ -76,6 +76,7 @@ def test_unsafe_relative_paths_are_rejected_by_every_operation(fio: FileIO, rel:
         lambda: fio.list_files(rel),
         lambda: fio.delete_file(rel, missing_ok=True),
         lambda: fio.delete_dir(rel, missing_ok=True),
+        lambda: fio.delete_empty_dir(rel, empty_subdirs=True),
         lambda: fio.makedirs(rel),
         lambda: fio.full_path(rel),
     ]
@@ -288,3 +289,33 @@ def test_writer_that_finishes_leaves_exactly_the_complete_file(warehouse: Path) 
     expected = hashlib.sha256(bytes(range(256)) * 4096 * 40).hexdigest()
     assert hashlib.sha256(data).hexdigest() == expected
     assert [p.name for p in (warehouse / "t").iterdir()] == ["big.bin"]
+
+
+def test_delete_empty_dir_never_deletes_a_file(fio: FileIO) -> None:
+    fio.makedirs("t/p=a/version_id=1")
+    fio.write_bytes_atomic("t/p=b/version_id=2/f", b"1")
+    assert not fio.delete_empty_dir("t/p=a")  # holds an (empty) directory
+    assert fio.delete_empty_dir("t/p=a", empty_subdirs=True)
+    assert not fio.exists("t/p=a")
+    assert not fio.delete_empty_dir("t/p=b", empty_subdirs=True)
+    assert fio.read_bytes("t/p=b/version_id=2/f") == b"1"
+    assert fio.delete_empty_dir("t/missing")
+    for rel in ("", "."):
+        with pytest.raises(UnsafePathError):
+            fio.delete_empty_dir(rel)
+    for rel in ("../x", "/etc", "a/../../x", "s3://b/k"):
+        with pytest.raises(UnsafePathError):
+            fio.delete_empty_dir(rel, empty_subdirs=True)
+
+
+def test_delete_empty_dir_keeps_a_symlink_and_what_it_points_to(
+    fio: FileIO, tmp_path: Path
+) -> None:
+    outside = tmp_path / "outside"
+    (outside / "empty").mkdir(parents=True)
+    fio.makedirs("t/p=a")
+    (Path(fio.root) / "t/p=a/link").symlink_to(outside, target_is_directory=True)
+    assert not fio.delete_empty_dir("t/p=a", empty_subdirs=True)
+    assert (outside / "empty").is_dir()
+    with pytest.raises(UnsafePathError):
+        fio.delete_empty_dir("t/p=a/link")

@@ -110,6 +110,8 @@ def write_compacted_version(
             continue
         data.append(FileAdd(partition_id, target, "data", version, stat.size, count))
     fileio.delete_dir(stage, missing_ok=True)
+    if not data:  # every row was deleted: no data directory for this version
+        fileio.delete_empty_dir(f"{table_location}/{target_dir}")
 
     adds = list(data)
     idir = index_dir(partition_path, version)

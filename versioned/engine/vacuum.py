@@ -13,6 +13,9 @@ is older than the grace period and the transaction in its path (``version_id=N``
 ``txn=N``) is not open, so files of a write still in progress are never touched.
 ``_dead_letter/`` holds rejected rows for the user and is never vacuumed.
 
+Directories left empty go too (transaction, partition, ``_index/`` and ``_staging/``
+directories), up to but never including the table directory.
+
 Plain Python over the catalog and `FileIO`: no Spark.
 """
 
@@ -38,6 +41,8 @@ Progress = Callable[[str], None]
 DEFAULT_RETAIN_HOURS = 168.0
 DEFAULT_GRACE_HOURS = 1.0
 DEAD_LETTER_DIR = "_dead_letter"
+STAGING_DIR = "_staging"
+"""`versioned.engine.staging.STAGING_DIR`, not imported from there because that loads pyspark."""
 _TXN_SEGMENT = re.compile(r"^(?:version_id|txn)=(\d+)$")
 _FORGET_CHUNK = 1000
 
@@ -119,24 +124,54 @@ def vacuum_table(
             {VACUUMED_BEFORE_SEQ: str(oldest.seq), VACUUMED_BEFORE_VERSION: str(oldest.version)},
         )
         say(f"{name}: versions before {oldest.version} are no longer readable")
-    emptied: set[str] = set()
+    deleted: list[str] = []
     for start in range(0, len(retired), _FORGET_CHUNK):
         chunk = retired[start : start + _FORGET_CHUNK]
         for f in chunk:
             fileio.delete_file(f"{location}/{f.path}", missing_ok=True)
-            emptied.update(_transaction_dir(f"{location}/{f.path}"))
+            deleted.append(f"{location}/{f.path}")
         # Forgotten only once deleted: a crash in between leaves rows that the next run
         # deletes (missing files are fine) and forgets.
         store.forget_files(name, [f.id for f in chunk])
         say(f"{name}: deleted {min(start + _FORGET_CHUNK, len(retired))}/{len(retired)} retired")
     for stat in orphans:
         fileio.delete_file(stat.path, missing_ok=True)
-        emptied.update(_transaction_dir(stat.path))
-    for directory in sorted(emptied, key=len, reverse=True):
-        if not fileio.list_files(directory):
-            fileio.delete_dir(directory, missing_ok=True)
+        deleted.append(stat.path)
+    _remove_emptied_dirs(fileio, location, deleted)
     say(f"{name}: vacuumed {len(retired)} retired file(s) and {len(orphans)} orphan(s)")
     return _timed(result, started)
+
+
+def _remove_emptied_dirs(fileio: FileIO, location: str, deleted: Sequence[str]) -> None:
+    """Remove the directories that deleting the ``deleted`` files left without files.
+
+    First the ``version_id=N`` / ``txn=N`` directories that held them, with everything in
+    them: their transactions have ended, so nobody writes there any more. Then, deepest
+    first, the directories above, up to the table directory (never it), and ``_staging/``,
+    which every write leaves behind: partition directories and their ``_index/`` mirror.
+    Writers may be adding a version to one of those right now, so a directory goes only if
+    no file is in it, checked and deleted in one step (`FileIO.delete_empty_dir`): a file
+    written meanwhile stays, and so do the directories above it. A partition directory's
+    empty subdirectories (a compaction that kept no row leaves an empty ``version_id=C``)
+    go with it; under ``_staging/`` a running Spark job's still empty output directories
+    must not, so ``_staging/`` goes only when it holds nothing at all.
+    """
+    txn_dirs = {d for path in deleted for d in _transaction_dir(path)}
+    for directory in sorted(txn_dirs, key=len, reverse=True):
+        if not fileio.list_files(directory):
+            fileio.delete_dir(directory, missing_ok=True)
+    holders = {d.rsplit("/", 1)[0] for d in txn_dirs}
+    holders.update(p.rsplit("/", 1)[0] for p in deleted if not _transaction_dir(p))
+    candidates = {f"{location}/{STAGING_DIR}"}
+    for holder in holders:
+        parts = holder[len(location) + 1 :].split("/") if holder != location else []
+        if parts and parts[0] != DEAD_LETTER_DIR:
+            candidates.update(f"{location}/{'/'.join(parts[:i])}" for i in range(1, len(parts) + 1))
+    for directory in sorted(candidates, key=lambda d: d.count("/"), reverse=True):
+        top = directory[len(location) + 1 :].split("/", 1)[0]
+        fileio.delete_empty_dir(
+            directory, empty_subdirs=directory in holders and top != STAGING_DIR
+        )
 
 
 def _oldest_retained(history: Sequence[CommitInfo], cutoff: float) -> CommitInfo | None:

@@ -9,6 +9,7 @@ complete, so a reader (or a crash) never sees a partial file. Reads are recorded
 
 from __future__ import annotations
 
+import errno
 import os
 import posixpath
 import uuid
@@ -237,6 +238,48 @@ class FileIO:
         except StorageError as exc:
             if not (missing_ok and getattr(exc, "not_found", False)):
                 raise
+
+    def delete_empty_dir(self, rel: str, *, empty_subdirs: bool = False) -> bool:
+        """Delete a directory only if no file is in it.
+
+        Unlike `delete_dir` this never deletes a file, even one that another process puts
+        into the directory at the same moment: on a local file system each directory goes
+        with a single ``rmdir``, which fails on a non-empty directory. pyarrow offers no such
+        operation for other file systems (object stores, HDFS), where a check followed by a
+        recursive delete could take a concurrently written file with it, so there nothing
+        is deleted.
+
+        Args:
+            empty_subdirs: Also delete the directory's empty subdirectories, deepest first,
+                so that one holding only empty directories goes too. Without it the
+                directory goes only when it holds nothing at all.
+
+        Returns:
+            Whether no directory is left at ``rel`` (also when there was none).
+        """
+        path = self.resolve_inside(rel)
+        if path == self._base:
+            raise UnsafePathError(f"refusing to delete the root {self.root}", path=rel)
+        if not self._local:
+            return False
+        if empty_subdirs:  # os.walk never follows a symlink; rmdir fails on one
+            for below, _dirs, _files in os.walk(path, topdown=False):
+                if below != path:
+                    self._rmdir_if_empty(below, rel)
+        return self._rmdir_if_empty(path, rel)
+
+    def _rmdir_if_empty(self, path: str, rel: str) -> bool:
+        try:
+            os.rmdir(path)
+        except FileNotFoundError:
+            return True
+        except OSError as exc:
+            if exc.errno in (errno.ENOTEMPTY, errno.EEXIST, errno.ENOTDIR):
+                return False
+            raise StorageError(
+                f"cannot delete {rel!r} under {self.root}: {exc}", path=rel, op="delete"
+            ) from exc
+        return True
 
     @contextmanager
     def _errors(self, op: str, rel: str) -> Iterator[None]:

@@ -74,6 +74,18 @@ def test_null_and_unknown_op_codes_are_dead_letters(spark: Any) -> None:
     }
 
 
+def test_rejected_rows_are_counted_while_the_rows_are_read(spark: Any, tmp_path: Path) -> None:
+    """The writer skips its dead-letter job when this count is 0, so it must be exact."""
+    path = write(tmp_path / "f.csv", "id,name,total_amt,op\n1,a,1.5,I\n2,toolong,2,I\nx,b,3,U\n")
+    feed = read_feed(spark, path, SALES)
+    assert feed.rejected_count() is None  # nothing has read the rows yet: unknown, not 0
+    assert [r["id"] for r in rows(feed)] == [1]
+    assert feed.rejected_count() == 2 == len(rejected(feed))
+    clean = read_feed(spark, spark.createDataFrame([(1, "I")], "id long, op string"), SALES)
+    clean.rows.count()
+    assert clean.rejected_count() == 0
+
+
 def test_without_an_op_code_column_every_row_is_an_upsert(spark: Any, tmp_path: Path) -> None:
     spec = TableSpec.build("db.t", columns="id BIGINT, name STRING", primary_key="id")
     path = write(tmp_path / "f.csv", "id,name\n1,a\n2,b\n")

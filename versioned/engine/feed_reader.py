@@ -40,6 +40,7 @@ from versioned.engine.feed_rows import (
     REASON,
     SEQ,
     SOURCE,
+    ObservedCount,
     op_input,
     split_rows,
 )
@@ -70,11 +71,20 @@ class Feed:
             DataFrames, as a JSON object), ``_reason`` and ``_source`` (the file URI, or
             ``DataFrame`` / ``pyarrow.Table``).
         filled_columns: Nullable table columns the input lacks; they are null in ``rows``.
+        rejections: Counts the rejected rows while the first action on ``rows`` reads it
+            (None: no observation, count ``rejected`` instead). The count is exact only if
+            that first action reads every row: the writer's first action is the whole
+            deduplicated batch, and nothing reads ``rows`` before it.
     """
 
     rows: DataFrame
     rejected: DataFrame
     filled_columns: tuple[str, ...] = ()
+    rejections: ObservedCount | None = None
+
+    def rejected_count(self) -> int | None:
+        """The rejected rows counted while ``rows`` was read, or None if unknown yet."""
+        return self.rejections.value() if self.rejections is not None else None
 
 
 def read_feed(
@@ -194,8 +204,8 @@ def _feed(
     filled: tuple[str, ...],
     label: str,
 ) -> Feed:
-    rows, rejected = split_rows(frame, spec, present, source=label)
-    return Feed(rows=rows, rejected=rejected, filled_columns=filled)
+    rows, rejected, rejections = split_rows(frame, spec, present, source=label)
+    return Feed(rows=rows, rejected=rejected, filled_columns=filled, rejections=rejections)
 
 
 def _empty_feed(spark: SparkSession, spec: TableSpec) -> Feed:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection
 
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import Column, DataFrame, Observation
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
@@ -58,9 +58,32 @@ _NESTED = (T.StructType, T.ArrayType, T.MapType)
 _QUOTE_LIMIT = 60
 
 
+class ObservedCount:
+    """A count Spark takes while an action reads a DataFrame, without a job of its own.
+
+    Reading it never blocks: before an action has read the whole frame it is None (and the
+    caller counts with a job of its own).
+    """
+
+    def __init__(self, frame: DataFrame, condition: Column, name: str) -> None:
+        self._observation = Observation()
+        self.frame = frame.observe(
+            self._observation, F.count(F.when(condition, F.lit(1))).alias(name)
+        )
+        self._name = name
+
+    def value(self) -> int | None:
+        """The count, once an action has read the frame; else None."""
+        try:  # pyspark has no public non-blocking read; `get` waits for ever
+            done = self._observation._jo.future().isCompleted()  # type: ignore[union-attr]
+        except Exception:  # another Spark build: count with a job instead
+            return None
+        return int(self._observation.get[self._name]) if done else None
+
+
 def split_rows(
     frame: DataFrame, spec: TableSpec, present: Collection[str], *, source: str
-) -> tuple[DataFrame, DataFrame]:
+) -> tuple[DataFrame, DataFrame, ObservedCount]:
     """Type the rows of a matched feed and separate the rows that cannot be applied.
 
     Args:
@@ -72,9 +95,10 @@ def split_rows(
         source: What the feed is, for messages.
 
     Returns:
-        ``(rows, rejected)``: ``rows`` has the table's columns cast to its types plus ``_op``
-        (``I``/``U``/``D``) and ``_seq``; ``rejected`` has ``_raw``, ``_reason``, ``_source``.
-        Both are lazy.
+        ``(rows, rejected, rejections)``: ``rows`` has the table's columns cast to its types
+        plus ``_op`` (``I``/``U``/``D``) and ``_seq``; ``rejected`` has ``_raw``, ``_reason``,
+        ``_source``. Both are lazy. ``rejections`` counts the rejected rows while an action
+        reads ``rows``.
 
     Raises:
         SchemaError: A typed input column cannot convert to its table column's type.
@@ -126,11 +150,12 @@ def split_rows(
         F.col(IN_RAW).cast("string").alias(IN_RAW),
         F.col(IN_SOURCE).cast("string").alias(IN_SOURCE),
     )
-    rows = checked_rows.where(F.col(_IN_REASON).isNull()).select(*spec.column_names, OP, SEQ)
+    rejections = ObservedCount(checked_rows, F.col(_IN_REASON).isNotNull(), "rejected")
+    rows = rejections.frame.where(F.col(_IN_REASON).isNull()).select(*spec.column_names, OP, SEQ)
     rejected = checked_rows.where(F.col(_IN_REASON).isNotNull()).select(
         F.col(IN_RAW).alias(RAW), F.col(_IN_REASON).alias(REASON), F.col(IN_SOURCE).alias(SOURCE)
     )
-    return rows, rejected
+    return rows, rejected, rejections
 
 
 def op_input(op_column: str | None, get: Callable[[str], Column]) -> Column:

@@ -179,7 +179,13 @@ def _partition_groups(keys: pa.Table, n_parts: int) -> dict[tuple[str | None, ..
 def _dead_letters(
     spark: SparkSession, feed: Feed, fileio: FileIO, table: TableInfo, say: Progress
 ) -> tuple[int, str | None]:
-    """Count the rejected rows and, if any, write them (JSON lines with ``_reason``)."""
+    """Count the rejected rows and, if any, write them (JSON lines with ``_reason``).
+
+    The count was usually taken while the batch was read (`Feed.rejected_count`), so a clean
+    batch costs no job here; only a batch with rejected rows is read again to write them.
+    """
+    if feed.rejected_count() == 0:
+        return 0, None
     rejected = feed.rejected.persist(StorageLevel.MEMORY_AND_DISK)
     try:
         count = rejected.count()

@@ -15,8 +15,9 @@ _IDENTIFIER = re.compile(r"^[a-z_][a-z0-9_]{0,127}$")
 _PRINCIPAL = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.@\-]{0,127}$")
 DEFAULT_DATABASE = "default"
 
-# Names the version-partition layout uses for its own columns and directories.
-RESERVED_COLUMNS = frozenset({"version_id", "_version", "_op", "_seq", "_reason"})
+# Names the version-partition layout uses for its own columns and directories
+# (`__key_hash`: sql/latest_view.sql).
+RESERVED_COLUMNS = frozenset({"version_id", "_version", "_op", "_seq", "_reason", "__key_hash"})
 
 
 def identifier(name: str, kind: str = "name") -> str:

@@ -78,6 +78,7 @@ def test_spec_round_trips_through_plain_data():
         ({"ordering_column": "zz"}, "ordering column zz"),
         ({"columns": "id BIGINT, id STRING, p STRING"}, "duplicate column"),
         ({"columns": "id BIGINT, version_id INT, p STRING"}, "reserved"),
+        ({"columns": "id BIGINT, __key_hash BIGINT, p STRING"}, "reserved"),
         ({"layout": "acid", "file_format": "parquet"}, "ORC"),
         ({"layout": "hudi"}, "unknown layout"),
         ({"bucket_by": "v"}, "--buckets"),

@@ -165,14 +165,14 @@ def latest_view_sql(
     partition_by: tuple[str, ...], keys: tuple[str, ...], columns: list[str], hint: str
 ) -> str:
     """``sql/latest_view.sql`` with its column lists filled in (``{data}``/``{index}`` left)."""
-    key_columns = [*partition_by, *keys]
-    join = [f"d.`{p}` <=> m.`{p}`" for p in partition_by] + [f"d.`{k}` = m.`{k}`" for k in keys]
+    key_columns = ", ".join(f"`{c}`" for c in [*partition_by, *keys])
+    exact = [f"d.`{p}` <=> m.`{p}`" for p in partition_by] + [f"d.`{k}` = m.`{k}`" for k in keys]
     text = template("latest_view.sql")
     return (
         text.replace("{hint}", hint)
         .replace("{columns}", ", ".join(f"d.`{c}`" for c in columns))
-        .replace("{key_columns}", ", ".join(f"`{c}`" for c in key_columns))
-        .replace("{join_condition}", " AND ".join(join))
+        .replace("{key_columns}", key_columns)
+        .replace("{exact_match}", " AND ".join(exact))
     )
 
 

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import sqlite3
+import threading
+from pathlib import Path
+
 import pytest
 import sqlalchemy as sa
 
@@ -30,6 +34,29 @@ def test_connect_creates_the_schema_once_and_reopens_it(catalog_url: str) -> Non
     with MetaStore.connect(catalog_url, "alice", create=False) as again:
         assert again.table(ORDERS).owner == "alice"
         assert again.user == "alice" and again.url == catalog_url
+
+
+def test_opening_a_new_sqlite_catalog_waits_for_a_writer_holding_the_file(
+    tmp_path: Path,
+) -> None:
+    """Switching a new SQLite file to WAL mode while another connection writes to it fails
+    at once with "database is locked" (SQLite does not wait on this lock upgrade); several
+    processes creating one catalog hit it. Connecting must wait for the writer instead."""
+    path = tmp_path / "catalog.db"
+    writer = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    writer.execute("CREATE TABLE other (i INTEGER)")
+    writer.execute("BEGIN IMMEDIATE")
+    writer.execute("INSERT INTO other VALUES (1)")
+    done = threading.Timer(0.5, lambda: writer.execute("COMMIT"))
+    done.start()
+    try:
+        store = MetaStore.connect(f"sqlite:///{path}", "alice")
+        store.close()
+    finally:
+        done.join()
+        writer.close()
+    with sa.create_engine(f"sqlite:///{path}").connect() as conn:
+        assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
 
 
 def test_a_catalog_from_a_newer_release_is_refused(catalog_url: str) -> None:

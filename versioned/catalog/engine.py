@@ -13,6 +13,8 @@ one consistent state.
 
 from __future__ import annotations
 
+import random
+import sqlite3
 import time
 from typing import Any
 
@@ -90,7 +92,7 @@ def _sqlite_engine(url: sa.URL) -> Engine:
         cursor = dbapi_connection.cursor()
         try:
             cursor.execute(f"PRAGMA busy_timeout={_BUSY_TIMEOUT_MS}")
-            cursor.execute("PRAGMA journal_mode=WAL")
+            _use_wal(cursor)
             cursor.execute("PRAGMA foreign_keys=ON")
         finally:
             cursor.close()
@@ -101,6 +103,28 @@ def _sqlite_engine(url: sa.URL) -> Engine:
         conn.exec_driver_sql("BEGIN" if read_only_txn else "BEGIN IMMEDIATE")
 
     return engine
+
+
+def _use_wal(cursor: Any) -> None:
+    """Put the database in WAL mode (a setting kept in the file, so set once).
+
+    When several processes open a new database at once, switching the journal mode can fail
+    with "database is locked" at once, without SQLite's busy handler waiting: retry until
+    the busy timeout, and skip the switch when the file is in WAL mode already.
+    """
+    deadline = time.monotonic() + _BUSY_TIMEOUT_MS / 1000
+    pause = 0.01
+    while True:
+        try:
+            (mode,) = cursor.execute("PRAGMA journal_mode").fetchone()
+            if str(mode).lower() != "wal":
+                cursor.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(pause * (1 + random.random()))
+            pause = min(pause * 2, 0.5)
 
 
 def ensure_schema(engine: Engine, *, create: bool) -> int:

@@ -118,6 +118,7 @@ def test_partitions_given_as_mappings_or_tuples() -> None:
         (4, 4, 9000, (4, 0)),
         (11, 2, 10_200_000, (2, 892_500)),  # 6 files per task: 850k rows + 5 % slack
         (4, 2, 100, (2, 27)),
+        (3, 0, 30, (1, 11)),  # a scan reporting no splits: one task rolling over
     ],
 )
 def test_file_shaping_writes_near_target_files_without_a_shuffle(
@@ -125,7 +126,7 @@ def test_file_shaping_writes_near_target_files_without_a_shuffle(
 ) -> None:
     tasks, max_rows = file_shaping(files, splits, rows)
     assert (tasks, max_rows) == expected
-    assert tasks <= splits  # never more tasks than the scan has: no shuffle
+    assert tasks <= max(splits, 1)  # never more tasks than the scan has: no shuffle
     if max_rows:  # rolling over: even splits need at most ceil(files / tasks) files each,
         # and no file is more than 5 % over the even share of rows
         assert tasks * -(-files // tasks) * max_rows >= rows

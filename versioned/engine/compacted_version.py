@@ -150,6 +150,7 @@ def file_shaping(files: int, scan_splits: int, rows_estimate: int) -> tuple[int,
         ``scan_splits`` means coalescing), each rolling over to a new file after ``max_rows``
         rows (0: one file per task).
     """
+    scan_splits = max(scan_splits, 1)  # an empty scan may report none
     if files <= 1:
         return 1, 0
     if scan_splits >= files:

@@ -26,6 +26,16 @@ def spark() -> Iterator[Any]:
     session.stop()
 
 
+@pytest.fixture
+def cat(spark: Any, tmp_path: Path) -> Iterator[Any]:
+    """A catalog (versioned.Catalog) on SQLite in a fresh warehouse, acting as alice."""
+    from versioned.api.catalog import connect
+
+    catalog = connect(warehouse=str(tmp_path / "wh"), spark=spark, user="alice")
+    yield catalog
+    catalog.close()
+
+
 @pytest.fixture(scope="session")
 def pg_cluster() -> Iterator[PgCluster]:
     """A PostgreSQL cluster on loopback for the whole run; stopped and deleted at the end."""

@@ -20,13 +20,6 @@ from versioned.storage.filesystem import FileIO
 COLUMNS = "id BIGINT, amt DOUBLE, op STRING, store STRING"
 
 
-@pytest.fixture
-def cat(spark: Any, tmp_path: Path) -> Catalog:
-    catalog = connect(warehouse=str(tmp_path / "wh"), spark=spark, user="alice")
-    yield catalog
-    catalog.close()
-
-
 def _table(cat: Catalog, name: str = "t.sales", **kw: Any) -> Any:
     args: dict[str, Any] = dict(
         columns=COLUMNS, primary_key="id", partition_by="store", op_code_column="op"

@@ -2,26 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-import pytest
 
 from tests.maintenance.workers import COLUMNS, batch_table
-from versioned.api.catalog import Catalog, connect
+from versioned.api.catalog import Catalog
 from versioned.api.table import Table
 
 Row = tuple[int, float | None, str, str | None]
-
-
-@pytest.fixture
-def cat(spark: Any, tmp_path: Path) -> Iterator[Catalog]:
-    """A catalog on SQLite in a fresh warehouse, acting as alice."""
-    catalog = connect(warehouse=str(tmp_path / "wh"), spark=spark, user="alice")
-    yield catalog
-    catalog.close()
 
 
 def make_table(cat: Catalog, name: str = "t.sales", **kw: Any) -> Table:

@@ -16,6 +16,7 @@ from versioned.names import RESERVED_COLUMNS, TableName, identifier
 
 Layout = Literal["versioned", "acid"]
 FileFormat = Literal["parquet", "orc"]
+KeyScope = Literal["partition", "table"]
 LAYOUTS: tuple[str, ...] = ("versioned", "acid")
 FILE_FORMATS: tuple[str, ...] = ("parquet", "orc")
 
@@ -141,8 +142,8 @@ class TableSpec:
     """Everything that defines a table, independent of where it is stored.
 
     ``columns`` holds every stored column, partition columns included. The primary key is
-    unique within a partition; a change that moves a key to another partition must arrive as
-    a delete in the old partition and an insert in the new one.
+    unique in the table (see `key_scope`): when some partition column is not part of it, a
+    change may move a key to another partition and its row in the old one disappears.
     """
 
     name: TableName
@@ -217,6 +218,49 @@ class TableSpec:
     def data_columns(self) -> tuple[Column, ...]:
         """Columns stored inside data files (partition columns live in the path)."""
         return tuple(c for c in self.columns if c.name not in self.partition_by)
+
+    @property
+    def key_scope(self) -> KeyScope:
+        """Where the primary key is unique: ``partition`` or ``table``.
+
+        ``partition`` when every partition column is part of the primary key (a key cannot
+        change partition, so a write looks only at its rows' partitions); ``table`` when some
+        partition column is not (a change may move a key to another partition, and a write
+        retires the key's row in whichever partition holds it).
+        """
+        if self.partition_by and set(self.partition_by) <= set(self.primary_key):
+            return "partition"
+        return "table"
+
+    @property
+    def keys_move(self) -> bool:
+        """Whether a change can move a key from one partition to another."""
+        return self.key_scope == "table" and bool(self.partition_by)
+
+    @property
+    def key_scope_reason(self) -> str:
+        """Why `key_scope` is what it is, in one sentence."""
+        if not self.partition_by:
+            return "the table is not partitioned"
+        outside = [p for p in self.partition_by if p not in self.primary_key]
+        if not outside:
+            return "every partition column is part of the primary key"
+        return (
+            f"partition column{'s' if len(outside) > 1 else ''} {', '.join(outside)} "
+            f"{'are' if len(outside) > 1 else 'is'} not part of the primary key, so a change "
+            "may move a key to another partition"
+        )
+
+    @property
+    def record_key(self) -> tuple[str, ...]:
+        """The columns that identify one record of the table.
+
+        The primary key for a table-wide key; the partition columns and the primary key when
+        the key is unique per partition.
+        """
+        if self.key_scope == "table":
+            return self.primary_key
+        return tuple(dict.fromkeys([*self.partition_by, *self.primary_key]))
 
     def column(self, name: str) -> Column:
         """The column called ``name``."""

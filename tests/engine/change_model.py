@@ -1,7 +1,9 @@
 """A plain-Python model of a versioned table and a seeded generator of hostile change feeds.
 
 The model is the oracle of `test_differential`: a dict of live rows per key, plus (for tables
-with an ordering column) the stored ordering value of every key, tombstones included. It
+with an ordering column) the stored ordering value of every key, tombstones included. A key
+is the primary key when it is unique table-wide (the partition column is not part of it: a
+change naming another partition moves the row), else the partition value and the key. It
 states the semantics in the fewest lines we could manage, so a disagreement with the engine
 is easy to judge.
 """
@@ -48,8 +50,18 @@ class Shape:
     ordering: str | None
 
     @property
+    def table_wide(self) -> bool:
+        return self.partition not in self.primary_key
+
+    @property
     def key_columns(self) -> tuple[str, ...]:
-        return (self.partition, *self.primary_key)
+        """What identifies a record in the model."""
+        return self.primary_key if self.table_wide else self.change_key_columns
+
+    @property
+    def change_key_columns(self) -> tuple[str, ...]:
+        """How the generator addresses a record: the partition, then the primary key."""
+        return (self.partition, *[c for c in self.primary_key if c != self.partition])
 
 
 @dataclass
@@ -63,6 +75,7 @@ class Expected:
     stale: int = 0
     rejected: int = 0
     partitions: int = 0
+    partitions_max: int = 0
 
 
 def partition_value(value: Any) -> Any:
@@ -80,11 +93,20 @@ class TableModel:
     ever_deleted: set[Key] = field(default_factory=set)
     versions: dict[int, dict[Key, Row]] = field(default_factory=dict)
     coverage: Counter[str] = field(default_factory=Counter)
+    moved: set[Key] = field(default_factory=set)  # live keys whose last upsert moved them
+    deleted_from: dict[Key, Any] = field(default_factory=dict)
 
     def key(self, change: Change) -> Key:
-        values = dict(change.values)
+        return self.key_of(tuple(change.get(c) for c in self.shape.change_key_columns))
+
+    def key_of(self, change_key: Key) -> Key:
+        """The model's key of a generator key ``(partition, *primary key)``."""
+        values = dict(zip(self.shape.change_key_columns, change_key, strict=True))
         values[self.shape.partition] = partition_value(values[self.shape.partition])
         return tuple(values[c] for c in self.shape.key_columns)
+
+    def partition_of(self, row: Row) -> Any:
+        return row[self.shape.columns.index(self.shape.partition)]
 
     def row(self, change: Change) -> Row:
         part = self.shape.partition
@@ -99,9 +121,9 @@ class TableModel:
         by_key: dict[Key, list[tuple[int, Change]]] = {}
         for i, change in enumerate(changes):
             by_key.setdefault(self.key(change), []).append((i, change))
-        expected = Expected(
-            stale=len(changes) - len(by_key), partitions=len({key[0] for key in by_key})
-        )
+        expected = Expected(stale=len(changes) - len(by_key))
+        touched: set[Any] = set()  # partitions the version certainly writes to
+        named: set[Any] = set()  # partitions the batch's kept changes name
         for key, candidates in by_key.items():
             if ordering is None:
                 index, winner = candidates[-1]
@@ -109,6 +131,8 @@ class TableModel:
                 index, winner = max(candidates, key=lambda c: (c[1].get(ordering), c[0]))
                 self._note_ordering(candidates, index, winner)
             self._note_batch_shape(key, candidates, winner)
+            part = partition_value(winner.get(self.shape.partition))
+            named.add(part)
             if ordering is not None and key in self.stored_order:
                 if winner.get(ordering) < self.stored_order[key]:
                     expected.stale += 1
@@ -116,27 +140,57 @@ class TableModel:
                     continue
                 if winner.get(ordering) == self.stored_order[key]:
                     self.coverage["equal ordering value applies"] += 1
+            old = self.live.get(key)
+            if old is not None:
+                touched.add(self.partition_of(old))
             if winner.op == DELETE:
                 expected.deletes += 1
-                if key in self.live:
+                if ordering is not None:
+                    touched.add(part)  # the tombstone
+                if old is not None:
                     expected.true_deletes += 1
                     del self.live[key]
                     self.ever_deleted.add(key)
+                    self._note_delete(key, old, part)
                 else:
                     self.coverage["delete of a missing key"] += 1
             else:
                 expected.upserts += 1
-                if key in self.live:
-                    expected.true_updates += 1
-                elif key in self.ever_deleted:
-                    self.coverage["re-insert of a key deleted by an earlier version"] += 1
-                elif winner.op == UPDATE:
-                    self.coverage["update of a missing key"] += 1
+                touched.add(part)
+                self._note_upsert(key, old, part, winner)
                 self.live[key] = self.row(winner)
             if ordering is not None:
                 self.stored_order[key] = winner.get(ordering)
+        expected.partitions = len(touched)
+        # Bloom false positives add partitions: any named one, and with a table-wide key any
+        # partition that ever held a row.
+        known = named | touched
+        if self.shape.table_wide:
+            known |= {self.partition_of(r) for v in self.versions.values() for r in v.values()}
+        expected.partitions_max = len(known)
         self.versions[version] = dict(self.live)
         return expected
+
+    def _note_upsert(self, key: Key, old: Row | None, part: Any, winner: Change) -> None:
+        if old is not None:
+            if self.partition_of(old) != part:
+                self.coverage["key moved to another partition"] += 1
+        elif key in self.ever_deleted:
+            self.coverage["re-insert of a key deleted by an earlier version"] += 1
+            if self.shape.table_wide and self.deleted_from.get(key) != part:
+                self.coverage["delete then re-insert in another partition"] += 1
+        elif winner.op == UPDATE:
+            self.coverage["update of a missing key"] += 1
+        self.moved.discard(key)
+        if old is not None and self.partition_of(old) != part:
+            self.moved.add(key)
+
+    def _note_delete(self, key: Key, old: Row, part: Any) -> None:
+        self.deleted_from[key] = self.partition_of(old)
+        if key in self.moved:
+            self.coverage["delete of a key that moved"] += 1
+        if self.partition_of(old) != part:
+            self.coverage["delete naming another partition than the row's"] += 1
 
     def _note_batch_shape(self, key: Key, changes: list[tuple[int, Change]], won: Change) -> None:
         ops = [c.op for _, c in changes]
@@ -145,7 +199,10 @@ class TableModel:
         after_delete = ops[ops.index(DELETE) + 1 :] if DELETE in ops else []
         if won.op != DELETE and any(op != DELETE for op in after_delete):
             self.coverage["delete then re-insert in a batch"] += 1
-        if key[0] is None:
+        parts = {partition_value(c.get(self.shape.partition)) for _, c in changes}
+        if len(parts) > 1:
+            self.coverage["key in two partitions in one batch"] += 1
+        if partition_value(won.get(self.shape.partition)) is None:
             self.coverage["null partition"] += 1
 
     def _note_ordering(self, changes: list[tuple[int, Change]], index: int, won: Change) -> None:
@@ -233,7 +290,9 @@ class FeedGenerator:
             groups.append([self._change(INSERT, pk), self._change(DELETE, pk)])
         deleted = sorted(self.model.ever_deleted - self.model.live.keys(), key=repr)
         for key in rng.sample(deleted, min(3, len(deleted))):
-            groups.append([self._change(rng.choice([INSERT, UPDATE]), key)])
+            groups.append([self._change(rng.choice([INSERT, UPDATE]), self._ck(key))])
+        if self.shape.table_wide:
+            groups += self._move_scenarios()
         for _ in range(3):
             groups.append([self._change(UPDATE, self._missing_pk())])
             groups.append([self._change(DELETE, self._missing_pk())])
@@ -242,23 +301,40 @@ class FeedGenerator:
         rng.shuffle(groups)
         return [change for group in groups for change in group]
 
+    def _move_scenarios(self) -> list[list[Change]]:
+        """Keys that change partition within a batch, and deletes of keys that moved."""
+        rng, model = self.rng, self.model
+        groups: list[list[Change]] = []
+        live = sorted(model.live, key=repr)
+        for key in rng.sample(live, min(2, len(live))):
+            first, second = rng.sample(self.partitions, 2)
+            groups.append(
+                [self._change(UPDATE, (first, *key)), self._change(UPDATE, (second, *key))]
+            )
+        moved = sorted(model.moved & model.live.keys(), key=repr)
+        for key in rng.sample(moved, min(2, len(moved))):
+            groups.append([self._change(DELETE, self._ck(key))])
+        return groups
+
     def _ordering_scenarios(self) -> list[list[Change]]:
         rng, model = self.rng, self.model
         groups: list[list[Change]] = []
         tombstones = sorted(model.stored_order.keys() - model.live.keys(), key=repr)
         for key in rng.sample(tombstones, min(3, len(tombstones))):  # late, older inserts
             older = model.stored_order[key] - rng.randint(1, 5)
-            groups.append([self._change(INSERT, key, order=older)])
+            groups.append([self._change(INSERT, self._ck(key), order=older)])
         live = sorted(model.live, key=repr)
         for key in rng.sample(live, min(2, len(live))):  # same ordering value as stored
-            groups.append([self._change(UPDATE, key, order=model.stored_order[key])])
+            order = model.stored_order[key]
+            groups.append([self._change(UPDATE, self._ck(key), order=order)])
         for key in rng.sample(live, min(2, len(live))):  # a late delete
-            groups.append([self._change(DELETE, key, order=model.stored_order[key] - 1)])
+            order = model.stored_order[key] - 1
+            groups.append([self._change(DELETE, self._ck(key), order=order)])
         for key in self.early_deletes:  # the insert comes after a delete with a newer value
-            if key not in model.stored_order:
+            if model.key_of(key) not in model.stored_order:
                 continue  # the test dropped the delete (a CSV batch cannot say "")
-            order = model.stored_order[key] + rng.choice([-3, 3])
-            groups.append([self._change(INSERT, key, order=order)])
+            order = model.stored_order[model.key_of(key)] + rng.choice([-3, 3])
+            groups.append([self._change(INSERT, self._ck(model.key_of(key)), order=order)])
         self.early_deletes = []
         for _ in range(2):
             key = self._missing_pk()
@@ -287,26 +363,40 @@ class FeedGenerator:
     def _missing_pk(self) -> Key:
         """A key neither live nor known to the table, just above this batch's ids."""
         model = self.model
-        while True:
+        for attempt in range(1, 10_000):
+            # A table-wide key has no partition in it: fewer keys fit the same id range.
             key = self._key(
-                self.rng.choice(self.partitions), self.window.stop + self.rng.randrange(30)
+                self.rng.choice(self.partitions),
+                self.window.stop + self.rng.randrange(30 * attempt),
             )
-            known = (partition_value(key[0]), *key[1:])
+            known = model.key_of(key)
             if known not in model.live.keys() | model.stored_order.keys() | self.issued:
                 self.issued.add(known)
                 return key
+        raise AssertionError("no missing key found")
 
     def _existing(self) -> Key | None:
         live = sorted(self.model.live, key=repr)
-        return self.rng.choice(live) if live else None
+        return self._ck(self.rng.choice(live)) if live else None
+
+    def _ck(self, key: Key) -> Key:
+        """The generator key ``(partition, *primary key)`` of a model key. A table-wide key
+        names its row's partition half of the time, else any partition (a move)."""
+        if not self.shape.table_wide:
+            return key
+        row = self.model.live.get(key)
+        if row is not None and self.rng.random() < 0.5:
+            return (self.model.partition_of(row), *key)
+        return (self.rng.choice(self.partitions), *key)
 
     def _change(self, op: str, key: Key, *, late: bool = False, order: Any = None) -> Change:
         rng = self.rng
-        self.issued.add(key)
+        self.issued.add(self.model.key_of(key))
         part = key[0]
         if part is None:
             part = rng.choice([None, ""])  # both spell the null partition
-        values: dict[str, Any] = dict(zip(self.shape.key_columns, (part, *key[1:]), strict=True))
+        columns = self.shape.change_key_columns
+        values: dict[str, Any] = dict(zip(columns, (part, *key[1:]), strict=True))
         values["name"] = f"{rng.choice(NAMES)}-{rng.randrange(1000)}"
         values["amount"] = None if rng.random() < 0.1 else round(rng.uniform(-1e3, 1e3), 2)
         if self.shape.ordering is not None:

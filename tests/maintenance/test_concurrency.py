@@ -1,6 +1,7 @@
 """Writer processes and a compactor process on one table, on SQLite and on PostgreSQL.
 
-Three writers (two on disjoint partitions, one across all of them, with overlapping keys)
+Three writers (two on disjoint partitions, one across all of them, with overlapping keys;
+the table's key is unique table-wide and the third writer moves keys between partitions)
 and a compactor run at once, each a process with its own SparkSession. Afterwards the table
 must equal the committed batches replayed in version order, with no key lost or duplicated.
 The writers hold their last batch until a compaction has committed, so at least one
@@ -28,7 +29,7 @@ BATCHES = 3
 
 
 def _key(partition: str, k: int) -> int:
-    return PARTITIONS.index(partition) + len(PARTITIONS) * k  # a key lives in one partition
+    return PARTITIONS.index(partition) + len(PARTITIONS) * k  # a key starts in one partition
 
 
 def _batches(rng: random.Random, writer: int, partitions: str) -> list[list[Row]]:
@@ -41,6 +42,8 @@ def _batches(rng: random.Random, writer: int, partitions: str) -> list[list[Row]
         for j, (p, key) in enumerate(keys):
             op = rng.choice("IUUD")
             amt = None if op == "D" else float(writer * 1000 + b * 100 + j)
+            if len(partitions) > 1 and op != "D" and rng.random() < 0.4:
+                p = rng.choice([q for q in partitions if q != p])  # the key moves partition
             rows.append((key, amt, op, p))
         batches.append(rows)
     return batches
@@ -131,7 +134,8 @@ def test_writers_and_a_compactor_agree_with_replaying_the_committed_versions(
     rows = t.read().select("id", "amt", "p").collect()
     assert len(rows) == len({r["id"] for r in rows}), f"duplicate keys; {context}"
     assert sorted(tuple(r) for r in rows) == model_rows(model), context
-    # Versions in each partition grew in commit order, so replaying by version agrees.
+    # A commit's version is above the head of every partition it touches, and a write of a
+    # key touches the partition holding it, so replaying by version agrees.
     by_version: dict[int, Any] = {}
     for version in sorted(batches_by_version):
         apply(by_version, batches_by_version[version])

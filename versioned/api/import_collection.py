@@ -20,10 +20,11 @@ from contextlib import suppress
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pyarrow as pa
 
 from versioned.catalog.heartbeat import TransactionKeeper
-from versioned.catalog.records import FileAdd, PartitionCommit, TableInfo
+from versioned.catalog.records import FileAdd, PartitionCommit, Snapshot, TableInfo
 from versioned.catalog.store import MetaStore
 from versioned.collections.data_files import encode_partition_keys, read_key_columns
 from versioned.collections.errors import CollectionError, PartitionExistsError
@@ -42,12 +43,30 @@ from versioned.layouts.version_partition.bloom import (
     DEFAULT_ERROR_RATE,
     WRITE_HEADROOM,
     KeyBloomFilter,
+    KeyDigests,
 )
-from versioned.layouts.version_partition.index import index_key_columns
-from versioned.layouts.version_partition.paths import bloom_file_name, index_dir, version_dir
+from versioned.layouts.version_partition.elsewhere import (
+    blooms_by_partition,
+    keyed_partition_columns,
+    part_column,
+    probe_elsewhere,
+)
+from versioned.layouts.version_partition.index import (
+    MOVED,
+    build_index,
+    index_key_columns,
+    write_index,
+)
+from versioned.layouts.version_partition.paths import (
+    bloom_file_name,
+    index_dir,
+    index_file_name,
+    version_dir,
+)
 from versioned.layouts.version_partition.probe import BLOOM_KIND
 from versioned.layouts.version_partition.stats import key_stats
 from versioned.names import TableName
+from versioned.schema import TableSpec
 from versioned.storage.filesystem import FileIO
 
 if TYPE_CHECKING:
@@ -209,9 +228,10 @@ def _commit(
     extension = spec.file_format
     txn = store.begin(timeout_s=TXN_TIMEOUT_S)
     written: list[str] = []
+    snapshot = store.snapshot(spec.name)
     with TransactionKeeper(store, txn, interval_s=TXN_TIMEOUT_S / 4) as keeper:
         try:
-            changes = []
+            changes = _retire_moved_keys(fileio, info, snapshot, checked, txn, written)
             for item in checked:
                 part = store.add_partition(spec.name, list(item.planned.values))
                 if part.head_version is not None:  # a writer got there since the check
@@ -255,8 +275,10 @@ def _commit(
                 spec.name,
                 operation="import",
                 partitions=changes,
+                expected_seq=snapshot.seq if spec.keys_move else None,
                 metrics={
                     "inserted": sum(c.rows for c in checked),
+                    "moved": sum(a.row_count for a in files if a.kind == "index"),
                     "partitions": len(changes),
                     "files_written": len(files),
                     "bytes_written": total,
@@ -272,6 +294,84 @@ def _commit(
                     fileio.delete_file(rel, missing_ok=True)
             raise
     return txn, total
+
+
+def _retire_moved_keys(
+    fileio: FileIO,
+    info: TableInfo,
+    snapshot: Snapshot,
+    checked: list[_CheckedPartition],
+    txn: int,
+    written: list[str],
+) -> list[PartitionCommit]:
+    """For a table-wide key: retire the imported keys' rows in the table's other partitions.
+
+    The imported row wins, as in an upsert: every partition whose Bloom filters may hold an
+    imported key gets an ``M`` (moved) index entry for it. Reads no data file.
+
+    Raises:
+        CollectionError: A key appears in two partitions of the collection.
+    """
+    spec = info.spec
+    if not spec.keys_move or not snapshot.partitions:
+        return []
+    keys, own_rows = _import_keys(spec, checked)
+    probe = probe_elsewhere(
+        fileio,
+        info.location,
+        keys,
+        KeyDigests([k for item in checked for k in item.encoded]),
+        own_rows=own_rows,
+        partitions=list(snapshot.partitions.values()),
+        blooms=blooms_by_partition(snapshot.files),
+        key_columns=index_key_columns(spec),
+        keyed_partition_columns=keyed_partition_columns(spec),
+    )
+    changes = []
+    ordering = spec.ordering_column
+    for pid, rows in probe.hits.items():
+        part = snapshot.partitions[pid]
+        moved = keys.take(pa.array(rows))
+        if ordering and ordering not in moved.column_names:  # unknown here: no ordering value
+            moved = moved.append_column(ordering, pa.nulls(moved.num_rows))
+        entries = build_index(spec, moved, version=txn, ops=MOVED)
+        rel = f"{index_dir(part.path, txn)}/{index_file_name()}"
+        written.append(f"{info.location}/{rel}")
+        size = write_index(fileio, f"{info.location}/{rel}", entries)
+        add = FileAdd(pid, rel, "index", txn, size, entries.num_rows)
+        changes.append(PartitionCommit(pid, part.head_version, txn, add=(add,)))
+    return changes
+
+
+def _import_keys(
+    spec: TableSpec, checked: list[_CheckedPartition]
+) -> tuple[pa.Table, dict[tuple[str | None, ...], np.ndarray]]:
+    """The keys of every imported partition in one table (key columns and partition values
+    as strings), with their positions per partition; refuses a key in two partitions."""
+    tables, own_rows, start = [], {}, 0
+    key_cols = list(index_key_columns(spec))
+    keyed = [i for i, _ in keyed_partition_columns(spec)]
+    seen: dict[tuple[Any, ...], tuple[str | None, ...]] = {}
+    for item in checked:
+        values = item.planned.values
+        for encoded in item.encoded:
+            identity = (*[values[i] for i in keyed], encoded)
+            other = seen.setdefault(identity, values)
+            if other != values:
+                raise CollectionError(
+                    f"key {encoded.decode(errors='replace')} is in two partitions of the "
+                    f"collection ({label(spec.partition_by, other)} and "
+                    f"{label(spec.partition_by, values)}), but {spec.name}'s primary key is "
+                    "unique table-wide; keep one row per key",
+                )
+        table = item.keys.select(key_cols)
+        for i in range(len(spec.partition_by)):
+            column = pa.array([values[i]] * table.num_rows, pa.string())
+            table = table.append_column(part_column(i), column)
+        tables.append(table)
+        own_rows[values] = np.arange(start, start + table.num_rows)
+        start += table.num_rows
+    return pa.concat_tables(tables), own_rows
 
 
 def _version(value: Any) -> int | None:

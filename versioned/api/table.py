@@ -246,6 +246,8 @@ class Table:
         partitions = self.catalog.store.partitions(self.name)
         return {
             **info.spec.to_dict(),
+            "key_scope": info.spec.key_scope,
+            "key_scope_reason": info.spec.key_scope_reason,
             "owner": info.owner,
             "location": self.catalog.fileio.full_path(info.location),
             "created_at": info.created_at,

@@ -36,6 +36,7 @@ def commit_as(
     changes: Sequence[PartitionCommit],
     metrics: Mapping[str, Any] | None,
     version: int | None,
+    expected_seq: int | None = None,
 ) -> CommitInfo:
     """``user`` commits ``changes`` to table ``name`` as transaction ``txn_id``.
 
@@ -64,6 +65,7 @@ def commit_as(
         metrics=metrics,
         version=version,
         now=now,
+        expected_seq=expected_seq,
     )
 
 
@@ -78,16 +80,25 @@ def apply(
     metrics: Mapping[str, Any] | None,
     version: int | None,
     now: float,
+    expected_seq: int | None = None,
 ) -> CommitInfo:
     """Commit ``changes`` to ``table`` as transaction ``txn`` (both rows locked by the caller).
 
     Raises:
-        CommitConflictError: A head, a removed file or the table moved since it was planned.
+        CommitConflictError: A head, a removed file or the table moved since it was planned
+            (with ``expected_seq``: any commit since that sequence).
     """
     metrics_data = _json_object(metrics or {}, "metrics")
     _validate(changes)
     _check_partitions(session, table, changes)
     old_seq = table.current_seq
+    if expected_seq is not None and old_seq != expected_seq:
+        raise _conflict(
+            table,
+            txn,
+            f"the table changed since this write planned (commit {old_seq}, planned against "
+            f"{expected_seq}); a key unique table-wide may have moved meanwhile",
+        )
     seq = old_seq + 1
     moved = session.execute(
         sa.update(TableRow)

@@ -260,6 +260,7 @@ class MetaStore:
         partitions: Sequence[PartitionCommit],
         metrics: Mapping[str, Any] | None = None,
         version: int | None = None,
+        expected_seq: int | None = None,
     ) -> CommitInfo:
         """Make a transaction's files visible, atomically, and commit the transaction.
 
@@ -268,6 +269,9 @@ class MetaStore:
             partitions: Per partition: head guard and move, files added and removed.
             metrics: JSON-able summary stored with the commit.
             version: The commit's version (default: ``txn_id``).
+            expected_seq: Compare-and-swap guard on the whole table: the commit sequence of
+                the snapshot the writer planned against (``None``: only the partition
+                guards count).
 
         Raises:
             CommitConflictError: Another writer changed what this commit planned against;
@@ -284,6 +288,7 @@ class MetaStore:
             changes=list(partitions),
             metrics=metrics,
             version=version,
+            expected_seq=expected_seq,
         )
         try:
             return self._expiring(unit)

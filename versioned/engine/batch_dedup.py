@@ -20,8 +20,9 @@ _RANK = "__rank"
 
 
 def key_columns(spec: TableSpec) -> tuple[str, ...]:
-    """The columns that identify a record: partition columns, then the primary key."""
-    return tuple(dict.fromkeys([*spec.partition_by, *spec.primary_key]))
+    """The columns that identify a record (`TableSpec.record_key`): the primary key, led by
+    the partition columns when the key is unique per partition."""
+    return spec.record_key
 
 
 def latest_per_key(
@@ -29,7 +30,8 @@ def latest_per_key(
 ) -> DataFrame:
     """Keep the last change of every key in a batch.
 
-    A key is the partition columns plus the primary key. The last change is the one with the
+    A key is `TableSpec.record_key` (a table-wide key moving between partitions within the
+    batch keeps only its last change, in its last partition). The last change is the one with the
     greatest ordering value when the table has an ordering column (ties broken by input
     order, ``_seq``), else the one that came last in the input. The kept row carries its own
     ``_op``, so a key inserted and then deleted in one batch ends as a delete.

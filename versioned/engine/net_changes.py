@@ -29,7 +29,8 @@ def net_changes(
         if before is not None
         else empty_frame(spark, after)
     )
-    keys = [*spec.partition_by, *[k for k in spec.primary_key if k not in spec.partition_by]]
+    # A table-wide key that moved partition is an update: compare by the key alone.
+    keys = list(spec.record_key)
     values = [c for c in spec.column_names if c not in keys]
     o, n = old.alias("o"), new.alias("n")
     cond = [F.col(f"o.`{k}`").eqNullSafe(F.col(f"n.`{k}`")) for k in keys]

@@ -9,6 +9,7 @@ versions are read, and only their key and ordering columns.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Literal
 
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
@@ -34,21 +35,31 @@ def stored_state(
     table_location: str,
     files: Sequence[DataFile],
     probe_keys: pa.Table,
+    *,
+    match_partitions: Sequence[str] | None = None,
+    newest: Literal["version", "order"] = "version",
 ) -> pa.Table:
     """Newest stored (version, op, ordering value) of each key in ``probe_keys``.
 
     Args:
         files: Live ``data`` and ``index`` files of the candidate versions.
-        probe_keys: Partition columns (as strings) and key columns of the keys to look up.
+        probe_keys: The partition columns named by ``match_partitions`` (as strings) and the
+            key columns of the keys to look up.
+        match_partitions: Partition columns that identify a key with its key columns
+            (default: all; a table-wide key matches only those in the primary key, and its
+            state is taken over every partition).
+        newest: Which stored entry is the state: the one of the highest ``version`` (per
+            partition, versions order the changes) or the one of the greatest ordering
+            value (``order``: across partitions, where a compaction renumbers versions).
 
     Returns:
-        Partition and key columns plus ``_stored_version``, ``_stored_op`` (``U``/``D``) and
-        ``_stored_order``; keys with no stored state are absent.
+        The matched partition and key columns plus ``_stored_version``, ``_stored_op``
+        (``U``/``D``/``M``) and ``_stored_order``; keys with no stored state are absent.
     """
     ordering = spec.ordering_column
     assert ordering is not None
     keys = list(index_key_columns(spec))
-    parts = list(spec.partition_by)
+    parts = list(spec.partition_by if match_partitions is None else match_partitions)
     root = fileio.full_path(table_location)
     frames: list[DataFrame] = []
     data = [f"{root}/{f.path}" for f in files if f.kind == "data"]
@@ -69,13 +80,12 @@ def stored_state(
     wanted = spark.createDataFrame(probe_keys.select([*parts, *keys]))
     cond = [stored[c].eqNullSafe(wanted[c]) for c in parts] + [stored[c] == wanted[c] for c in keys]
     matched = stored.join(F.broadcast(wanted), cond, "left_semi")
-    newest = matched.groupBy(*parts, *keys).agg(
-        F.max_by(
-            F.struct(F.col(ordering).alias("o"), F.col(OP_COLUMN).alias("p")), VERSION_KEY
-        ).alias("s"),
+    by = F.col(VERSION_KEY) if newest == "version" else F.col(ordering)
+    newest_state = matched.groupBy(*parts, *keys).agg(
+        F.max_by(F.struct(F.col(ordering).alias("o"), F.col(OP_COLUMN).alias("p")), by).alias("s"),
         F.max(VERSION_KEY).alias(STORED_VERSION),
     )
-    result = newest.select(
+    result = newest_state.select(
         *parts,
         *keys,
         F.col(STORED_VERSION),

@@ -4,12 +4,15 @@
 2. Bring the batch's keys to the driver; per touched partition, test them against the live
    Bloom filters. Keys that may exist get a version-index entry; with an ordering column the
    stored ordering of those keys is read (key and ordering columns only) to skip stale
-   changes, and deletes always leave a tombstone.
+   changes, and deletes always leave a tombstone. With a table-wide key (some partition
+   column outside the primary key) every other partition is probed too, and the key's row
+   there is retired with an ``M`` (moved) or ``D`` entry (`engine.write_plan`).
 3. Write the rows (never deletes) into ``version_id=V`` of each partition, the index entries
    and a Bloom filter over all keys of the batch, then commit one catalog transaction.
 
-A commit that loses a race (another version of a touched partition committed first) is
-retried with a new transaction, up to ``max_attempts``.
+A commit that loses a race (another version of a touched partition committed first, or
+for a table-wide key any commit since the snapshot) is retried with a new transaction, up to
+``max_attempts``.
 """
 
 from __future__ import annotations
@@ -30,30 +33,21 @@ from pyspark.sql import types as T
 
 from versioned.api.results import CommitResult
 from versioned.catalog.heartbeat import TransactionKeeper
-from versioned.catalog.records import FileAdd, PartitionCommit, PartitionInfo, TableInfo
+from versioned.catalog.records import FileAdd, PartitionCommit, TableInfo
 from versioned.catalog.store import MetaStore
 from versioned.engine.batch_dedup import CHANGES, latest_per_key
 from versioned.engine.feed_reader import Feed
 from versioned.engine.feed_rows import OP
 from versioned.engine.staging import write_version_files
-from versioned.engine.stored_state import STORED_ORDER, stored_state
+from versioned.engine.write_plan import part_column, plan_version
 from versioned.errors import CommitConflictError
-from versioned.layouts.version_partition.bloom import (
-    DEFAULT_ERROR_RATE,
-    WRITE_HEADROOM,
-    KeyBloomFilter,
-)
-from versioned.layouts.version_partition.index import build_index, index_key_columns, write_index
-from versioned.layouts.version_partition.paths import bloom_file_name, index_dir, index_file_name
-from versioned.layouts.version_partition.probe import BLOOM_KIND, probe_partition
-from versioned.layouts.version_partition.stats import key_stats
+from versioned.layouts.version_partition.bloom import DEFAULT_ERROR_RATE, WRITE_HEADROOM
+from versioned.layouts.version_partition.index import index_key_columns
 from versioned.schema import TableSpec
 from versioned.storage.filesystem import FileIO
-from versioned.storage.partition_paths import partition_path
 
 log = logging.getLogger(__name__)
 Progress = Callable[[str], None]
-_PART = "__p"
 
 
 @dataclass(frozen=True)
@@ -64,15 +58,6 @@ class WriteOptions:
     txn_timeout_s: float = 300.0
     bloom_error_rate: float = DEFAULT_ERROR_RATE
     rows_per_file: int = 2_000_000
-
-
-@dataclass
-class _Counts:
-    inserted: int = 0
-    updated: int = 0
-    deleted: int = 0
-    ignored_deletes: int = 0
-    stale: int = 0
 
 
 def write_batch(
@@ -91,7 +76,7 @@ def write_batch(
     started = time.monotonic()
     spec = table.spec
     part_strings = [
-        F.col(p).cast("string").alias(f"{_PART}{i}") for i, p in enumerate(spec.partition_by)
+        F.col(p).cast("string").alias(part_column(i)) for i, p in enumerate(spec.partition_by)
     ]
     batch = latest_per_key(_empty_partitions_as_null(feed.rows, spec), spec, with_change_count=True)
     batch = batch.select("*", *part_strings).persist(StorageLevel.MEMORY_AND_DISK)
@@ -151,7 +136,7 @@ def _empty_partitions_as_null(rows: DataFrame, spec: TableSpec) -> DataFrame:
 
 def _collect_keys(batch: DataFrame, table: TableInfo) -> pa.Table:
     spec = table.spec
-    cols = [f"{_PART}{i}" for i in range(len(spec.partition_by))]
+    cols = [part_column(i) for i in range(len(spec.partition_by))]
     cols += [*index_key_columns(spec), OP, CHANGES]
     if spec.ordering_column and spec.ordering_column not in cols:
         cols.append(spec.ordering_column)
@@ -168,7 +153,7 @@ def _partition_groups(keys: pa.Table, n_parts: int) -> dict[tuple[str | None, ..
     """Row indices of ``keys`` per partition value tuple (``""`` counts as null, like Hive)."""
     if n_parts == 0:
         return {(): np.arange(keys.num_rows)}
-    columns = [keys.column(f"{_PART}{i}").to_pylist() for i in range(n_parts)]
+    columns = [keys.column(part_column(i)).to_pylist() for i in range(n_parts)]
     tuples = [tuple(v if v != "" else None for v in row) for row in zip(*columns, strict=True)]
     groups: dict[tuple[str | None, ...], list[int]] = {}
     for i, values in enumerate(tuples):
@@ -217,78 +202,29 @@ def _write_version(
 ) -> CommitResult:
     spec = table.spec
     snapshot = store.snapshot(spec.name)
-    by_values = {p.values: p for p in snapshot.partitions.values()}
-    key_cols = index_key_columns(spec)
-    counts = _Counts(stale=superseded)
     groups = _partition_groups(keys, len(spec.partition_by))
-    commits: dict[tuple[str | None, ...], list[FileAdd]] = {}
-    stale_keys: list[pa.Table] = []
-    plans: list[tuple[tuple[str | None, ...], PartitionInfo, pa.Table, Any]] = []
-
-    say(f"probing Bloom filters of {len(groups)} partitions")
-    for values, rows in groups.items():
-        info = by_values.get(values) or store.add_partition(spec.name, list(values))
-        part_keys = keys.take(pa.array(rows))
-        blooms = [f for f in snapshot.files if f.kind == BLOOM_KIND and f.partition_id == info.id]
-        probe = probe_partition(fileio, table.location, part_keys, key_cols, blooms)
-        plans.append((values, info, part_keys, probe))
-
-    stale_mask: dict[tuple[str | None, ...], np.ndarray] = {}
-    if spec.ordering_column:
-        stale_mask = _stale_masks(spark, spec, fileio, table, snapshot.files, plans)
-
-    for values, info, part_keys, probe in plans:
-        ops = np.asarray(part_keys.column(OP).to_numpy(zero_copy_only=False))
-        is_delete = ops == "D"
-        stale = stale_mask.get(values, np.zeros(len(ops), dtype=bool))
-        live = ~stale
-        may = probe.may_exist
-        counts.stale += int(stale.sum())
-        counts.inserted += int((live & ~is_delete & ~may).sum())
-        counts.updated += int((live & ~is_delete & may).sum())
-        counts.deleted += int((live & is_delete & may).sum())
-        counts.ignored_deletes += int((live & is_delete & ~may).sum())
-        # Without an ordering column a delete of an absent key needs nothing; with one it
-        # leaves a tombstone so that a late, older insert cannot resurrect the key.
-        needs_entry = live & (may | (is_delete & bool(spec.ordering_column)))
-        if stale.any():
-            stale_keys.append(_stale_rows(part_keys, stale, spec))
-        ppath = partition_path(spec.partition_by, values)
-        idir = f"{table.location}/{index_dir(ppath, txn)}"
-        adds: list[FileAdd] = []
-        if needs_entry.any():
-            entry_rows = part_keys.filter(pa.array(needs_entry))
-            entry_ops = np.where(is_delete[needs_entry], "D", "U").tolist()
-            index = build_index(spec, entry_rows, version=txn, ops=entry_ops)
-            name = index_file_name()
-            size = write_index(fileio, f"{idir}/{name}", index)
-            adds.append(
-                FileAdd(
-                    info.id, f"{index_dir(ppath, txn)}/{name}", "index", txn, size, index.num_rows
-                )
-            )
-        bloom = KeyBloomFilter.build(
-            probe.encoded, error_rate=opts.bloom_error_rate, headroom=WRITE_HEADROOM
-        )
-        name = bloom_file_name()
-        size = bloom.write(fileio, f"{idir}/{name}")
-        stats = {**key_stats(part_keys, key_cols), **bloom.sizing_stats()}
-        adds.append(
-            FileAdd(
-                info.id,
-                f"{index_dir(ppath, txn)}/{name}",
-                BLOOM_KIND,
-                txn,
-                size,
-                part_keys.num_rows,
-                stats,
-            )
-        )
-        commits[values] = adds
-
+    others = len(snapshot.partitions) if spec.keys_move else 0
+    say(
+        f"probing Bloom filters of {len(groups)} partitions"
+        + (f" (and of {others} others: the key is unique table-wide)" if others else "")
+    )
+    plan = plan_version(
+        spark,
+        fileio,
+        table,
+        snapshot,
+        keys,
+        groups,
+        version=txn,
+        bloom_error_rate=opts.bloom_error_rate,
+        bloom_headroom=WRITE_HEADROOM,
+        partition_for=lambda values: store.add_partition(spec.name, list(values)),
+    )
+    counts = plan.counts
+    counts.stale += superseded
     to_write = batch.where(F.col(OP) != F.lit("D"))
-    if stale_keys:
-        to_write = _drop_stale(spark, to_write, pa.concat_tables(stale_keys), spec)
+    if plan.stale.any():
+        to_write = _drop_stale(spark, to_write, keys.filter(pa.array(plan.stale)), spec)
     rows_to_write = counts.inserted + counts.updated
     say(f"writing {rows_to_write} rows as version {txn}")
     staged = write_version_files(
@@ -301,16 +237,15 @@ def _write_version(
         partitions=len(groups),
         rows_per_file=opts.rows_per_file,
     )
-    parts_by_values = {values: info for values, info, _, _ in plans}
     for f in staged:
-        info = parts_by_values[f.partition_values]
+        info = plan.partitions[f.partition_values]
         add = f.add
-        commits[f.partition_values].append(
+        plan.adds[f.partition_values].append(
             FileAdd(info.id, add.path, add.kind, add.version, add.size_bytes, add.row_count)
         )
 
     rejected_count, dead_letter_dir = rejected
-    files = [a for adds in commits.values() for a in adds]
+    files = [a for adds in plan.adds.values() for a in adds]
     metrics = {
         "inserted": counts.inserted,
         "updated": counts.updated,
@@ -319,7 +254,7 @@ def _write_version(
         "stale": counts.stale,
         "rejected": rejected_count,
         "dead_letter": dead_letter_dir,
-        "partitions": len(commits),
+        "partitions": len(plan.adds),
         "files_written": len(files),
         "bytes_written": sum(a.size_bytes for a in files),
     }
@@ -330,14 +265,17 @@ def _write_version(
         operation="upsert",
         partitions=[
             PartitionCommit(
-                partition_id=parts_by_values[values].id,
-                expected_head=parts_by_values[values].head_version,
+                partition_id=plan.partitions[values].id,
+                expected_head=plan.partitions[values].head_version,
                 new_head=txn,
                 add=tuple(adds),
             )
-            for values, adds in commits.items()
+            for values, adds in plan.adds.items()
         ],
         metrics=metrics,
+        # A table-wide key can move into a partition this write does not touch: any commit
+        # since the snapshot may have placed one of our keys there.
+        expected_seq=snapshot.seq if spec.keys_move else None,
     )
     say(f"committed version {txn}")
     return CommitResult(
@@ -348,72 +286,15 @@ def _write_version(
         stale=counts.stale,
         rejected=rejected_count,
         ignored_deletes=counts.ignored_deletes,
-        partitions=len(commits),
+        partitions=len(plan.adds),
         files_written=len(files),
         bytes_written=sum(a.size_bytes for a in files),
         seconds=round(time.monotonic() - started, 3),
     )
 
 
-def _stale_masks(
-    spark: SparkSession,
-    spec: Any,
-    fileio: FileIO,
-    table: TableInfo,
-    files: Any,
-    plans: list[tuple[tuple[str | None, ...], PartitionInfo, pa.Table, Any]],
-) -> dict[tuple[str | None, ...], np.ndarray]:
-    """Per partition: which batch changes are older than the stored state of their key."""
-    ordering = spec.ordering_column
-    key_cols = list(index_key_columns(spec))
-    wanted: list[pa.Table] = []
-    candidate_files = []
-    for values, info, part_keys, probe in plans:
-        if not probe.may_exist.any():
-            continue
-        positives = part_keys.filter(pa.array(probe.may_exist)).select(key_cols)
-        for i, p in enumerate(spec.partition_by):
-            positives = positives.append_column(
-                p, pa.array([values[i]] * positives.num_rows, pa.string())
-            )
-        wanted.append(positives)
-        versions = set(probe.candidate_versions)
-        candidate_files += [
-            f
-            for f in files
-            if f.partition_id == info.id and f.version in versions and f.kind in ("data", "index")
-        ]
-    if not wanted:
-        return {}
-    state = stored_state(
-        spark, spec, fileio, table.location, candidate_files, pa.concat_tables(wanted)
-    )
-    if state.num_rows == 0:
-        return {}
-    lookup: dict[tuple[Any, ...], Any] = {}
-    state_cols = [state.column(c).to_pylist() for c in [*spec.partition_by, *key_cols]]
-    orders = state.column(STORED_ORDER).to_pylist()
-    for i, key in enumerate(zip(*state_cols, strict=True)):
-        lookup[key] = orders[i]
-    masks: dict[tuple[str | None, ...], np.ndarray] = {}
-    for values, _info, part_keys, _probe in plans:
-        own = [part_keys.column(c).to_pylist() for c in key_cols]
-        incoming = part_keys.column(ordering).to_pylist()
-        mask = np.zeros(part_keys.num_rows, dtype=bool)
-        for i, key in enumerate(zip(*own, strict=True)):
-            stored = lookup.get((*values, *key))
-            mask[i] = stored is not None and incoming[i] is not None and incoming[i] < stored
-        masks[values] = mask
-    return masks
-
-
-def _stale_rows(part_keys: pa.Table, stale: np.ndarray, spec: Any) -> pa.Table:
-    cols = [f"{_PART}{i}" for i in range(len(spec.partition_by))] + list(index_key_columns(spec))
-    return part_keys.filter(pa.array(stale)).select(cols)
-
-
 def _drop_stale(spark: SparkSession, rows: DataFrame, stale: pa.Table, spec: Any) -> DataFrame:
-    cols = [f"{_PART}{i}" for i in range(len(spec.partition_by))] + list(index_key_columns(spec))
-    drop = spark.createDataFrame(stale)
+    cols = [part_column(i) for i in range(len(spec.partition_by))] + list(index_key_columns(spec))
+    drop = spark.createDataFrame(stale.select(cols))
     cond = [rows[c].eqNullSafe(drop[c]) for c in cols]
     return rows.join(F.broadcast(drop), cond, "left_anti")

@@ -256,6 +256,19 @@ class KeyBloomFilter:
             results.extend(hits.all(axis=1).tolist())
         return results
 
+    def might_contain_rows(self, digests: KeyDigests, rows: np.ndarray) -> np.ndarray:
+        """`might_contain` of the keys of ``digests`` at positions ``rows``, as a bool array.
+
+        The digests are hashed once for every filter; this only gathers the rows asked for.
+        """
+        words = digests.words(self._scheme)
+        hits = np.zeros(len(rows), dtype=bool)
+        for start in range(0, len(rows), _BATCH):
+            pos = self._scheme.positions(words[rows[start : start + _BATCH]])
+            bits = (self._bits[pos >> 3] >> (pos & 7).astype(np.uint8)) & 1
+            hits[start : start + _BATCH] = bits.all(axis=1)
+        return hits
+
     def to_bytes(self) -> bytes:
         """The file form (see the module docstring)."""
         buffer = io.BytesIO()

@@ -2,9 +2,10 @@
 
 An index file is Parquet with the key columns (their Arrow types), ``_version`` (int64: the
 version that wrote the entry), ``_op`` (``U``: the version's row supersedes older rows of the
-key; ``D``: the key is deleted as of the version) and, when the table has one, the ordering
-column (the entry's ordering value, so a delete's tombstone keeps it). A reader keeps a data
-row of version v only when no entry of a higher version exists for its key.
+key; ``D``: the key is deleted as of the version; ``M``: the key moved to another partition)
+and, when the table has one, the ordering column (the entry's ordering value, so a delete's
+tombstone keeps it). A reader keeps a data row of version v only when no entry of a higher
+version exists for its key.
 """
 
 from __future__ import annotations
@@ -24,7 +25,10 @@ VERSION_COLUMN = "_version"
 OP_COLUMN = "_op"
 UPSERT = "U"
 DELETE = "D"
-OPS = (UPSERT, DELETE)
+MOVED = "M"
+"""The key's row moved to another partition as of the entry's version (table-wide keys):
+it supersedes the key's older rows here like ``U``, but is no delete (no tombstone)."""
+OPS = (UPSERT, DELETE, MOVED)
 
 
 def index_key_columns(spec: TableSpec) -> tuple[str, ...]:
@@ -56,7 +60,7 @@ def build_index(
         spec: The table.
         rows: One row per key that needs an entry; other columns are ignored.
         version: The version writing the entries.
-        ops: ``"U"`` or ``"D"`` for every row, or one op per row.
+        ops: ``"U"``, ``"D"`` or ``"M"`` for every row, or one op per row.
 
     Raises:
         SchemaError: A column is missing or cannot be cast, or an op is not ``U``/``D``.
@@ -104,7 +108,7 @@ def validate_index(table: pa.Table) -> None:
         raise SchemaError(f"{VERSION_COLUMN} must be int64")
     ops = table.column(OP_COLUMN)
     if not pc.all(pc.is_in(ops, value_set=pa.array(OPS)), min_count=0).as_py():
-        raise SchemaError(f"{OP_COLUMN} values must be {' or '.join(OPS)}")
+        raise SchemaError(f"{OP_COLUMN} values must be one of {', '.join(OPS)}")
     if table.column(VERSION_COLUMN).null_count:
         raise SchemaError(f"{VERSION_COLUMN} must not be null")
 

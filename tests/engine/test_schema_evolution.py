@@ -16,6 +16,7 @@ import pytest
 from versioned.api.catalog import Catalog, connect
 from versioned.api.table import Table
 from versioned.engine.compactor import compact_table
+from versioned.errors import InputError
 
 pytestmark = pytest.mark.spark
 
@@ -243,3 +244,10 @@ def test_export_and_import_carry_the_schema_of_the_exported_version(
         assert _rows(old.read()) == [(1, 10, "a"), (2, 20, "b")]
     finally:
         other.close()
+
+
+def test_tables_of_the_acid_layout_are_not_altered_by_this_release(cat: Catalog) -> None:
+    t = cat.create_table("t.acid", columns="id INT, v STRING", primary_key="id", layout="acid")
+    with pytest.raises(InputError, match=r"alter of t\.acid: the acid layout"):
+        t.add_columns("note STRING")
+    assert t.refresh().spec.column_names == ("id", "v")

@@ -151,6 +151,7 @@ class Table:
         """Add and widen columns in one ``alter`` commit (see `add_columns`)."""
         from versioned.schema_changes import SchemaChange
 
+        self._require_layout("alter")
         commit = self.catalog.store.alter_table(self.name, SchemaChange.parse(add, widen))
         self.refresh()
         return commit

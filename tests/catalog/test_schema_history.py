@@ -184,7 +184,7 @@ def test_a_version_1_catalog_is_upgraded_on_open_and_keeps_its_tables(
         assert store.snapshot(ORDERS).table.spec.column_names[-1] == "note"
 
 
-def test_processes_opening_a_version_1_catalog_at_once_upgrade_it_once(
+def test_connections_opening_a_version_1_catalog_at_once_upgrade_it_once(
     catalog_url: str,
 ) -> None:
     with MetaStore.connect(catalog_url, "alice") as store:

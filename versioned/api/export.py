@@ -82,7 +82,7 @@ def export_table(
         catalog.spark, catalog.fileio, snapshot, broadcast_limit=catalog.broadcast_limit
     )
     header = CollectionMetadata.from_spec(
-        spec,
+        snapshot.table.spec,  # the columns of the exported version
         table=spec.name,
         source={
             "kind": "export",

@@ -9,7 +9,7 @@ from versioned.api.results import CommitResult
 from versioned.catalog.records import CommitInfo, Snapshot, TableInfo
 from versioned.errors import InputError
 from versioned.names import TableName
-from versioned.schema import TableSpec
+from versioned.schema import Column, TableSpec
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -66,6 +66,7 @@ class Table:
         op_code_column: str | None = None,
         options: WriteOptions | None = None,
         progress: Callable[[str], None] | None = None,
+        evolve: bool = False,
     ) -> CommitResult:
         """Apply a batch of changes atomically as one new version.
 
@@ -78,6 +79,9 @@ class Table:
                 to the table's. Without one every row is an upsert.
             options: Tuning (`versioned.engine.version_writer.WriteOptions`).
             progress: Called with a short message at each stage of the write.
+            evolve: Add the input's columns the table lacks (nullable, typed from the input)
+                as an ``alter`` commit just before the data; see `add_columns`. Without it
+                such columns fail the batch before anything is written.
 
         Returns:
             What was committed. Rows that could not be applied are in the table's dead-letter
@@ -96,18 +100,61 @@ class Table:
         store.check(self.name, "write")
         info = self.refresh().info
         spark = self.catalog.spark
-        feed = read_feed(
-            spark,
-            changes,
-            info.spec,
-            format=format,  # type: ignore[arg-type]
-            op_code_column=op_code_column,
-        )
+        if evolve:
+            from versioned.api.schema_evolution import read_feed_evolving
+
+            info, feed = read_feed_evolving(
+                self, changes, format=format, op_code_column=op_code_column
+            )
+        else:
+            feed = read_feed(
+                spark,
+                changes,
+                info.spec,
+                format=format,  # type: ignore[arg-type]
+                op_code_column=op_code_column,
+            )
         result = write_batch(
             spark, store, self.catalog.fileio, info, feed, options=options, progress=progress
         )
         self.refresh()
         return result
+
+    def add_columns(self, columns: str | Sequence[Column]) -> CommitInfo:
+        """Add nullable columns (``"c STRING, d DECIMAL(10,2)"``) after the existing ones.
+
+        A commit of its own (operation ``alter``) that changes the catalog only: no file is
+        rewritten, rows written before read null, ``read(as_of=V)`` keeps the schema of V.
+        Dropping and renaming columns are not supported. Needs write permission.
+
+        Raises:
+            SchemaError: A column exists already, is NOT NULL, or has a reserved name.
+        """
+        return self.alter_columns(add=columns)
+
+    def widen_columns(self, columns: str | Sequence[Column]) -> CommitInfo:
+        """Widen column types (``"n BIGINT"``): smaller integers to larger ones, FLOAT to
+        DOUBLE, DECIMAL(p,s) to DECIMAL(p',s) with p' >= p. Catalog only, like `add_columns`;
+        old files are read under the new type.
+
+        Raises:
+            SchemaError: Narrowing, another type change, or a partition column.
+        """
+        return self.alter_columns(widen=columns)
+
+    def alter_columns(
+        self,
+        *,
+        add: str | Sequence[Column] | None = None,
+        widen: str | Sequence[Column] | None = None,
+    ) -> CommitInfo:
+        """Add and widen columns in one ``alter`` commit (see `add_columns`)."""
+        from versioned.schema_changes import SchemaChange
+
+        self._require_layout("alter")
+        commit = self.catalog.store.alter_table(self.name, SchemaChange.parse(add, widen))
+        self.refresh()
+        return commit
 
     def read(self, as_of: int | None = None, *, with_version: bool = False) -> DataFrame:
         """The latest version of every live record (at version ``as_of`` if given).

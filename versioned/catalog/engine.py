@@ -23,10 +23,12 @@ from sqlalchemy import event
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import ArgumentError, OperationalError
 
+from versioned.catalog import migrations
 from versioned.catalog.models import TXN_COUNTER, Base, CatalogMetaRow, CounterRow
 from versioned.errors import CatalogError, CatalogSchemaVersionError, ConfigError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+"""Version 2 added the schema history of tables (``table_schemas``)."""
 READ_ONLY_OPTION = "versioned_read_only"
 _BUSY_TIMEOUT_MS = 30_000
 # Key of the PostgreSQL advisory lock that serializes schema creation across processes.
@@ -128,11 +130,11 @@ def _use_wal(cursor: Any) -> None:
 
 
 def ensure_schema(engine: Engine, *, create: bool) -> int:
-    """Create the catalog tables if missing and check the schema version.
+    """Create the catalog tables if missing, upgrade an older catalog, check the version.
 
-    Safe when several processes call it at once on an empty database: creation runs in one
-    write transaction under a database-wide lock (BEGIN IMMEDIATE on SQLite, an advisory lock
-    on PostgreSQL).
+    Safe when several processes call it at once: creation and upgrades run in one write
+    transaction under a database-wide lock (BEGIN IMMEDIATE on SQLite, an advisory lock on
+    PostgreSQL); see `versioned.catalog.migrations`.
 
     Returns:
         The schema version of the catalog.
@@ -151,14 +153,15 @@ def ensure_schema(engine: Engine, *, create: bool) -> int:
                     url=url,
                 )
             version = _create_schema(engine)
+        elif migrations.oldest_upgradable() <= version < SCHEMA_VERSION:
+            version = _upgrade_schema(engine)
     except OperationalError as exc:
         raise CatalogError(
             f"cannot open the catalog at {url}: {exc.orig}; check the URL and that the "
             "database server is running",
             url=url,
         ) from exc
-    _check_version(version, url)
-    return version
+    return _check_version(version, url)
 
 
 def _schema_version(engine: Engine) -> int | None:
@@ -170,8 +173,7 @@ def _schema_version(engine: Engine) -> int | None:
 
 def _create_schema(engine: Engine) -> int:
     with engine.begin() as conn:
-        if conn.dialect.name == "postgresql":
-            conn.execute(sa.select(sa.func.pg_advisory_xact_lock(_SCHEMA_LOCK_KEY)))
+        _lock_schema(conn)
         if sa.inspect(conn).has_table(CatalogMetaRow.__tablename__):
             existing = conn.execute(sa.select(sa.func.max(CatalogMetaRow.schema_version))).scalar()
             if existing is not None:
@@ -186,7 +188,23 @@ def _create_schema(engine: Engine) -> int:
     return SCHEMA_VERSION
 
 
-def _check_version(version: int | None, url: str) -> None:
+def _upgrade_schema(engine: Engine) -> int | None:
+    with engine.begin() as conn:
+        _lock_schema(conn)
+        found = conn.execute(sa.select(sa.func.max(CatalogMetaRow.schema_version))).scalar()
+        if found is None or found >= SCHEMA_VERSION:
+            return found  # upgraded by another process meanwhile (or not a catalog)
+        migrations.upgrade(conn, int(found), SCHEMA_VERSION)
+    return SCHEMA_VERSION
+
+
+def _lock_schema(conn: Connection) -> None:
+    """Serialize schema work across processes (SQLite: BEGIN IMMEDIATE did already)."""
+    if conn.dialect.name == "postgresql":
+        conn.execute(sa.select(sa.func.pg_advisory_xact_lock(_SCHEMA_LOCK_KEY)))
+
+
+def _check_version(version: int | None, url: str) -> int:
     if version is None:
         raise CatalogSchemaVersionError(
             f"the catalog at {url} has no schema version; it was not created by versioned",
@@ -205,8 +223,9 @@ def _check_version(version: int | None, url: str) -> None:
     if version < SCHEMA_VERSION:
         raise CatalogSchemaVersionError(
             f"the catalog at {url} has schema version {version}, older than {SCHEMA_VERSION}; "
-            "no migration exists for it: export its tables and import them into a new catalog",
+            "no upgrade exists for it: export its tables and import them into a new catalog",
             url=url,
             found=version,
             supported=SCHEMA_VERSION,
         )
+    return version

@@ -289,3 +289,20 @@ class GrantRow(Base):
             granted_by=self.granted_by,
             granted_at=self.granted_at,
         )
+
+
+class SchemaRow(Base):
+    """The columns of a table from commit ``seq`` on (``seq`` 0: from its creation).
+
+    The columns at commit S are those of the row with the highest ``seq <= S``. Only the
+    columns evolve; every other part of the definition is the table's current spec.
+    """
+
+    __tablename__ = "table_schemas"
+    __table_args__ = (sa.UniqueConstraint("table_id", "seq"), _NEVER_REUSE_IDS)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    table_id: Mapped[int] = mapped_column(sa.ForeignKey("tables.id"), index=True)
+    seq: Mapped[int] = mapped_column(sa.BigInteger)
+    columns: Mapped[list[dict[str, Any]]] = mapped_column(sa.JSON)
+    created_at: Mapped[float]

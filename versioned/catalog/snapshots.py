@@ -6,12 +6,13 @@ A file is live at commit ``seq`` when ``added_seq <= seq`` and it was not retire
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
-from versioned.catalog import retention
+from versioned.catalog import retention, schemas
 from versioned.catalog.models import CommitRow, FileRow, PartitionRow, TableRow
 from versioned.catalog.records import CommitInfo, DataFile, Snapshot
 from versioned.errors import CatalogError, InputError, NoSuchVersionError
@@ -66,8 +67,11 @@ def snapshot(session: Session, table: TableRow, as_of: int | None) -> Snapshot:
         .order_by(FileRow.id)
     )
     parts = session.scalars(sa.select(PartitionRow).where(PartitionRow.table_id == table.id))
+    # The columns the table had at that commit: time travel reads the schema of its version.
+    info = table.info()
+    info = dataclasses.replace(info, spec=schemas.spec_at(session, table.id, info.spec, seq))
     return Snapshot(
-        table=table.info(),
+        table=info,
         seq=seq,
         version=version,
         files=tuple(f.info() for f in files),

@@ -22,6 +22,7 @@ from versioned.catalog import (
     grants,
     locks,
     partitions,
+    schemas,
     snapshots,
     tables,
     transactions,
@@ -48,6 +49,7 @@ from versioned.catalog.records import (
 from versioned.errors import InputError, TransactionExpiredError
 from versioned.names import TableName
 from versioned.schema import TableSpec
+from versioned.schema_changes import SchemaChange
 
 T = TypeVar("T")
 Need = Literal["read", "write", "grant", "owner"]
@@ -139,6 +141,28 @@ class MetaStore:
         return self._on_table(
             name, "write", lambda s, t: tables.set_properties(t, props), write=True, lock=True
         )
+
+    def alter_table(
+        self, name: TableName, change: SchemaChange, *, reason: str | None = None
+    ) -> CommitInfo:
+        """Add or widen columns as a commit of its own (operation ``alter``; needs write).
+
+        Catalog only: no file is written. The new columns read null in rows written before.
+
+        Raises:
+            SchemaError: The change is not allowed; nothing changed.
+        """
+        table_name = tables.table_name(name)
+        self._on_table(table_name, "write", lambda s, t: None)  # before opening a transaction
+        txn = self.begin()
+        alter = functools.partial(
+            schemas.alter, user=self.user, name=table_name, txn_id=txn, change=change
+        )
+        try:
+            return self._expiring(lambda s: alter(s, reason=reason, now=time.time()))
+        except BaseException:
+            self.abort(txn, "schema change refused or failed")
+            raise
 
     # partitions -------------------------------------------------------------------------------
 

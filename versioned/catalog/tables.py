@@ -16,6 +16,7 @@ from versioned.catalog.models import (
     GrantRow,
     LockRow,
     PartitionRow,
+    SchemaRow,
     TableRow,
 )
 from versioned.catalog.records import DatabaseInfo, TableInfo
@@ -141,6 +142,8 @@ def create_table(session: Session, spec: TableSpec, user: str, now: float) -> Ta
     )
     session.add(row)
     session.flush()
+    # The columns from the start (seq 0): the first entry of the table's schema history.
+    session.add(SchemaRow(table_id=row.id, seq=0, columns=data["columns"], created_at=now))
     return row.info()
 
 
@@ -191,6 +194,7 @@ def drop_table(session: Session, table: TableRow) -> TableInfo:
     session.execute(sa.delete(FileRow).where(FileRow.table_id == tid))
     session.execute(sa.delete(CommitRow).where(CommitRow.table_id == tid))
     session.execute(sa.delete(PartitionRow).where(PartitionRow.table_id == tid))
+    session.execute(sa.delete(SchemaRow).where(SchemaRow.table_id == tid))
     session.execute(sa.delete(TableRow).where(TableRow.id == tid))
     session.expunge(table)
     return info

@@ -30,6 +30,11 @@ FEED_FORMATS = ("csv", "json", "parquet", "debezium")
     help="Input column with I/U/D op codes [default: the table's].",
 )
 @click.option("--quiet", "-q", is_flag=True, help="No progress messages on stderr.")
+@click.option(
+    "--evolve",
+    is_flag=True,
+    help="Add input columns the table lacks (nullable, typed from the input) first.",
+)
 @output_option
 @pass_cli
 def upsert(
@@ -39,6 +44,7 @@ def upsert(
     fmt: str | None,
     op_code_column: str | None,
     quiet: bool,
+    evolve: bool,
 ) -> None:
     """Apply a batch of changes (inserts, updates, deletes) to DB.TABLE as one new version.
 
@@ -51,10 +57,15 @@ def upsert(
     Examples:
       versioned upsert test.sell changes.csv
       versioned upsert test.sell 'feed/*.json' --format debezium
+      versioned upsert test.sell new_columns.parquet --evolve
     """
     table = state.catalog.table(name)
     result = table.upsert(
-        list(inputs), format=fmt, op_code_column=op_code_column, progress=progress_printer(quiet)
+        list(inputs),
+        format=fmt,
+        op_code_column=op_code_column,
+        progress=progress_printer(quiet),
+        evolve=evolve,
     )
     echo(render_record(result.to_dict(), state.output))
 

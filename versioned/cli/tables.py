@@ -129,6 +129,47 @@ def describe(state: CliContext, name: str) -> None:
     echo(render_rows(rows, "table"))
 
 
+@click.command("alter-table")
+@click.argument("name", metavar="DB.TABLE")
+@click.option(
+    "--add-columns",
+    "add",
+    default=None,
+    help='Nullable columns to add, with types: "discount DOUBLE, note STRING".',
+)
+@click.option(
+    "--widen",
+    default=None,
+    help='Columns with a wider type: "qty BIGINT, price DECIMAL(12,2)".',
+)
+@output_option
+@pass_cli
+def alter_table(state: CliContext, name: str, add: str | None, widen: str | None) -> None:
+    """Add columns to DB.TABLE or widen their types, as one commit (operation 'alter').
+
+    Only the catalog changes: no file is rewritten. Rows written before read null in added
+    columns; old files are read under widened types; --as-of V still shows the schema of V.
+    Widening: TINYINT/SMALLINT/INT to a wider integer, FLOAT to DOUBLE, DECIMAL(p,s) to
+    DECIMAL(p',s) with p' >= p; not for partition columns. Anything else (narrowing, other
+    type changes) fails and changes nothing. Dropping and renaming columns are not
+    supported. Needs write permission on the table.
+
+    \b
+    Examples:
+      versioned alter-table test.sell --add-columns "discount DOUBLE, channel STRING"
+      versioned alter-table test.sell --widen "batch BIGINT"
+    """
+    if add is None and widen is None:
+        raise click.UsageError("give --add-columns, --widen or both")
+    commit = state.catalog.table(name).alter_columns(add=add, widen=widen)
+    if state.output == "table":
+        changes = [f"added {c}" for c in commit.metrics.get("added_columns", [])]
+        changes += [f"widened {c}" for c in commit.metrics.get("widened_columns", [])]
+        echo(f"altered {name} as version {commit.version}: {', '.join(changes)}")
+    else:
+        echo(render_record(state.catalog.describe(name), state.output))
+
+
 @click.command("list-tables")
 @click.argument("database", required=False)
 @output_option
@@ -206,4 +247,4 @@ def _redact(url: str) -> str:
     return make_url(url).render_as_string(hide_password=True)
 
 
-COMMANDS = [init, create_table, describe, list_tables, partitions, drop_table]
+COMMANDS = [init, create_table, alter_table, describe, list_tables, partitions, drop_table]

@@ -203,7 +203,9 @@ def _compact_partition(
     ctx: _Context, snapshot: Snapshot, plan: PartitionPlan, history: list[CommitInfo]
 ) -> PartitionCompaction:
     """One attempt: write version C of the partition and commit it, or raise."""
-    spec = ctx.table.spec
+    # The columns as of the snapshot, not as of planning: a column added (and written)
+    # in between must survive the rewrite.
+    spec = snapshot.table.spec
     location = ctx.table.location
     files = partition_files(snapshot, plan.partition.id)
     hwm = plan.high_water_mark

@@ -6,7 +6,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from versioned.catalog.records import Snapshot
-from versioned.engine.version_reader import empty_frame, read_latest
+from versioned.engine.version_reader import empty_frame, read_latest, with_columns_of
 from versioned.storage.filesystem import FileIO
 
 CHANGE = "_change"
@@ -29,6 +29,7 @@ def net_changes(
         if before is not None
         else empty_frame(spark, after)
     )
+    old = with_columns_of(old, spec)  # ``before`` may predate added or widened columns
     # A table-wide key that moved partition is an update: compare by the key alone.
     keys = list(spec.record_key)
     values = [c for c in spec.column_names if c not in keys]

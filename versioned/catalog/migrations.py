@@ -1,0 +1,68 @@
+"""Upgrades of the catalog's own schema, one step per schema version.
+
+`versioned.catalog.engine.ensure_schema` runs the steps a catalog lacks when it is opened,
+all in one write transaction under the database-wide schema lock, so several processes
+opening an old catalog at once upgrade it exactly once, and a failed step leaves it as it
+was. Each applied step adds a ``catalog_meta`` row (``id`` = its version) saying when.
+
+A step describes its tables as they were at its version (not through the ORM classes, which
+follow the newest schema), so that later steps can build on it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+
+from versioned.catalog.models import CatalogMetaRow
+
+Step = Callable[[Connection], None]
+
+
+def _table_schemas_v2(conn: Connection) -> None:
+    """Version 2: ``table_schemas``, the columns of each table per commit (seq 0 for all)."""
+    meta = sa.MetaData()
+    sa.Table("tables", meta, sa.Column("id", sa.Integer, primary_key=True))
+    schemas = sa.Table(
+        "table_schemas",
+        meta,
+        sa.Column("id", sa.Integer, primary_key=True),
+        sa.Column("table_id", sa.Integer, sa.ForeignKey("tables.id"), nullable=False, index=True),
+        sa.Column("seq", sa.BigInteger, nullable=False),
+        sa.Column("columns", sa.JSON, nullable=False),
+        sa.Column("created_at", sa.Double, nullable=False),
+        sa.UniqueConstraint("table_id", "seq"),
+        sqlite_autoincrement=True,
+    )
+    schemas.create(conn, checkfirst=True)
+    existing = sa.table("tables", sa.column("id"), sa.column("spec", sa.JSON))
+    now = time.time()
+    rows = [
+        {"table_id": tid, "seq": 0, "columns": (spec or {}).get("columns", []), "created_at": now}
+        for tid, spec in conn.execute(sa.select(existing.c.id, existing.c.spec))
+    ]
+    if rows:
+        conn.execute(sa.insert(schemas), rows)
+
+
+MIGRATIONS: dict[int, Step] = {2: _table_schemas_v2}
+"""Step that brings a catalog from version ``v - 1`` to ``v``, by ``v``."""
+
+
+def oldest_upgradable() -> int:
+    """The oldest schema version these steps can upgrade."""
+    return min(MIGRATIONS) - 1
+
+
+def upgrade(conn: Connection, found: int, target: int) -> None:
+    """Run the steps from ``found + 1`` to ``target`` on ``conn`` (inside its transaction)."""
+    for version in range(found + 1, target + 1):
+        MIGRATIONS[version](conn)
+        conn.execute(
+            sa.insert(CatalogMetaRow).values(
+                id=version, schema_version=version, created_at=time.time()
+            )
+        )

@@ -172,7 +172,7 @@ def _refusal(operator: str, node: Any, text: str) -> str:
     keyword = words[0].upper() if words else operator
     if keyword in {"SELECT", "WITH", "VALUES", "TABLE", "FROM", "("}:
         return f"{_ONLY_QUERIES}: the query uses {operator}, which is not allowed"
-    return f"{_ONLY_QUERIES}; this is a {keyword} statement"
+    return f"{_ONLY_QUERIES}; {keyword} statements are refused"
 
 
 def _items(seq: Any) -> Iterable[Any]:

@@ -50,6 +50,10 @@ class SchemaError(InputError):
     """A table definition or a batch does not fit: unknown column, bad type, bad key."""
 
 
+class QueryError(InputError):
+    """A SQL statement is malformed, or is not a read-only query over readable tables."""
+
+
 class ConfigError(InputError):
     """Configuration cannot be resolved (bad URL, bad warehouse, bad option)."""
 

@@ -19,6 +19,30 @@ DEFAULT_DATABASE = "default"
 # (`__key_hash`: sql/latest_view.sql).
 RESERVED_COLUMNS = frozenset({"version_id", "_version", "_op", "_seq", "_reason", "__key_hash"})
 
+# Databases Spark resolves specially in SQL (global temporary views, the session catalog's own
+# name, system and session namespaces, the SQL standard's schema of metadata); a table of
+# ours there could not be queried by its name. Names starting with "__" are ours (the SQL
+# views' private tables live in "__versioned").
+RESERVED_DATABASES = frozenset(
+    {"global_temp", "spark_catalog", "system", "session", "builtin", "information_schema"}
+)
+
+
+def check_queryable_name(name: TableName) -> None:
+    """Refuse a table name that SQL could not reach, or that is reserved for versioned.
+
+    Raises:
+        InvalidNameError: The database is reserved (see `RESERVED_DATABASES`) or starts
+            with ``__``.
+    """
+    db = name.database
+    if db in RESERVED_DATABASES or db.startswith("__"):
+        raise InvalidNameError(
+            f"database name {db!r} is reserved (Spark SQL resolves it specially, or versioned "
+            "uses it); choose another database name",
+            name=str(name),
+        )
+
 
 def identifier(name: str, kind: str = "name") -> str:
     """Return ``name`` lower-cased, or raise `InvalidNameError` if it is not an identifier."""

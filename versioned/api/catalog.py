@@ -10,7 +10,8 @@ from versioned.api.table import Table
 from versioned.catalog import MetaStore
 from versioned.catalog.records import GrantInfo, Privilege, TableInfo
 from versioned.config import Settings, resolve_settings
-from versioned.names import TableName, principal
+from versioned.errors import InputError
+from versioned.names import TableName, check_queryable_name, principal
 from versioned.schema import Column, TableSpec
 from versioned.storage.filesystem import FileIO
 
@@ -129,11 +130,11 @@ class Catalog:
             sort_by=sort_by,
             properties=properties,
         )
-        info = self.store.create_table(spec)
-        return Table(self, info)
+        return self.create_table_from_spec(spec)
 
     def create_table_from_spec(self, spec: TableSpec) -> Table:
         """Create a table from a ready `TableSpec` (used by import)."""
+        check_queryable_name(spec.name)
         return Table(self, self.store.create_table(spec))
 
     def table(self, name: str | TableName) -> Table:
@@ -158,10 +159,20 @@ class Catalog:
         database, table = _grant_target(on)
         return self.store.grant(principal(who), privilege, database=database, table=table)
 
-    def revoke(self, who: str, privilege: Privilege, on: str) -> None:
-        """Take back a privilege granted with `grant`."""
+    def revoke(self, who: str, privilege: Privilege, on: str) -> bool:
+        """Take back a privilege granted with `grant`.
+
+        Returns:
+            Whether the grant existed (revoking a missing grant changes nothing).
+        """
         database, table = _grant_target(on)
-        self.store.revoke(principal(who), privilege, database=database, table=table)
+        who = principal(who)
+        held = any(
+            g.principal == who and g.privilege == privilege
+            for g in self.store.grants(database=database, table=table)
+        )
+        self.store.revoke(who, privilege, database=database, table=table)
+        return held
 
     def grants(self, on: str) -> list[GrantInfo]:
         """Grants on ``db`` or ``db.table``."""
@@ -172,25 +183,62 @@ class Catalog:
         """Make every readable table queryable in Spark SQL as ``db.table`` (latest versions).
 
         Each view reads the snapshot committed when this is called; call it again to see
-        later commits. Returns the qualified names registered.
+        later commits (a table with no new commit is not registered again). Returns the
+        qualified names registered.
         """
-        from versioned.engine.sql_views import register_view
-
         session = spark or self.spark
-        names: list[str] = []
-        for info in self.tables():
-            if info.spec.layout != "versioned":
-                continue
-            snapshot = self.store.snapshot(info.spec.name)
-            names.append(
-                register_view(session, self.fileio, snapshot, broadcast_limit=self.broadcast_limit)
-            )
-        return names
+        names = [i.spec.name for i in self.tables() if i.spec.layout == "versioned"]
+        return self._register(session, names)
 
     def sql(self, query: str) -> DataFrame:
-        """Run Spark SQL over the latest versions of the tables (views refreshed first)."""
-        self.register_views()
-        return self.spark.sql(query)
+        """Run a read-only Spark SQL query over the latest versions of tables you may read.
+
+        Only queries run (``SELECT``, ``WITH``, ``VALUES``, ``TABLE``); tables are named
+        ``DB.TABLE``; files and paths cannot be read. The query runs in a session of its
+        own on the same SparkContext (``spark.newSession()``), where reading files by path
+        and calling Java methods (``reflect``) are off; your session is not changed.
+
+        Raises:
+            QueryError: The text does not parse, is not a query, or names something other
+                than tables (nothing runs).
+            NoSuchTableError: A table does not exist.
+            PermissionDeniedError: You may not read a table the query names.
+        """
+        from versioned.engine.spark_errors import user_query_errors
+        from versioned.engine.sql_guard import query_tables
+
+        session = self._query_session
+        names = query_tables(session, query)
+        for name in names:
+            info = self.store.table(name)  # raises unless it exists and the user may read it
+            if info.spec.layout != "versioned":
+                raise InputError(
+                    f"{name} uses the {info.spec.layout} layout, which SQL cannot read yet"
+                )
+        self._register(session, names)
+        with user_query_errors():
+            return session.sql(query)
+
+    @cached_property
+    def _query_session(self) -> SparkSession:
+        from versioned.engine.sql_views import query_session
+
+        return query_session(self.spark)
+
+    def _register(self, session: SparkSession, names: Sequence[TableName]) -> list[str]:
+        from versioned.engine.sql_views import register_view
+
+        source = f"{self.settings.catalog_url}|{self.fileio.full_path('')}"
+        return [
+            register_view(
+                session,
+                self.fileio,
+                self.store.snapshot(name),
+                source=source,
+                broadcast_limit=self.broadcast_limit,
+            )
+            for name in names
+        ]
 
     # import and export ------------------------------------------------------------------------
 

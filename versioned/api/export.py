@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from versioned.catalog.records import Snapshot
 from versioned.collections.matching import label
 from versioned.collections.metadata import CollectionMetadata
-from versioned.errors import InputError, NoSuchPartitionError, UnsafePathError
+from versioned.errors import InputError, NoSuchPartitionError, StorageError, UnsafePathError
 from versioned.names import TableName
 from versioned.storage.filesystem import FileIO
 
@@ -78,6 +78,7 @@ def export_table(
         )
     _refuse_inside_warehouse(catalog.fileio, dest)
     snapshot = _partitions_of(table.snapshot(as_of), partition)
+    _refuse_used_destination(dest)  # before Spark starts; the writer checks again
     frame = read_latest(
         catalog.spark, catalog.fileio, snapshot, broadcast_limit=catalog.broadcast_limit
     )
@@ -139,6 +140,24 @@ def _partitions_of(snapshot: Snapshot, partition: Mapping[str, str | None] | Non
         )
     files = tuple(f for f in snapshot.files if f.partition_id in chosen)
     return replace(snapshot, files=files, partitions=chosen)
+
+
+def _refuse_used_destination(dest: str) -> None:
+    """A file, or a folder holding files, is not a destination (nothing is overwritten)."""
+    fileio = FileIO.for_root(dest)
+    if not fileio.exists(""):
+        return
+    try:
+        fileio.size("")
+    except StorageError:  # a directory
+        if fileio.list_files(""):
+            raise StorageError(
+                f"{fileio.root} is not empty: a collection is written only into a new or "
+                "empty folder, so that no existing file is overwritten",
+                path=fileio.root,
+            ) from None
+    else:
+        raise StorageError(f"{fileio.root} is a file: give a new or empty folder", path=fileio.root)
 
 
 def _refuse_inside_warehouse(warehouse: FileIO, dest: str) -> None:

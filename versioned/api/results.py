@@ -11,7 +11,8 @@ class CommitResult:
     """What one upsert committed.
 
     Attributes:
-        version: The version the batch became (its transaction id).
+        version: The version the batch became (its transaction id); ``None`` when the batch
+            held no rows and nothing was committed (see `nothing_applied`).
         inserted: Rows whose key certainly did not exist before (Bloom filter negative).
         updated: Rows whose key may have existed (Bloom positive). Without an ordering
             column the write reads no old data, so a few inserts (about the filter's
@@ -27,7 +28,7 @@ class CommitResult:
         seconds: Wall time of the whole operation.
     """
 
-    version: int
+    version: int | None
     inserted: int
     updated: int
     deleted: int
@@ -38,6 +39,11 @@ class CommitResult:
     files_written: int = 0
     bytes_written: int = 0
     seconds: float = 0.0
+
+    @property
+    def nothing_applied(self) -> bool:
+        """The batch held no rows: no version was committed."""
+        return self.version is None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-data form (for JSON output)."""

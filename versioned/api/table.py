@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -93,30 +95,60 @@ class Table:
             CommitConflictError: Concurrent writers kept winning the race; try again.
         """
         self._require_layout("upsert")
-        from versioned.engine.feed_reader import read_feed
-        from versioned.engine.version_writer import write_batch
+        from versioned.api.feed_precheck import precheck_feed
 
+        started = time.monotonic()
         store = self.catalog.store
         store.check(self.name, "write")
         info = self.refresh().info
-        spark = self.catalog.spark
-        if evolve:
-            from versioned.api.schema_evolution import read_feed_evolving
-
-            info, feed = read_feed_evolving(
-                self, changes, format=format, op_code_column=op_code_column
-            )
-        else:
-            feed = read_feed(
-                spark,
-                changes,
-                info.spec,
-                format=format,  # type: ignore[arg-type]
-                op_code_column=op_code_column,
-            )
-        result = write_batch(
-            spark, store, self.catalog.fileio, info, feed, options=options, progress=progress
+        check = (
+            None  # the feed may carry new columns: checked once they are added
+            if evolve
+            else precheck_feed(changes, info.spec, format=format, op_code_column=op_code_column)
         )
+        if check is not None and check.empty:  # answered without starting Spark
+            return _nothing_applied(started)
+        return self._apply(changes, info, format, op_code_column, options, progress, evolve)
+
+    def _apply(
+        self,
+        changes: Any,
+        info: TableInfo,
+        format: str | None,
+        op_code_column: str | None,
+        options: WriteOptions | None,
+        progress: Callable[[str], None] | None,
+        evolve: bool = False,
+    ) -> CommitResult:
+        from versioned.engine.feed_reader import read_feed
+        from versioned.engine.spark_errors import unreadable_input_errors
+        from versioned.engine.version_writer import write_batch
+
+        spark = self.catalog.spark
+        with unreadable_input_errors(_describe_source(changes)):
+            if evolve:
+                from versioned.api.schema_evolution import read_feed_evolving
+
+                info, feed = read_feed_evolving(
+                    self, changes, format=format, op_code_column=op_code_column
+                )
+            else:
+                feed = read_feed(
+                    spark,
+                    changes,
+                    info.spec,
+                    format=format,  # type: ignore[arg-type]
+                    op_code_column=op_code_column,
+                )
+            result = write_batch(
+                spark,
+                self.catalog.store,
+                self.catalog.fileio,
+                info,
+                feed,
+                options=options,
+                progress=progress,
+            )
         self.refresh()
         return result
 
@@ -156,6 +188,56 @@ class Table:
         self.refresh()
         return commit
 
+    def delete(
+        self,
+        where: str,
+        *,
+        options: WriteOptions | None = None,
+        progress: Callable[[str], None] | None = None,
+    ) -> CommitResult:
+        """Delete the live rows matching the SQL condition ``where``, as one new version.
+
+        The keys of the matching rows (of the latest snapshot) are applied as delete changes
+        through the same path as `upsert`, so the delete is one atomic commit, counted in
+        ``deleted``, and shows in `changes` and `history`. With an ordering column, a row
+        that a concurrent writer changed to a newer ordering value meanwhile is kept (the
+        delete is stale for it); without one the delete wins.
+
+        Returns:
+            What was committed; ``version`` is ``None`` when no row matched.
+
+        Raises:
+            PermissionDeniedError: The user may not write the table.
+            QueryError: ``where`` does not parse or names unknown columns.
+        """
+        self._require_layout("delete")
+        from versioned.engine.row_delete import DELETE_OP_COLUMN, delete_changes
+
+        started = time.monotonic()
+        self.catalog.store.check(self.name, "write")
+        info = self.refresh().info
+        matching = self.matching(where)
+        from versioned.engine.spark_errors import user_query_errors
+
+        with user_query_errors("--where"):
+            empty = matching.isEmpty()
+        if empty:
+            return _nothing_applied(started)
+        changes = delete_changes(matching)
+        return self._apply(changes, info, None, DELETE_OP_COLUMN, options, progress)
+
+    def matching(self, where: str, as_of: int | None = None) -> DataFrame:
+        """The live rows (at version ``as_of``) matching the SQL condition ``where``.
+
+        Raises:
+            QueryError: ``where`` does not parse or names unknown columns.
+        """
+        from versioned.engine.spark_errors import user_query_errors
+
+        frame = self.read(as_of)
+        with user_query_errors("--where"):
+            return frame.where(where)
+
     def read(self, as_of: int | None = None, *, with_version: bool = False) -> DataFrame:
         """The latest version of every live record (at version ``as_of`` if given).
 
@@ -164,10 +246,11 @@ class Table:
         self._require_layout("read")
         from versioned.engine.version_reader import read_latest
 
+        snapshot = self.snapshot(as_of)  # a missing version fails before Spark starts
         return read_latest(
             self.catalog.spark,
             self.catalog.fileio,
-            self.snapshot(as_of),
+            snapshot,
             broadcast_limit=self.catalog.broadcast_limit,
             with_version=with_version,
         )
@@ -183,6 +266,13 @@ class Table:
 
         before = self.snapshot(since) if since is not None else None
         after = self.snapshot(until)
+        if before is not None and after.seq < before.seq:
+            raise InputError(
+                f"version {until} of {self.name} was committed before version {since}: "
+                "until must name a later commit than since",
+                since=since,
+                until=until,
+            )
         return net_changes(
             self.catalog.spark,
             self.catalog.fileio,
@@ -298,7 +388,27 @@ class Table:
             "owner": info.owner,
             "location": self.catalog.fileio.full_path(info.location),
             "created_at": info.created_at,
-            "current_version": history[-1].version if history else None,
+            # Versions are transaction ids: a write that began earlier can commit later, so
+            # the latest commit need not hold the highest version.
+            "current_version": max(c.version for c in history) if history else None,
             "commits": len(history),
             "partitions": len(partitions),
         }
+
+
+def _describe_source(changes: Any) -> str:
+    """How error messages name a feed."""
+    if isinstance(changes, str | os.PathLike):
+        return os.fspath(changes)
+    if isinstance(changes, list | tuple) and changes:
+        first = os.fspath(changes[0]) if isinstance(changes[0], str | os.PathLike) else "input"
+        return first if len(changes) == 1 else f"{first} (and {len(changes) - 1} more)"
+    return type(changes).__name__
+
+
+def _nothing_applied(started: float) -> CommitResult:
+    """The result of a batch without rows: nothing committed."""
+    seconds = round(time.monotonic() - started, 3)
+    return CommitResult(
+        version=None, inserted=0, updated=0, deleted=0, stale=0, rejected=0, seconds=seconds
+    )

@@ -6,7 +6,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import wraps
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 
 import click
 
@@ -15,6 +15,7 @@ from versioned.config import Settings
 
 if TYPE_CHECKING:
     from versioned.api.catalog import Catalog
+    from versioned.api.table import Table
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -35,6 +36,15 @@ class CliContext:
 
             self._catalog = Catalog(self.settings)
         return self._catalog
+
+    def table(self, name: str, need: Literal["read", "write"] = "read") -> Table:
+        """Open table ``name``, checking first that the user may do what ``need`` says
+        (so that a missing grant is reported as the one the command needs)."""
+        from versioned.names import TableName
+
+        if need == "write":
+            self.catalog.store.check(TableName.parse(name), "write")
+        return self.catalog.table(name)
 
     def close(self) -> None:
         """Close the catalog if it was opened."""

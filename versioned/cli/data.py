@@ -59,7 +59,7 @@ def upsert(
       versioned upsert test.sell 'feed/*.json' --format debezium
       versioned upsert test.sell new_columns.parquet --evolve
     """
-    table = state.catalog.table(name)
+    table = state.table(name, "write")
     result = table.upsert(
         list(inputs),
         format=fmt,
@@ -67,6 +67,9 @@ def upsert(
         progress=progress_printer(quiet),
         evolve=evolve,
     )
+    if result.nothing_applied:
+        say_nothing_applied(state, result.to_dict(), f"{' '.join(inputs)}: no rows in the input")
+        return
     echo(render_record(result.to_dict(), state.output))
 
 
@@ -81,10 +84,9 @@ def show(
     state: CliContext, name: str, as_of: int | None, condition: str | None, limit: int
 ) -> None:
     """Show the latest version of the records of DB.TABLE (or as of version V)."""
-    frame = state.catalog.table(name).read(as_of=as_of)
-    if condition:
-        frame = frame.where(condition)
-    _print_frame(state, frame, limit)
+    table = state.table(name)
+    frame = table.matching(condition, as_of) if condition else table.read(as_of=as_of)
+    print_frame(state, frame, limit, "--where" if condition else "show")
 
 
 @click.command("sql")
@@ -93,13 +95,33 @@ def show(
 @output_option
 @pass_cli
 def sql(state: CliContext, query: str, limit: int) -> None:
-    """Run a Spark SQL query; tables are read at their latest versions.
+    """Run a read-only Spark SQL query over the latest versions of tables you may read.
+
+    Only queries run (SELECT, WITH, VALUES, TABLE); name tables DB.TABLE. Statements
+    that change anything (INSERT, CREATE, DROP, SET, CACHE, ...) and reads of files or
+    paths (parquet.`/path`) are refused before anything runs.
 
     \b
     Example:
       versioned sql "SELECT store_id, COUNT(*) FROM test.sell GROUP BY store_id"
     """
-    _print_frame(state, state.catalog.sql(query), limit)
+    print_frame(state, state.catalog.sql(query), limit, "query")
+
+
+HISTORY_COLUMNS = [
+    "version",
+    "commit",
+    "operation",
+    "committed_at",
+    "user",
+    "inserted",
+    "updated",
+    "deleted",
+    "ignored_deletes",
+    "stale",
+    "rejected",
+    "files",
+]
 
 
 @click.command("history")
@@ -107,47 +129,51 @@ def sql(state: CliContext, query: str, limit: int) -> None:
 @output_option
 @pass_cli
 def history(state: CliContext, name: str) -> None:
-    """List the versions of DB.TABLE, oldest first, with what each commit did."""
+    """List the versions of DB.TABLE, lowest (oldest) version first, with what each did.
+
+    A version is the id of the transaction that wrote it, and a higher version wins over
+    a lower one for the same key. `commit` numbers the commits in the order they became
+    visible: a write that began before another can commit after it, so the two orders
+    can differ.
+    """
     rows = []
-    for c in state.catalog.table(name).history():
+    for c in sorted(state.table(name).history(), key=lambda c: (c.version, c.seq)):
         m = c.metrics
         rows.append(
             {
                 "version": c.version,
+                "commit": c.seq,
                 "operation": c.operation,
                 "committed_at": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(c.committed_at)),
                 "user": c.user,
                 "inserted": m.get("inserted"),
                 "updated": m.get("updated"),
                 "deleted": m.get("deleted"),
+                "ignored_deletes": m.get("ignored_deletes"),
                 "stale": m.get("stale"),
                 "rejected": m.get("rejected"),
                 "files": m.get("files_written"),
             }
         )
-    echo(
-        render_rows(
-            rows,
-            state.output,
-            [
-                "version",
-                "operation",
-                "committed_at",
-                "user",
-                "inserted",
-                "updated",
-                "deleted",
-                "stale",
-                "rejected",
-                "files",
-            ],
-        )
-    )
+    echo(render_rows(rows, state.output, HISTORY_COLUMNS))
 
 
-def _print_frame(state: CliContext, frame: Any, limit: int) -> None:
+def say_nothing_applied(state: CliContext, record: dict[str, Any], why: str) -> None:
+    """Report a batch that committed nothing (exit status 0)."""
+    if state.output == "table":
+        echo(f"nothing to apply ({why}); no version was committed")
+    else:
+        click.echo(f"nothing to apply ({why}); no version was committed", err=True)
+        echo(render_record(record, state.output))
+
+
+def print_frame(state: CliContext, frame: Any, limit: int, what: str) -> None:
+    """Collect (up to ``limit`` rows of) a DataFrame and print it."""
+    from versioned.engine.spark_errors import user_query_errors
+
     columns = list(frame.columns)
-    rows = frame.limit(limit).collect() if limit > 0 else frame.collect()
+    with user_query_errors(what):
+        rows = frame.limit(limit).collect() if limit > 0 else frame.collect()
     records = [r.asDict() for r in rows]
     echo(render_rows(records, state.output, columns))
     if state.output == "table" and limit > 0 and len(records) == limit:

@@ -7,6 +7,7 @@ import click
 from versioned.catalog.records import PRIVILEGES
 from versioned.cli.context import CliContext, output_option, pass_cli
 from versioned.cli.render import echo, render_rows
+from versioned.errors import NotFoundError
 
 
 @click.command("grant")
@@ -33,8 +34,20 @@ def grant(state: CliContext, privilege: str, target: str, principal: str) -> Non
 @click.argument("principal")
 @pass_cli
 def revoke(state: CliContext, privilege: str, target: str, principal: str) -> None:
-    """Revoke PRIVILEGE on a database or table from PRINCIPAL."""
-    state.catalog.revoke(principal, privilege, target)  # type: ignore[arg-type]
+    """Revoke PRIVILEGE on a database or table from PRINCIPAL.
+
+    Exits 3 (not found), changing nothing, when PRINCIPAL holds no such grant: a grant on
+    a database is revoked on the database, not on its tables, and `all` or `write` is not
+    revoked by revoking `read`. `versioned grants` lists what is granted.
+    """
+    if not state.catalog.revoke(principal, privilege, target):  # type: ignore[arg-type]
+        raise NotFoundError(
+            f"{principal} holds no {privilege} grant on {target}: nothing was revoked "
+            f"(`versioned grants {target}` lists the grants)",
+            principal=principal,
+            privilege=privilege,
+            target=target,
+        )
     echo(f"revoked {privilege} on {target} from {principal}")
 
 

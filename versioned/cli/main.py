@@ -97,9 +97,9 @@ def cli(
 
 
 def _register() -> None:
-    from versioned.cli import collections, data, grants, maintenance, tables
+    from versioned.cli import collections, data, grants, maintenance, row_changes, tables
 
-    for module in (tables, data, grants, collections, maintenance):
+    for module in (tables, data, row_changes, grants, collections, maintenance):
         for command in module.COMMANDS:
             cli.add_command(command)
 

@@ -16,7 +16,7 @@ PLAN_COLUMNS = [
     "high_water_mark",
     "versions",
     "files",
-    "rows",
+    "rows_estimate",
     "files_to_write",
     "why",
 ]
@@ -97,8 +97,12 @@ def compact(
     """Rewrite partitions of DB.TABLE into one version holding only their latest rows.
 
     Each partition commits on its own; readers keep their snapshots and writes that commit
-    meanwhile are not lost. Exits 0 when everything chosen was compacted or there was
-    nothing to do, 75 when writers kept committing to a partition first (run it again).
+    meanwhile are not lost. The plan's rows_estimate is the rows in the partition's files
+    minus its version-index entries, known without reading data: a lower bound of the live
+    rows (each entry retires at most one older row), so it can be 0 for a partition with
+    live rows; the result of a real compaction shows the rows written. Exits 0 when
+    everything chosen was compacted or there was nothing to do, 75 when writers kept
+    committing to a partition first (run it again).
 
     \b
     Examples:
@@ -122,8 +126,7 @@ def compact(
         )
     options = CompactionOptions(rows_per_file=rows_per_file) if rows_per_file else None
     say = progress_printer(quiet)
-    catalog = state.catalog
-    tables = [catalog.table(name)] if name else _writable_tables(state, say)
+    tables = [state.table(name, "write")] if name else _writable_tables(state, say)
 
     plans = []
     for table in tables:
@@ -138,7 +141,7 @@ def compact(
             "high_water_mark": p.high_water_mark,
             "versions": p.versions_compacted,
             "files": p.files_removed,
-            "rows": p.rows,
+            "rows_estimate": p.rows,
             "files_to_write": p.files_added,
             "why": p.message,
         }
@@ -236,7 +239,7 @@ def vacuum(
       versioned vacuum test.sell --dry-run
       versioned vacuum test.sell --retain-hours 24
     """
-    table = state.catalog.table(name)
+    table = state.table(name, "write")
     result = table.vacuum(
         retain_hours, grace_hours=grace_hours, dry_run=dry_run, progress=progress_printer(quiet)
     )

@@ -41,6 +41,22 @@ def _cell(value: Any) -> str:
     return str(_plain(value))
 
 
+_CONTROL = {i: f"\\x{i:02x}" for i in (*range(32), 127)} | {
+    ord("\\"): "\\\\",
+    ord("\n"): "\\n",
+    ord("\r"): "\\r",
+    ord("\t"): "\\t",
+    0x85: "\\x85",
+    0x2028: "\\u2028",
+    0x2029: "\\u2029",
+}
+
+
+def _table_cell(value: Any) -> str:
+    """A cell of the aligned text table: one line, control characters escaped (``\\n``)."""
+    return _cell(value).translate(_CONTROL)
+
+
 def render_rows(
     rows: Iterable[Mapping[str, Any]], fmt: OutputFormat, columns: Sequence[str] | None = None
 ) -> str:
@@ -56,7 +72,7 @@ def render_rows(
         for r in rows:
             writer.writerow([_cell(r.get(c)) for c in cols])
         return buf.getvalue().rstrip("\n")
-    cells = [[_cell(r.get(c)) for c in cols] for r in rows]
+    cells = [[_table_cell(r.get(c)) for c in cols] for r in rows]
     widths = [max([len(c), *(len(row[i]) for row in cells)]) for i, c in enumerate(cols)]
     lines = ["  ".join(c.ljust(w) for c, w in zip(cols, widths, strict=True)).rstrip()]
     lines.append("  ".join("-" * w for w in widths))
@@ -73,7 +89,7 @@ def render_record(record: Mapping[str, Any], fmt: OutputFormat) -> str:
     if fmt == "csv":
         return render_rows([record], "csv")
     width = max((len(k) for k in record), default=0)
-    return "\n".join(f"{k.ljust(width)}  {_cell(v)}" for k, v in record.items())
+    return "\n".join(f"{k.ljust(width)}  {_table_cell(v)}" for k, v in record.items())
 
 
 def echo(text: str) -> None:

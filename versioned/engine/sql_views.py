@@ -1,20 +1,29 @@
 """Spark SQL views over the latest versions: ``SELECT ... FROM test.sell`` in plain Spark SQL.
 
 Spark resolves ``db.table`` only through its session catalog, and temporary views cannot be
-qualified. So each table gets, in the session catalog:
+qualified (nor can a permanent view read one). So each table gets, in the session catalog:
 
-* ``db.__<table>_data``: an external table partitioned by the partition columns and
-  ``version_id``, with one partition per committed (partition, version) directory;
-* ``db.__<table>_index``: the same over the ``_index`` tree;
-* ``db.<table>``: a view, ``sql/latest_view.sql`` over those two.
+* a view ``db.table``: ``sql/latest_view.sql`` over the two tables below;
+* in the private database ``__versioned`` (database names starting with ``__`` are reserved,
+  so no table of the catalog can take or shadow these names) an external table over the
+  data tree, partitioned by the partition columns and ``version_id`` with one partition per
+  committed (partition, version) directory, and one over the ``_index`` tree.
 
 Only directories of the snapshot's committed versions are registered. A committed version
 directory holds exactly the files its commit lists (writers stage elsewhere and never add to
 a committed directory), so Spark's listing of it finds only committed files. The tables are
-external: dropping them (on re-registration) never deletes files.
+external: dropping them never deletes files.
+
+Registration is cached: the view carries a fingerprint of what it shows (the catalog, the
+table's id and commit sequence, the join strategy) and is left alone while that is
+unchanged. The private tables' names include the fingerprint, so a view only ever reads the
+tables registered with it; the ones it replaces are dropped.
 """
 
 from __future__ import annotations
+
+import hashlib
+from typing import Any
 
 from pyspark.sql import SparkSession
 
@@ -26,7 +35,27 @@ from versioned.layouts.version_partition.paths import INDEX_DIR, VERSION_KEY
 from versioned.storage.filesystem import FileIO
 from versioned.storage.partition_paths import parse_partition_path
 
+PRIVATE_DATABASE = "__versioned"
+_FINGERPRINT = "versioned.fingerprint"
+_INTERNAL = "versioned.internal_tables"
+_REFLECTION = ("reflect", "java_method", "try_reflect")
 _ADD_BATCH = 500
+
+
+def query_session(spark: SparkSession) -> SparkSession:
+    """A session for user queries: same SparkContext and session catalog as ``spark``, but
+    its own temporary views and settings, no SQL on files and no reflection functions.
+
+    ``spark`` itself is not changed.
+    """
+    session = spark.newSession()
+    session.conf.set("spark.sql.runSQLOnFiles", "false")
+    jvm: Any = session._jvm
+    identifier = jvm.org.apache.spark.sql.catalyst.FunctionIdentifier
+    registry = session._jsparkSession.sessionState().functionRegistry()
+    for name in _REFLECTION:
+        registry.dropFunction(identifier(name, jvm.scala.Some("builtin"), jvm.scala.Some("system")))
+    return session
 
 
 def register_view(
@@ -34,53 +63,89 @@ def register_view(
     fileio: FileIO,
     snapshot: Snapshot,
     *,
+    source: str = "",
     broadcast_limit: int = DEFAULT_BROADCAST_LIMIT,
 ) -> str:
-    """(Re)create the view ``db.table`` over ``snapshot``; returns its qualified name."""
+    """(Re)create the view ``db.table`` over ``snapshot`` unless it shows it already.
+
+    Args:
+        source: Identifies the catalog the snapshot comes from (two catalogs may share a
+            Spark session and a table name).
+
+    Returns:
+        The view's qualified name.
+    """
     spec = snapshot.table.spec
     db, name = spec.name.database, spec.name.table
+    index_files = [f for f in snapshot.files if f.kind == "index"]
+    entries = sum(f.row_count for f in index_files)
+    hint = "/*+ BROADCAST(m) */" if entries <= broadcast_limit else ""
+    fingerprint = hashlib.sha256(
+        f"{source}|{fileio.full_path(snapshot.table.location)}|{snapshot.table.id}|"
+        f"{snapshot.seq}|{hint}|{spec.to_dict()}".encode()
+    ).hexdigest()[:16]
+    old = _view_properties(spark, db, name)
+    if old.get(_FINGERPRINT) == fingerprint:
+        return f"{db}.{name}"
+    spark.sql(f"CREATE DATABASE IF NOT EXISTS {_q(PRIVATE_DATABASE)}")
+    spark.sql(f"CREATE DATABASE IF NOT EXISTS {_q(db)}")
+    stem = f"{len(db)}_{db}_{name}_{fingerprint}"
+    data_table = _private(f"{stem}_data")
+    internal = [data_table]
     root = fileio.full_path(snapshot.table.location)
-    spark.sql(f"CREATE DATABASE IF NOT EXISTS `{db}`")
-    partition_ddl = [f"`{p}` {_ddl_type(spec.column(p).type)}" for p in spec.partition_by]
-    data_table = f"`{db}`.`__{name}_data`"
-    data_cols = [f"`{c.name}` {_ddl_type(c.type)}" for c in spec.data_columns]
+    partition_ddl = [f"{_q(p)} {_ddl_type(spec.column(p).type)}" for p in spec.partition_by]
+    data_cols = [f"{_q(c.name)} {_ddl_type(c.type)}" for c in spec.data_columns]
     _external_table(
         spark, data_table, data_cols, partition_ddl, spec.file_format, root, spec.partition_by
     )
     _add_partitions(spark, data_table, root, _dirs(snapshot, "data"))
     columns = list(spec.column_names)
-    index_files = [f for f in snapshot.files if f.kind == "index"]
-    view = f"`{db}`.`{name}`"
     if not index_files:
-        body = f"SELECT {', '.join(f'`{c}`' for c in columns)} FROM {data_table}"
+        body = f"SELECT {', '.join(_q(c) for c in columns)} FROM {data_table}"
     else:
-        index_table = f"`{db}`.`__{name}_index`"
-        key_cols = [f"`{k}` {_ddl_type(spec.column(k).type)}" for k in index_key_columns(spec)]
+        index_table = _private(f"{stem}_index")
+        internal.append(index_table)
+        key_cols = [f"{_q(k)} {_ddl_type(spec.column(k).type)}" for k in index_key_columns(spec)]
+        index_root = f"{root}/{INDEX_DIR}"
         _external_table(
             spark,
             index_table,
-            [*key_cols, f"`{VERSION_COLUMN}` BIGINT"],
+            [*key_cols, f"{_q(VERSION_COLUMN)} BIGINT"],
             partition_ddl,
             "parquet",
-            f"{root}/{INDEX_DIR}",
+            index_root,
             spec.partition_by,
         )
-        _add_partitions(
-            spark,
-            index_table,
-            f"{root}/{INDEX_DIR}",
-            _dirs(snapshot, "index"),
-            strip=f"{INDEX_DIR}/",
-        )
-        entries = sum(f.row_count for f in index_files)
-        hint = "/*+ BROADCAST(m) */" if entries <= broadcast_limit else ""
+        dirs = _dirs(snapshot, "index")
+        _add_partitions(spark, index_table, index_root, dirs, strip=f"{INDEX_DIR}/")
         body = (
             latest_view_sql(spec.partition_by, index_key_columns(spec), columns, hint)
             .replace("{data}", data_table)
             .replace("{index}", index_table)
         )
-    spark.sql(f"CREATE OR REPLACE VIEW {view} AS {body}")
+    properties = (
+        f"TBLPROPERTIES ({_literal(_FINGERPRINT)} = {_literal(fingerprint)}, "
+        f"{_literal(_INTERNAL)} = {_literal(','.join(internal))})"
+    )
+    spark.sql(f"CREATE OR REPLACE VIEW {_q(db)}.{_q(name)} {properties} AS {body}")
+    for table in filter(None, old.get(_INTERNAL, "").split(",")):
+        if table not in internal:
+            spark.sql(f"DROP TABLE IF EXISTS {table}")  # external: the catalog entry only
     return f"{db}.{name}"
+
+
+def _view_properties(spark: SparkSession, db: str, name: str) -> dict[str, str]:
+    """The properties of the view ``db.name`` ({} when there is none)."""
+    catalog = spark._jsparkSession.sharedState().externalCatalog()
+    if not catalog.tableExists(db, name):
+        return {}
+    props = catalog.getTable(db, name).properties()
+    found = {}
+    for key in (_FINGERPRINT, _INTERNAL):
+        value = props.get(key)
+        if value.isDefined():
+            found[key] = str(value.get())
+    return found
 
 
 def _external_table(
@@ -93,8 +158,8 @@ def _external_table(
     partition_by: tuple[str, ...],
 ) -> None:
     spark.sql(f"DROP TABLE IF EXISTS {table}")  # external: the catalog entry only
-    parts = [f"`{p}`" for p in partition_by] + [f"`{VERSION_KEY}`"]
-    all_columns = ", ".join([*columns, *partition_ddl, f"`{VERSION_KEY}` BIGINT"])
+    parts = [_q(p) for p in partition_by] + [_q(VERSION_KEY)]
+    all_columns = ", ".join([*columns, *partition_ddl, f"{_q(VERSION_KEY)} BIGINT"])
     spark.sql(
         f"CREATE TABLE {table} ({all_columns}) "
         f"USING {file_format} PARTITIONED BY ({', '.join(parts)}) "
@@ -113,10 +178,19 @@ def _add_partitions(
     for directory in dirs:
         relative = directory[len(strip) :] if strip and directory.startswith(strip) else directory
         pairs = parse_partition_path(relative)
-        spec = ", ".join(f"`{k}` = {'NULL' if v is None else _literal(v)}" for k, v in pairs)
+        spec = ", ".join(f"{_q(k)} = {'NULL' if v is None else _literal(v)}" for k, v in pairs)
         clauses.append(f"PARTITION ({spec}) LOCATION {_literal(f'{base}/{relative}')}")
     for start in range(0, len(clauses), _ADD_BATCH):
         spark.sql(f"ALTER TABLE {table} ADD " + " ".join(clauses[start : start + _ADD_BATCH]))
+
+
+def _private(name: str) -> str:
+    return f"{_q(PRIVATE_DATABASE)}.{_q(name)}"
+
+
+def _q(name: str) -> str:
+    """A quoted Spark SQL identifier (names are validated; quoting also covers keywords)."""
+    return "`" + name.replace("`", "``") + "`"
 
 
 def _literal(value: str) -> str:

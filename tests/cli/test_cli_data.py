@@ -1,0 +1,120 @@
+"""What the data commands tell: history, describe, changes, delete, grants, rendering."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from versioned.api.catalog import connect
+from versioned.catalog.records import FileAdd, PartitionCommit
+from versioned.cli.main import cli
+from versioned.cli.render import render_record, render_rows
+from versioned.names import TableName
+
+
+@pytest.fixture
+def run(tmp_path: Path):
+    base = ["--warehouse", str(tmp_path / "wh"), "--catalog", f"sqlite:///{tmp_path}/cat.db"]
+
+    def invoke(*args: str, user: str = "alice"):
+        return CliRunner().invoke(cli, [*base, "--user", user, *args])
+
+    result = invoke(
+        "create-table", "test.t", "--columns", "k BIGINT, v STRING, p STRING",
+        "--primary-key", "k", "--partition-by", "p", "--op-code-column", "op",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    return invoke
+
+
+def _feed(tmp_path: Path, name: str, text: str) -> str:
+    path = tmp_path / name
+    path.write_text(text)
+    return str(path)
+
+
+def test_history_is_in_version_order_and_describe_shows_the_highest_version(
+    run, tmp_path: Path
+) -> None:
+    cat = connect(warehouse=str(tmp_path / "wh"), catalog=f"sqlite:///{tmp_path}/cat.db",
+                  user="alice")  # fmt: skip
+    name = TableName("test", "t")
+    first, second = cat.store.begin(), cat.store.begin()
+    for txn, value in ((second, "x"), (first, "y")):  # the later transaction commits first
+        part = cat.store.add_partition(name, [value])
+        add = FileAdd(part.id, f"p={value}/version_id={txn}/part-0.parquet", "data", txn, 10, 1)
+        cat.store.commit(
+            txn, name, operation="upsert",
+            partitions=[PartitionCommit(part.id, new_head=txn, add=(add,))],
+        )  # fmt: skip
+    cat.close()
+    rows = json.loads(run("history", "test.t", "-o", "json").output)
+    assert [(r["version"], r["commit"]) for r in rows] == [(first, 2), (second, 1)]
+    assert "ignored_deletes" in rows[0]
+    info = json.loads(run("describe", "test.t", "-o", "json").output)
+    assert info["current_version"] == second
+
+
+@pytest.mark.spark
+def test_changes_and_delete_by_predicate(run, tmp_path: Path) -> None:
+    one = _feed(tmp_path, "1.csv", "k,v,p,op\n1,a,x,I\n2,b,x,I\n3,c,y,I\n")
+    assert run("upsert", "test.t", one, "-q").exit_code == 0
+    since = json.loads(run("history", "test.t", "-o", "json").output)[-1]["version"]
+    two = _feed(tmp_path, "2.csv", "k,v,p,op\n2,B,x,U\n4,d,y,I\n")
+    assert run("upsert", "test.t", two, "-q").exit_code == 0
+    changed = json.loads(run("changes", "test.t", "--since", str(since), "-o", "json").output)
+    assert sorted((r["_change"], r["k"], r["v"]) for r in changed) == [
+        ("insert", 4, "d"),
+        ("update", 2, "B"),
+    ]
+
+    denied = run("delete", "test.t", "--where", "k > 2", user="bob")
+    assert denied.exit_code == 77 and "grant write" in denied.output
+    dry_run = run("delete", "test.t", "--where", "p = 'y'", "--dry-run", "-o", "json")
+    dry = json.loads(dry_run.output)
+    assert dry["rows_to_delete"] == 2
+    assert len(json.loads(run("history", "test.t", "-o", "json").output)) == 2
+    done = json.loads(run("delete", "test.t", "--where", "p = 'y'", "-q", "-o", "json").output)
+    assert done["deleted"] == 2 and done["version"] is not None
+    left = json.loads(run("show", "test.t", "-o", "json").output)
+    assert sorted(r["k"] for r in left) == [1, 2]
+    nothing = run("delete", "test.t", "--where", "k > 100", "-q")
+    assert nothing.exit_code == 0 and "nothing to apply" in nothing.output
+    assert len(json.loads(run("history", "test.t", "-o", "json").output)) == 3
+    typo = run("delete", "test.t", "--where", "kk = 1")
+    assert typo.exit_code == 2 and "--where failed" in typo.output
+
+
+def test_upsert_without_grant_asks_for_write(run, tmp_path: Path) -> None:
+    feed = _feed(tmp_path, "f.csv", "k,v,p,op\n1,a,x,I\n")
+    denied = run("upsert", "test.t", feed, user="bob")
+    assert denied.exit_code == 77
+    assert "grant write test.t bob" in denied.output and "grant read" not in denied.output
+
+
+def test_revoking_a_grant_that_does_not_exist_says_so(run) -> None:
+    missing = run("revoke", "read", "test.t", "bob")
+    assert missing.exit_code == 3 and "holds no read grant" in missing.output
+    assert run("grant", "write", "test.t", "bob").exit_code == 0
+    assert run("revoke", "read", "test.t", "bob").exit_code == 3  # write is not read
+    ok = run("revoke", "write", "test.t", "bob")
+    assert ok.exit_code == 0 and "revoked write" in ok.output
+
+
+def test_compact_dry_run_names_its_row_figure_an_estimate(run) -> None:
+    plan = run("compact", "test.t", "--dry-run", "-o", "csv")
+    assert plan.exit_code == 0, plan.output
+    header = plan.stdout.splitlines()[0].split(",")
+    assert "rows_estimate" in header and "rows" not in header
+
+
+def test_values_with_newlines_and_tabs_stay_on_one_table_line() -> None:
+    rows = [{"k": 1, "v": "two\nlines\tand\r\\"}, {"k": 2, "v": "x\u2028y"}]
+    text = render_rows(rows, "table")
+    assert len(text.splitlines()) == 4  # header, rule, two rows
+    assert "two\\nlines\\tand\\r\\\\" in text and "x\\u2028y" in text
+    assert len(render_record({"v": "a\nb"}, "table").splitlines()) == 1
+    assert json.loads(render_rows(rows, "json"))[0]["v"] == "two\nlines\tand\r\\"

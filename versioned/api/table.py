@@ -119,6 +119,7 @@ class Table:
         options: WriteOptions | None,
         progress: Callable[[str], None] | None,
         evolve: bool = False,
+        operation: str = "upsert",
     ) -> CommitResult:
         from versioned.engine.feed_reader import read_feed
         from versioned.engine.spark_errors import unreadable_input_errors
@@ -148,6 +149,7 @@ class Table:
                 feed,
                 options=options,
                 progress=progress,
+                operation=operation,
             )
         self.refresh()
         return result
@@ -224,7 +226,9 @@ class Table:
         if empty:
             return _nothing_applied(started)
         changes = delete_changes(matching)
-        return self._apply(changes, info, None, DELETE_OP_COLUMN, options, progress)
+        return self._apply(
+            changes, info, None, DELETE_OP_COLUMN, options, progress, operation="delete"
+        )
 
     def matching(self, where: str, as_of: int | None = None) -> DataFrame:
         """The live rows (at version ``as_of``) matching the SQL condition ``where``.

@@ -69,8 +69,13 @@ def write_batch(
     *,
     options: WriteOptions | None = None,
     progress: Progress | None = None,
+    operation: str = "upsert",
 ) -> CommitResult:
-    """Apply ``feed`` to ``table`` as one new version and return what was committed."""
+    """Apply ``feed`` to ``table`` as one new version and return what was committed.
+
+    A feed without a row to apply (empty, or every row rejected) commits nothing: the result
+    has ``version=None`` (and the rejected rows are in the dead-letter area).
+    """
     opts = options or WriteOptions()
     say = progress or (lambda _msg: None)
     started = time.monotonic()
@@ -86,6 +91,10 @@ def write_batch(
         superseded = int(pc.sum(keys.column(CHANGES)).as_py() or 0) - keys.num_rows
         say(f"{keys.num_rows} keys in {_partition_count(keys, spec.partition_by)} partitions")
         rejected = _dead_letters(spark, feed, fileio, table, say)
+        if keys.num_rows == 0:
+            say("nothing to apply")
+            seconds = round(time.monotonic() - started, 3)
+            return CommitResult(None, 0, 0, 0, 0, rejected[0], seconds=seconds)
         for attempt in range(1, opts.max_attempts + 1):
             txn = store.begin(timeout_s=opts.txn_timeout_s)
             with TransactionKeeper(store, txn, interval_s=opts.txn_timeout_s / 4) as keeper:
@@ -104,6 +113,7 @@ def write_batch(
                         rejected=rejected,
                         superseded=superseded,
                         started=started,
+                        operation=operation,
                     )
                 except CommitConflictError as err:
                     store.abort(txn, f"commit conflict: {err}")
@@ -199,6 +209,7 @@ def _write_version(
     rejected: tuple[int, str | None],
     superseded: int,
     started: float,
+    operation: str,
 ) -> CommitResult:
     spec = table.spec
     snapshot = store.snapshot(spec.name)
@@ -262,7 +273,7 @@ def _write_version(
     store.commit(
         txn,
         spec.name,
-        operation="upsert",
+        operation=operation,
         partitions=[
             PartitionCommit(
                 partition_id=plan.partitions[values].id,

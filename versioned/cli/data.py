@@ -135,6 +135,9 @@ def history(state: CliContext, name: str) -> None:
 
 
 def _print_frame(state: CliContext, frame: Any, limit: int) -> None:
+    from versioned.engine.display import displayable  # Spark prints dates Python cannot hold
+
+    frame = displayable(frame)
     columns = list(frame.columns)
     rows = frame.limit(limit).collect() if limit > 0 else frame.collect()
     records = [r.asDict() for r in rows]

@@ -117,6 +117,7 @@ def write_batch(
                         keeper,
                         say,
                         rejected=rejected,
+                        coerced=feed.coerced_count(),
                         superseded=superseded,
                         started=started,
                     )
@@ -212,6 +213,7 @@ def _write_version(
     say: Progress,
     *,
     rejected: tuple[int, str | None],
+    coerced: int,
     superseded: int,
     started: float,
 ) -> CommitResult:
@@ -223,13 +225,13 @@ def _write_version(
     groups = _partition_groups(keys, len(spec.partition_by))
     commits: dict[tuple[str | None, ...], list[FileAdd]] = {}
     stale_keys: list[pa.Table] = []
-    plans: list[tuple[tuple[str | None, ...], PartitionInfo, pa.Table, Any]] = []
+    plans: list[tuple[tuple[str | None, ...], PartitionInfo | None, pa.Table, Any]] = []
 
     say(f"probing Bloom filters of {len(groups)} partitions")
     for values, rows in groups.items():
-        info = by_values.get(values) or store.add_partition(spec.name, list(values))
+        info = by_values.get(values)  # None: a new partition, created by the commit
         part_keys = keys.take(pa.array(rows))
-        blooms = [f for f in snapshot.files if f.kind == BLOOM_KIND and f.partition_id == info.id]
+        blooms = [f for f in snapshot.files if f.kind == BLOOM_KIND and f.partition_id == _id(info)]
         probe = probe_partition(fileio, table.location, part_keys, key_cols, blooms)
         plans.append((values, info, part_keys, probe))
 
@@ -264,7 +266,7 @@ def _write_version(
             size = write_index(fileio, f"{idir}/{name}", index)
             adds.append(
                 FileAdd(
-                    info.id, f"{index_dir(ppath, txn)}/{name}", "index", txn, size, index.num_rows
+                    _id(info), f"{index_dir(ppath, txn)}/{name}", "index", txn, size, index.num_rows
                 )
             )
         bloom = KeyBloomFilter.build(
@@ -275,7 +277,7 @@ def _write_version(
         stats = {**key_stats(part_keys, key_cols), **bloom.sizing_stats()}
         adds.append(
             FileAdd(
-                info.id,
+                _id(info),
                 f"{index_dir(ppath, txn)}/{name}",
                 BLOOM_KIND,
                 txn,
@@ -306,7 +308,7 @@ def _write_version(
         info = parts_by_values[f.partition_values]
         add = f.add
         commits[f.partition_values].append(
-            FileAdd(info.id, add.path, add.kind, add.version, add.size_bytes, add.row_count)
+            FileAdd(_id(info), add.path, add.kind, add.version, add.size_bytes, add.row_count)
         )
 
     rejected_count, dead_letter_dir = rejected
@@ -318,6 +320,7 @@ def _write_version(
         "ignored_deletes": counts.ignored_deletes,
         "stale": counts.stale,
         "rejected": rejected_count,
+        "coerced": coerced,
         "dead_letter": dead_letter_dir,
         "partitions": len(commits),
         "files_written": len(files),
@@ -330,10 +333,11 @@ def _write_version(
         operation="upsert",
         partitions=[
             PartitionCommit(
-                partition_id=parts_by_values[values].id,
-                expected_head=parts_by_values[values].head_version,
+                partition_id=_id(parts_by_values[values]),
+                expected_head=_head(parts_by_values[values]),
                 new_head=txn,
                 add=tuple(adds),
+                values=None if parts_by_values[values] else values,
             )
             for values, adds in commits.items()
         ],
@@ -347,6 +351,7 @@ def _write_version(
         deleted=counts.deleted,
         stale=counts.stale,
         rejected=rejected_count,
+        coerced=coerced,
         ignored_deletes=counts.ignored_deletes,
         partitions=len(commits),
         files_written=len(files),
@@ -361,7 +366,7 @@ def _stale_masks(
     fileio: FileIO,
     table: TableInfo,
     files: Any,
-    plans: list[tuple[tuple[str | None, ...], PartitionInfo, pa.Table, Any]],
+    plans: list[tuple[tuple[str | None, ...], PartitionInfo | None, pa.Table, Any]],
 ) -> dict[tuple[str | None, ...], np.ndarray]:
     """Per partition: which batch changes are older than the stored state of their key."""
     ordering = spec.ordering_column
@@ -369,7 +374,7 @@ def _stale_masks(
     wanted: list[pa.Table] = []
     candidate_files = []
     for values, info, part_keys, probe in plans:
-        if not probe.may_exist.any():
+        if info is None or not probe.may_exist.any():
             continue
         positives = part_keys.filter(pa.array(probe.may_exist)).select(key_cols)
         for i, p in enumerate(spec.partition_by):
@@ -417,3 +422,12 @@ def _drop_stale(spark: SparkSession, rows: DataFrame, stale: pa.Table, spec: Any
     drop = spark.createDataFrame(stale)
     cond = [rows[c].eqNullSafe(drop[c]) for c in cols]
     return rows.join(F.broadcast(drop), cond, "left_anti")
+
+
+def _id(info: PartitionInfo | None) -> int | None:
+    """The partition's id; None for a new partition (the commit creates it)."""
+    return None if info is None else info.id
+
+
+def _head(info: PartitionInfo | None) -> int | None:
+    return None if info is None else info.head_version

@@ -41,7 +41,7 @@ def test_dates_beyond_python_print_as_spark_prints_them(cat: Catalog, tmp_path: 
         op_code_column="op",
     )
     feed = tmp_path / "f.csv"
-    feed.write_text("k,d,v,lsn,op\n2,19788,x,2,I\n")
+    feed.write_text("k,d,v,lsn,op,at\n2,19788,x,2,I,\n")
     assert t.upsert(str(feed)).rejected == 1
     assert cat.store.partitions(t.name) == []
 

@@ -74,8 +74,8 @@ class Feed:
             ``DataFrame`` / ``pyarrow.Table``).
         filled_columns: Nullable table columns the input lacks; they are null in ``rows``.
         rejections: Counts the rejected (and the coerced) rows while the first action on
-            ``rows`` reads it
-            (None: no observation, count ``rejected`` instead). The count is exact only if
+            ``rows`` reads it (None: no observation, count ``rejected`` instead; so also
+            when Spark reports no counts). The count is exact only if
             that first action reads every row: the writer's first action is the whole
             deduplicated batch, and nothing reads ``rows`` before it.
     """

@@ -29,4 +29,10 @@ class ObservedCount:
             done = self._observation._jo.future().isCompleted()  # type: ignore[union-attr]
         except Exception:  # another Spark build: count with a job instead
             return None
-        return int(self._observation.get[name or self._name]) if done else None
+        if not done:
+            return None
+        try:
+            metrics = self._observation.get
+        except Exception:  # no metrics row: AQE proved the plan empty (every row rejected)
+            return None
+        return int(metrics[name or self._name])

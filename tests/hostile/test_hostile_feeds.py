@@ -113,7 +113,7 @@ def _csv_batch(table: Any, rng: random.Random, inputs: Path) -> Batch:
     order = [n for n in NAMES if n != "s"] + ["s"]
     (inputs / "c.csv").write_bytes(
         ",".join(order).encode()
-        + b"\n1900001,a,,,,,,,,,,extra\n1900002,a\n\n1900003,a,,,,,,,,,\"open\n"
+        + b'\n1900001,a,,,,,,,,,,extra\n1900002,a\n\n1900003,a,,,,,,,,,"open\n'
     )
     files = [str(inputs / n) for n in ("a.csv", "b.csv", "c.csv")]
     ordered = [*plain, *windows, *broken]

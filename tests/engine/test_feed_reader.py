@@ -155,20 +155,33 @@ def test_gzipped_csv_is_recognised_by_its_extension(spark: Any, tmp_path: Path) 
     assert [r["total_amt"] for r in rows(read_feed(spark, str(path), SALES))] == [2.5]
 
 
-def test_json_lines_with_nested_values_and_blank_lines(spark: Any, tmp_path: Path) -> None:
+def test_json_lines_values_are_exact_and_nested_values_are_refused(
+    spark: Any, tmp_path: Path
+) -> None:
+    """Fractions keep every digit (Spark's JSON reader would take them through a double), an
+    object or array in a STRING column is a dead letter (a JSON string holding JSON is
+    fine), and blank lines are skipped."""
     spec = TableSpec.build(
-        "db.t", columns="id BIGINT, attrs STRING, amt DECIMAL(6,2), ok BOOLEAN", primary_key="id"
+        "db.t",
+        columns="id BIGINT, attrs STRING, amt DECIMAL(22,19), ok BOOLEAN",
+        primary_key="id",
     )
     path = write(
         tmp_path / "f.jsonl",
         '{"id": 1, "Attrs": {"k": [1, 2]}, "amt": 3.14159, "ok": true}\n'
         "\n"
-        '{"id": "2", "ok": "no"}\n',
+        '{"id": "2", "ok": "f", "amt": 1.2345678901234567891, "Attrs": "{\\"k\\": 1}"}\n'
+        '{"id": 3, "Attrs": [1]}\n'
+        '{"id": 4, "Attrs": 12.50, "ok": 1}\n',
     )
     feed = read_feed(spark, path, spec)
     assert [(r["id"], r["attrs"], r["amt"], r["ok"]) for r in rows(feed)] == [
-        (1, '{"k":[1,2]}', Decimal("3.14"), True),
-        (2, None, None, False),
+        (2, '{"k": 1}', Decimal("1.2345678901234567891"), False),
+        (4, "12.5", None, True),
+    ]
+    assert sorted(rejected(feed).values()) == [
+        "column attrs: a JSON array is not a STRING; send it as a JSON string",
+        "column attrs: a JSON object is not a STRING; send it as a JSON string",
     ]
 
 
@@ -306,12 +319,12 @@ def test_each_rejection_reason_keeps_the_raw_record_and_good_rows_pass(
 
 def test_unparseable_json_lines_are_rejected_verbatim(spark: Any, tmp_path: Path) -> None:
     lines = ['{"id": 1, "op": "I"}', "not json", "[1, 2]", "42", '{"id": 2, "op"']
-    lines.append('{"id": 3, "op": "U"}')
+    lines += ['{"id": 4, "id": 5, "op": "I"}', '{"id": 3, "op": "U"}']  # a duplicate key too
     path = write(tmp_path / "f.json", "\n".join(lines) + "\n")
     feed = read_feed(spark, path, SALES)
     assert [r["id"] for r in rows(feed)] == [1, 3]
-    reason = "malformed JSON record (expected one JSON object per line)"
-    assert rejected(feed) == {line: reason for line in lines[1:5]}
+    reason = "malformed JSON record (expected one JSON object per line, keys unique)"
+    assert rejected(feed) == {line: reason for line in lines[1:6]}
 
 
 def test_a_json_feed_of_only_bad_lines_is_all_dead_letters(spark: Any, tmp_path: Path) -> None:
@@ -366,7 +379,7 @@ def test_text_values_convert_to_every_type_or_are_rejected(spark: Any, tmp_path:
     )
     header = "id,flag,tiny,small,big,ratio,total_amt,price,name,code,cc,day,at,blob"
     good = (
-        "1,yes,-128,32767,9223372036854775807,1.5,2.25,12.345,hi,abc,de,2024-02-29,"
+        "1,TRUE,-128,32767,9223372036854775807,1.5,2.25,12.340,hi,abc,de,2024-02-29,"
         "2024-03-01T12:30:00+02:00,aGVsbG8="
     )
     bad = {
@@ -381,6 +394,14 @@ def test_text_values_convert_to_every_type_or_are_rejected(spark: Any, tmp_path:
         10: ("at", "yesterday", "TIMESTAMP"),
         11: ("blob", "not base64!", "BINARY"),
         12: ("id", "1.0", "INT"),
+        # Spark's cast would take these, changing them (issue 10, items 1 and 3)
+        16: ("day", "19788", "DATE"),
+        17: ("day", "2024-01-01 10:00:00", "DATE"),
+        18: ("flag", "yes", "BOOLEAN"),
+        19: ("ratio", "1e39", "FLOAT"),
+        20: ("total_amt", "1e-400", "DOUBLE"),
+        21: ("at", "2024-01-01T00:00:00.1234567", "TIMESTAMP"),
+        22: ("day", "0000-01-01", "DATE"),
     }
     names = header.split(",")
     lines = [header, good, "13" + "," * 13]
@@ -389,13 +410,13 @@ def test_text_values_convert_to_every_type_or_are_rejected(spark: Any, tmp_path:
         values[0] = str(row_id)
         values[names.index(column)] = f'"{value}"'
         lines.append(",".join(values))
-    lines += ["14,,,,,,,,,abcd,,,,", "15,,,,,,,,,,xyz,,,"]
+    lines += ["14,,,,,,,,,abcd,,,,", "15,,,,,,,,,,xyz,,,", "23,,,,,,,12.345,,,,,,"]
     feed = read_feed(spark, write(tmp_path / "f.csv", "\n".join(lines) + "\n"), spec)
 
     first, empty = rows(feed)
     assert first["flag"] is True and (first["tiny"], first["small"]) == (-128, 32767)
     assert first["big"] == 9223372036854775807 and first["ratio"] == 1.5
-    assert first["total_amt"] == 2.25 and first["price"] == Decimal("12.35")
+    assert first["total_amt"] == 2.25 and first["price"] == Decimal("12.34")
     assert (first["name"], first["code"], first["cc"]) == ("hi", "abc", "de")
     assert first["day"] == date(2024, 2, 29)
     assert first["at"].timestamp() == datetime(2024, 3, 1, 10, 30, tzinfo=UTC).timestamp()
@@ -410,6 +431,8 @@ def test_text_values_convert_to_every_type_or_are_rejected(spark: Any, tmp_path:
     expected += [
         "column code: 'abcd' is longer than VARCHAR(3)",
         "column cc: 'xyz' is longer than CHAR(2)",
+        "column price: '12.345' has more decimal places than DECIMAL(10,2) keeps; round it in "
+        "the feed, or set table property round_decimals=true",
     ]
     assert reasons == sorted(expected)
 

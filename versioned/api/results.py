@@ -21,6 +21,8 @@ class CommitResult:
         stale: Changes skipped because the stored state is newer (ordering column only),
             plus changes superseded by a later change of the same key in the batch.
         rejected: Rows sent to the dead-letter area with their reason.
+        coerced: Applied rows whose values were changed by a lenient conversion the table
+            opted into (table properties ``round_decimals``, ``replace_invalid_utf8``).
         ignored_deletes: Deletes of keys that certainly did not exist (no-ops).
         partitions: Partitions the batch touched.
         files_written: Data, index and Bloom files added.
@@ -39,6 +41,7 @@ class CommitResult:
     files_written: int = 0
     bytes_written: int = 0
     seconds: float = 0.0
+    coerced: int = 0
 
     @property
     def nothing_applied(self) -> bool:

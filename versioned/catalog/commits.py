@@ -7,6 +7,7 @@ transaction rolls back, so a conflicting commit leaves nothing behind.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -16,7 +17,7 @@ import sqlalchemy as sa
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.attributes import set_committed_value
 
-from versioned.catalog import access, tables, transactions
+from versioned.catalog import access, partitions, tables, transactions
 from versioned.catalog.models import CommitRow, FileRow, PartitionRow, TableRow, TransactionRow
 from versioned.catalog.records import CommitInfo, FileAdd, PartitionCommit
 from versioned.errors import CommitConflictError, InputError, NoSuchPartitionError, SchemaError
@@ -90,6 +91,7 @@ def apply(
     """
     metrics_data = _json_object(metrics or {}, "metrics")
     _validate(changes)
+    changes = _create_partitions(session, table, changes, now)
     _check_partitions(session, table, changes)
     old_seq = table.current_seq
     if expected_seq is not None and old_seq != expected_seq:
@@ -132,19 +134,30 @@ def apply(
 
 
 def _validate(changes: Sequence[PartitionCommit]) -> None:
-    seen_partitions: set[int | None] = set()
+    seen_partitions: set[object] = set()
     seen_paths: set[str] = set()
     for change in changes:
         if not isinstance(change, PartitionCommit):
             raise InputError(f"commit takes PartitionCommit records, got {type(change).__name__}")
-        if change.partition_id in seen_partitions:
+        seen = change.partition_id if change.values is None else tuple(change.values)
+        if seen in seen_partitions:
             raise SchemaError(
-                f"partition {change.partition_id} appears twice in one commit: merge its "
+                f"partition {seen} appears twice in one commit: merge its "
                 "changes into one PartitionCommit",
                 partition_id=change.partition_id,
             )
-        seen_partitions.add(change.partition_id)
-        if change.partition_id is None and (change.check_head or change.new_head is not None):
+        seen_partitions.add(seen)
+        if change.partition_id is not None and change.values is not None:
+            raise SchemaError(
+                f"a PartitionCommit of partition {change.partition_id} must not give values: "
+                "values are for a partition the commit creates (partition_id None)",
+                partition_id=change.partition_id,
+            )
+        if (
+            change.partition_id is None
+            and change.values is None
+            and (change.check_head or change.new_head is not None)
+        ):
             raise SchemaError(
                 "a PartitionCommit without a partition id has no head to check or move: "
                 "set check_head=False, or add_partition(name, []) for an unpartitioned "
@@ -165,6 +178,31 @@ def _validate(changes: Sequence[PartitionCommit]) -> None:
                     f"file {path!r} is added or removed twice in one commit", path=path
                 )
             seen_paths.add(path)
+
+
+def _create_partitions(
+    session: Session, table: TableRow, changes: Sequence[PartitionCommit], now: float
+) -> list[PartitionCommit]:
+    """Resolve the changes that name a partition by its values: find or create it here, in
+    the commit's SQL transaction (a failed commit rolls the new row back with the rest)."""
+    resolved: list[PartitionCommit] = []
+    for change in changes:
+        if change.partition_id is None and change.values is not None:
+            values = partitions.normalise(table, change.values)
+            info = partitions.insert(session, table, values, now)
+            adds = tuple(dataclasses.replace(a, partition_id=info.id) for a in change.add)
+            change = dataclasses.replace(change, partition_id=info.id, values=None, add=adds)
+        resolved.append(change)
+    ids = [c.partition_id for c in resolved if c.partition_id is not None]
+    if len(ids) != len(set(ids)):
+        twice = sorted({i for i in ids if ids.count(i) > 1})
+        raise SchemaError(
+            f"partition(s) {twice} appear twice in one commit (by id and by values, or by "
+            "values that are the same partition): merge their changes into one "
+            "PartitionCommit",
+            partition_id=twice[0],
+        )
+    return resolved
 
 
 def _check_partitions(

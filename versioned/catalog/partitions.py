@@ -1,7 +1,10 @@
 """Partitions of a table: values, escaped paths, creation and lookup.
 
 Partition values are strings or None. ``""`` is the same partition as None (Hive's default
-partition); every other value is stored and returned exactly. The row's ``path`` is the
+partition); the literal ``__HIVE_DEFAULT_PARTITION__`` is refused (its directory is the null
+partition's, and Hive reads it back as null); every other value is stored and returned
+exactly. A partition is created by `insert` (``MetaStore.add_partition``) or, for a write,
+inside the commit that first writes into it (`versioned.catalog.commits`). The row's ``path`` is the
 escaped ``k1=v1/k2=v2`` from `versioned.storage.partition_paths`, unique per table: escaping
 is reversible, so distinct values always give distinct paths.
 """
@@ -16,10 +19,11 @@ from sqlalchemy.orm import Session
 from versioned.catalog.models import PartitionRow, TableRow
 from versioned.catalog.records import PartitionInfo
 from versioned.errors import InputError, NoSuchPartitionError, SchemaError
-from versioned.storage.partition_paths import partition_path
-
-# Longest directory name most file systems accept, in bytes.
-_MAX_SEGMENT_BYTES = 255
+from versioned.storage.partition_paths import (
+    DEFAULT_PARTITION_NAME,
+    MAX_SEGMENT_BYTES,
+    partition_path,
+)
 
 
 def partition_by(table: TableRow) -> tuple[str, ...]:
@@ -49,6 +53,12 @@ def normalise(table: TableRow, values: Sequence[str | None]) -> tuple[str | None
                 f"{type(value).__name__}: convert it with str() first",
                 values=repr(tuple(values)),
             )
+        if value == DEFAULT_PARTITION_NAME:
+            raise InputError(
+                f"partition value {value!r} of {key} is Hive's name of the null partition "
+                "(it reads back as null): pass None for the default partition",
+                values=repr(tuple(values)),
+            )
         out.append(None if value == "" else value)
     return tuple(out)
 
@@ -57,10 +67,10 @@ def path_of(table: TableRow, values: tuple[str | None, ...]) -> str:
     """Escaped directory of the partition, relative to the table location."""
     path = partition_path(partition_by(table), values)
     for segment in path.split("/") if path else ():
-        if len(segment.encode("utf-8")) > _MAX_SEGMENT_BYTES:
+        if len(segment.encode("utf-8")) > MAX_SEGMENT_BYTES:
             raise InputError(
                 f"partition directory {segment[:40]!r}... would be longer than "
-                f"{_MAX_SEGMENT_BYTES} bytes, which file systems reject: use shorter values",
+                f"{MAX_SEGMENT_BYTES} bytes, which file systems reject: use shorter values",
                 values=repr(values),
             )
     return path

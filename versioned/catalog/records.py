@@ -159,6 +159,10 @@ class PartitionCommit:
         check_head: When false, ``expected_head`` is not checked (compaction guards with
             ``remove`` instead).
         remove: Paths of live files this commit retires; each must still be live.
+        values: With ``partition_id`` None: the values of a partition the commit creates
+            (or finds, if it exists by then) inside its own SQL transaction, so that a
+            commit that fails leaves no partition behind; its files' ``partition_id`` is
+            None and becomes the partition's id. ``()`` is an unpartitioned table's root.
     """
 
     partition_id: int | None
@@ -167,6 +171,7 @@ class PartitionCommit:
     check_head: bool = True
     add: tuple[FileAdd, ...] = ()
     remove: tuple[str, ...] = ()
+    values: tuple[str | None, ...] | None = None
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,9 @@ from versioned.engine.feed_files import (
     scan_in_order,
 )
 from versioned.engine.feed_rows import (
+    IN_COERCED,
     IN_MALFORMED,
+    IN_PROBLEMS,
     IN_RAW,
     IN_RECORD,
     IN_SEQ,
@@ -71,8 +73,9 @@ class Feed:
             DataFrames, as a JSON object), ``_reason`` and ``_source`` (the file URI, or
             ``DataFrame`` / ``pyarrow.Table``).
         filled_columns: Nullable table columns the input lacks; they are null in ``rows``.
-        rejections: Counts the rejected rows while the first action on ``rows`` reads it
-            (None: no observation, count ``rejected`` instead). The count is exact only if
+        rejections: Counts the rejected (and the coerced) rows while the first action on
+            ``rows`` reads it (None: no observation, count ``rejected`` instead; so also
+            when Spark reports no counts). The count is exact only if
             that first action reads every row: the writer's first action is the whole
             deduplicated batch, and nothing reads ``rows`` before it.
     """
@@ -85,6 +88,13 @@ class Feed:
     def rejected_count(self) -> int | None:
         """The rejected rows counted while ``rows`` was read, or None if unknown yet."""
         return self.rejections.value() if self.rejections is not None else None
+
+    def coerced_count(self) -> int:
+        """Applied rows whose values were coerced by the table's lenient conversion
+        properties (``round_decimals``, ``replace_invalid_utf8``), counted while ``rows``
+        was read; 0 before that."""
+        counted = self.rejections.value("coerced") if self.rejections is not None else None
+        return counted or 0
 
 
 def read_feed(
@@ -193,7 +203,8 @@ def _from_records(
     record = F.col(IN_RECORD)
     values = [record.getField(inp).alias(name) for name, inp in mapping.present.items()]
     op = op_input(mapping.op_column, record.getField)
-    frame = records.select(*values, op, IN_MALFORMED, IN_RAW, IN_SOURCE, IN_SEQ)
+    extra = [c for c in records.columns if c == IN_COERCED or c.startswith(IN_PROBLEMS)]
+    frame = records.select(*values, op, IN_MALFORMED, IN_RAW, IN_SOURCE, IN_SEQ, *extra)
     return _feed(frame, spec, frozenset(mapping.present), mapping.filled, label)
 
 

@@ -3,19 +3,29 @@
 `split_rows` takes a feed whose columns are already matched to the table (see `feed_schema`)
 and returns two lazy DataFrames: the typed rows and the rejected ones with their reason.
 
-Conversion rules (a value that breaks them rejects its row, with every reason listed):
+Conversion rules (a value that breaks them rejects its row, with every reason listed; the
+formats are documented in docs/input-formats.md):
 
-* Text values (CSV, JSON, string columns) convert with Spark's ``try_cast``: integers must be
-  whole (``"1.0"`` is not an INT), decimals round half-up to the column's scale and must fit
-  its precision, BOOLEAN takes ``true/false/t/f/yes/no/y/n/1/0``, DATE and TIMESTAMP take ISO-8601
-  (a TIMESTAMP without an offset is in the session time zone). BINARY text is base64. An empty
-  text is null for every type but STRING/VARCHAR/CHAR.
+* Text values (CSV, JSON, string columns) convert exactly or not at all
+  (`versioned.engine.text_values`): integers must be whole and in range (``"1.0"`` is not an
+  INT), FLOAT/DOUBLE must not overflow, DECIMAL values must fit the precision and must not
+  have more decimal places than the scale, BOOLEAN takes ``true/false/t/f/1/0`` (any case),
+  DATE is ``YYYY-MM-DD`` and TIMESTAMP ISO-8601 (a TIMESTAMP without an offset is in the
+  session time zone). BINARY text is base64. An empty text is null for every type but
+  STRING/VARCHAR/CHAR. Text must be valid UTF-8.
 * Typed values (Parquet, DataFrames) convert between numeric and boolean types, and between
-  DATE and TIMESTAMP; a fractional number that is not whole is not an integer. Nested values
-  become JSON text for a STRING column. Any other pairing (e.g. DATE to INT) is a whole-batch
-  `SchemaError`.
+  DATE and TIMESTAMP, when nothing is lost: a fractional number is not an integer, a number
+  other than 0/1 is not a BOOLEAN, a TIMESTAMP with a time of day is not a DATE, a number
+  with more places than a DECIMAL's scale is refused. Nested values become JSON text for a
+  STRING column. Any other pairing (e.g. DATE to INT) is a whole-batch `SchemaError`.
+* Two table properties opt into lenient conversion, counted as ``coerced`` in the commit
+  result: ``round_decimals=true`` rounds half-up to a DECIMAL's scale, and
+  ``replace_invalid_utf8=true`` replaces invalid UTF-8 bytes with U+FFFD.
 * ``VARCHAR(n)``/``CHAR(n)`` values longer than ``n`` are rejected (never truncated or padded).
 * Primary-key and ordering values must not be null; NOT NULL columns must not be null.
+* A partition value must not be the literal ``__HIVE_DEFAULT_PARTITION__`` (Hive's directory
+  name of the null partition, which reads back as null) and its escaped directory name must
+  fit a file name (255 bytes).
 * A delete needs only its primary key, partition and ordering columns; its other values are
   neither checked nor used.
 """
@@ -23,17 +33,32 @@ Conversion rules (a value that breaks them rejects its row, with every reason li
 from __future__ import annotations
 
 from collections.abc import Callable, Collection
+from dataclasses import dataclass
 
-from pyspark.sql import Column, DataFrame, Observation
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from versioned.engine.feed_schema import required_columns
+from versioned.engine.observed_count import ObservedCount
 from versioned.engine.op_codes import DELETE, UPDATE, normalise_op_code, op_code_problem
 from versioned.engine.spark_types import max_length, spark_type
+from versioned.engine.text_values import (
+    REPLACE_INVALID_UTF8,
+    ROUND_DECIMALS,
+    Lenience,
+    convert_text,
+    inexact_number,
+)
 from versioned.errors import SchemaError
 from versioned.schema import Column as TableColumn
 from versioned.schema import TableSpec
+from versioned.storage.partition_paths import (
+    DEFAULT_PARTITION_NAME,
+    MAX_SEGMENT_BYTES,
+    escape_path_name,
+    escaped_chars_pattern,
+)
 
 # Columns of a Feed besides the table's.
 OP = "_op"
@@ -49,7 +74,14 @@ IN_RAW = "#raw"
 IN_SOURCE = "#source"
 IN_SEQ = "#seq"
 IN_RECORD = "#record"  # the input record as one struct, so input names never clash with ours
+# Optional: ``#problems:<column>``, what a reader found wrong with a record's value of a
+# column (null: nothing), and whether a reader already coerced the record (e.g. replaced
+# invalid UTF-8 of a JSON line).
+IN_PROBLEMS = "#problems"
+IN_COERCED = "#coerced"
 _IN_REASON = "#reason"
+_IN_COERCED = "#coerced_row"
+
 
 _NUMERIC = (T.ByteType, T.ShortType, T.IntegerType, T.LongType, T.FloatType, T.DoubleType)
 _INTEGRAL = (T.ByteType, T.ShortType, T.IntegerType, T.LongType)
@@ -58,27 +90,12 @@ _NESTED = (T.StructType, T.ArrayType, T.MapType)
 _QUOTE_LIMIT = 60
 
 
-class ObservedCount:
-    """A count Spark takes while an action reads a DataFrame, without a job of its own.
-
-    Reading it never blocks: before an action has read the whole frame it is None (and the
-    caller counts with a job of its own).
-    """
-
-    def __init__(self, frame: DataFrame, condition: Column, name: str) -> None:
-        self._observation = Observation()
-        self.frame = frame.observe(
-            self._observation, F.count(F.when(condition, F.lit(1))).alias(name)
-        )
-        self._name = name
-
-    def value(self) -> int | None:
-        """The count, once an action has read the frame; else None."""
-        try:  # pyspark has no public non-blocking read; `get` waits for ever
-            done = self._observation._jo.future().isCompleted()  # type: ignore[union-attr]
-        except Exception:  # another Spark build: count with a job instead
-            return None
-        return int(self._observation.get[self._name]) if done else None
+@dataclass(frozen=True)
+class _Converted:
+    value: Column
+    failed: Column  # a non-null input did not convert
+    inexact: Column  # converted only by rounding (DECIMAL)
+    bad_utf8: Column  # a text input is not valid UTF-8
 
 
 def split_rows(
@@ -89,16 +106,17 @@ def split_rows(
     Args:
         frame: One row per record with columns: each table column in ``present`` under its
             table name (text or typed values), ``#op`` (op code as written), ``#malformed``
-            (why the record could not be parsed, else null), ``#raw``, ``#source``, ``#seq``.
+            (why the record could not be parsed, else null), ``#raw``, ``#source``, ``#seq``,
+            and optionally ``#problems:<column>`` and ``#coerced``.
         spec: The table.
         present: Table columns the frame has; the others read as null.
         source: What the feed is, for messages.
 
     Returns:
-        ``(rows, rejected, rejections)``: ``rows`` has the table's columns cast to its types
+        ``(rows, rejected, counts)``: ``rows`` has the table's columns cast to its types
         plus ``_op`` (``I``/``U``/``D``) and ``_seq``; ``rejected`` has ``_raw``, ``_reason``,
-        ``_source``. Both are lazy. ``rejections`` counts the rejected rows while an action
-        reads ``rows``.
+        ``_source``. Both are lazy. ``counts`` counts the rejected rows (``rejected``) and the
+        applied rows whose values were coerced (``coerced``) while an action reads ``rows``.
 
     Raises:
         SchemaError: A typed input column cannot convert to its table column's type.
@@ -117,24 +135,32 @@ def split_rows(
             f"{', '.join(incompatible)}; cast them in the feed or fix the table definition",
             source=source,
         )
-
+    lenience = Lenience.of(spec)
     op = normalise_op_code(F.col(IN_OP))
     is_delete = F.coalesce(op == F.lit(DELETE), F.lit(False))
     required = set(required_columns(spec))
     values: list[Column] = []
     reasons: list[Column] = [op_code_problem(F.col(IN_OP), op)]
+    coerced: list[Column] = [F.col(IN_COERCED)] if IN_COERCED in input_types else []
     for column in spec.columns:
         target = spark_type(column.type)
         if column.name not in present:
             values.append(F.lit(None).cast(target).alias(column.name))
             continue
         src = F.col(column.name)
-        value, failed = _convert(src, input_types[column.name], target)
-        values.append(value.alias(column.name))
+        converted = _convert(src, input_types[column.name], target, lenience)
+        values.append(converted.value.alias(column.name))
         checked = F.lit(True) if column.name in required else ~is_delete
         reasons.extend(
-            _problems(column, spec, src, input_types[column.name], value, failed, checked)
+            _problems(column, spec, src, input_types[column.name], converted, lenience, checked)
         )
+        found = f"{IN_PROBLEMS}:{column.name}"  # what the reader found, e.g. a JSON object
+        if found in input_types:
+            reasons.append(F.when(checked, F.col(f"`{found}`")))
+        if lenience.round_decimals:
+            coerced.append(checked & converted.inexact)
+        if lenience.replace_invalid_utf8:
+            coerced.append(checked & converted.bad_utf8)
 
     combined = F.concat_ws("; ", *reasons)
     reason = (
@@ -142,20 +168,27 @@ def split_rows(
         .when(combined != F.lit(""), combined)
         .otherwise(F.lit(None).cast("string"))
     )
+    any_coerced = F.coalesce(_any(coerced), F.lit(False))
     checked_rows = frame.select(
         *values,
         op.alias(OP),
         F.col(IN_SEQ).cast("long").alias(SEQ),
         reason.alias(_IN_REASON),
+        any_coerced.alias(_IN_COERCED),
         F.col(IN_RAW).cast("string").alias(IN_RAW),
         F.col(IN_SOURCE).cast("string").alias(IN_SOURCE),
     )
-    rejections = ObservedCount(checked_rows, F.col(_IN_REASON).isNotNull(), "rejected")
-    rows = rejections.frame.where(F.col(_IN_REASON).isNull()).select(*spec.column_names, OP, SEQ)
-    rejected = checked_rows.where(F.col(_IN_REASON).isNotNull()).select(
-        F.col(IN_RAW).alias(RAW), F.col(_IN_REASON).alias(REASON), F.col(IN_SOURCE).alias(SOURCE)
+    accepted = F.col(_IN_REASON).isNull()
+    counts = ObservedCount(
+        checked_rows, ~accepted, "rejected", coerced=accepted & F.col(_IN_COERCED)
     )
-    return rows, rejected, rejections
+    rows = counts.frame.where(accepted).select(*spec.column_names, OP, SEQ)
+    rejected = checked_rows.where(~accepted).select(
+        F.make_valid_utf8(F.col(IN_RAW)).alias(RAW),  # the dead-letter file is UTF-8 JSON
+        F.col(_IN_REASON).alias(REASON),
+        F.col(IN_SOURCE).alias(SOURCE),
+    )
+    return rows, rejected, counts
 
 
 def op_input(op_column: str | None, get: Callable[[str], Column]) -> Column:
@@ -177,26 +210,35 @@ def _convertible(src: T.DataType, dst: T.DataType) -> bool:
     return False
 
 
-def _convert(src: Column, src_type: T.DataType, target: T.DataType) -> tuple[Column, Column]:
-    """``(value, failed)``: the converted value and whether a non-null input did not convert."""
+def _any(flags: list[Column]) -> Column:
+    if not flags:
+        return F.lit(False)
+    result = flags[0]
+    for flag in flags[1:]:
+        result = result | flag
+    return result
+
+
+def _convert(
+    src: Column, src_type: T.DataType, target: T.DataType, lenience: Lenience
+) -> _Converted:
+    no = F.lit(False)
     null = F.lit(None).cast(target)
     if isinstance(src_type, T.NullType):
-        return null, F.lit(False)
+        return _Converted(null, no, no, no)
     if isinstance(src_type, T.StringType):
+        bad_utf8 = src.isNotNull() & ~F.is_valid_utf8(src)
         if isinstance(target, T.StringType):
-            return src, F.lit(False)
+            value = F.make_valid_utf8(src) if lenience.replace_invalid_utf8 else src
+            return _Converted(value, no, no, bad_utf8)
         text = F.trim(src)
-        converted = (
-            F.try_to_binary(text, F.lit("base64"))
-            if isinstance(target, T.BinaryType)
-            else text.try_cast(target)
-        )
+        converted, failed, inexact = convert_text(text, target)
         value = F.when(text == F.lit(""), null).otherwise(converted)
-        return value, src.isNotNull() & (text != F.lit("")) & value.isNull()
+        return _Converted(value, src.isNotNull() & (text != F.lit("")) & failed, inexact, no)
     if src_type == target:
-        return src, F.lit(False)
+        return _Converted(src, no, no, no)
     if isinstance(src_type, _NESTED):
-        return F.to_json(src), F.lit(False)
+        return _Converted(F.to_json(src), no, no, no)
     value = src.try_cast(target)
     failed = src.isNotNull() & value.isNull()
     fractional = isinstance(src_type, T.FloatType | T.DoubleType) or (
@@ -204,7 +246,19 @@ def _convert(src: Column, src_type: T.DataType, target: T.DataType) -> tuple[Col
     )
     if fractional and isinstance(target, _INTEGRAL):
         failed = failed | (value.isNotNull() & (value.cast(src_type) != src))
-    return value, failed
+    if isinstance(target, T.BooleanType) and not isinstance(src_type, T.BooleanType):
+        failed = failed | (src.isNotNull() & ~src.isin(0, 1))
+    if isinstance(src_type, T.TimestampType | T.TimestampNTZType) and isinstance(
+        target, T.DateType
+    ):
+        failed = failed | (value.isNotNull() & (value.cast(src_type) != src))
+    if isinstance(target, T.FloatType) and isinstance(src_type, T.DoubleType | T.DecimalType):
+        infinite = F.abs(value) == F.lit(float("inf"))
+        failed = failed | (infinite & (F.abs(src.cast("double")) != F.lit(float("inf"))))
+    inexact = no
+    if isinstance(target, T.DecimalType):
+        inexact = inexact_number(src, src_type, value)
+    return _Converted(value, failed, inexact, no)
 
 
 def _problems(
@@ -212,22 +266,47 @@ def _problems(
     spec: TableSpec,
     src: Column,
     src_type: T.DataType,
-    value: Column,
-    failed: Column,
+    converted: _Converted,
+    lenience: Lenience,
     checked: Column,
 ) -> list[Column]:
-    name, type_name = column.name, column.type
+    name, type_name, value = column.name, column.type, converted.value
     article = "an" if type_name[0] in "AEIOU" else "a"
+    shown = _quoted(F.make_valid_utf8(_as_text(src, src_type)))
     problems = [
         F.when(
-            checked & failed,
-            F.concat(
-                F.lit(f"column {name}: '"),
-                _quoted(_as_text(src, src_type)),
-                F.lit(f"' is not {article} {type_name}"),
-            ),
+            checked & converted.failed,
+            F.concat(F.lit(f"column {name}: '"), shown, F.lit(f"' is not {article} {type_name}")),
         )
     ]
+    if not lenience.round_decimals:
+        problems.append(
+            F.when(
+                checked & converted.inexact,
+                F.concat(
+                    F.lit(f"column {name}: '"),
+                    shown,
+                    F.lit(
+                        f"' has more decimal places than {type_name} keeps; round it in the "
+                        f"feed, or set table property {ROUND_DECIMALS}=true"
+                    ),
+                ),
+            )
+        )
+    if not lenience.replace_invalid_utf8:
+        problems.append(
+            F.when(
+                checked & converted.bad_utf8,
+                F.concat(
+                    F.lit(f"column {name}: '"),
+                    shown,
+                    F.lit(
+                        "' is not valid UTF-8 (shown with U+FFFD); fix the encoding, or set "
+                        f"table property {REPLACE_INVALID_UTF8}=true"
+                    ),
+                ),
+            )
+        )
     limit = max_length(type_name)
     if limit is not None:
         problems.append(
@@ -235,12 +314,14 @@ def _problems(
                 checked & (F.length(value) > F.lit(limit)),
                 F.concat(
                     F.lit(f"column {name}: '"),
-                    _quoted(value),
+                    _quoted(F.make_valid_utf8(value)),
                     F.lit(f"' is longer than {type_name}"),
                 ),
             )
         )
-    is_null = value.isNull() & ~failed
+    if name in spec.partition_by:
+        problems.extend(_partition_problems(name, value))
+    is_null = value.isNull() & ~converted.failed
     if name in spec.primary_key:
         problems.append(F.when(is_null, F.lit(f"primary key column {name} is null")))
     elif name == spec.ordering_column:
@@ -248,6 +329,33 @@ def _problems(
     elif not column.nullable:
         problems.append(F.when(checked & is_null, F.lit(f"column {name} is NOT NULL but null")))
     return problems
+
+
+def _partition_problems(name: str, value: Column) -> list[Column]:
+    """A partition value must not name the null partition, and must fit a directory name."""
+    text = value.cast("string")
+    escaped = F.length(text) - F.length(F.regexp_replace(text, escaped_chars_pattern(), ""))
+    size = F.lit(len(escape_path_name(name).encode()) + 1) + F.octet_length(text) + 2 * escaped
+    return [
+        F.when(
+            text == F.lit(DEFAULT_PARTITION_NAME),
+            F.lit(
+                f"partition column {name}: '{DEFAULT_PARTITION_NAME}' is Hive's name of the "
+                "null partition and would read back as null; send null (or an empty value) "
+                "for the default partition"
+            ),
+        ),
+        F.when(
+            size > F.lit(MAX_SEGMENT_BYTES),
+            F.concat(
+                F.lit(f"partition column {name}: '"),
+                _quoted(F.make_valid_utf8(text)),
+                F.lit("' makes a directory name of "),
+                size.cast("string"),
+                F.lit(f" bytes, longer than the {MAX_SEGMENT_BYTES} file systems allow"),
+            ),
+        ),
+    ]
 
 
 def _as_text(src: Column, src_type: T.DataType) -> Column:

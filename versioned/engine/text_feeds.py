@@ -1,14 +1,24 @@
 """CSV and JSON Lines feeds: every value read as text, unparseable records kept as dead letters.
 
-CSV: a header row names the columns (matched per file, so files may order them differently);
+CSV: a header row names the columns (matched per file, so files may order them differently;
+a UTF-8 byte-order mark is skipped; two columns of the same name are a whole-batch error);
 RFC 4180 quoting (``""`` escapes a quote) and quoted fields may span lines; an empty field is
-null; a record with too many or too few fields is malformed. JSON Lines: one object per line,
-blank lines skipped; nested values become their JSON text. The keys of a JSON feed are found
-with one Spark job over its lines, spelled exactly as written.
+null; a record with too many or too few fields is malformed. Files are read as bytes (Spark
+reads them as ISO-8859-1, which maps every byte to one character, and the bytes are taken
+back), so that invalid UTF-8 is seen and refused instead of silently becoming U+FFFD.
+
+JSON Lines: one object per line, blank lines skipped. A line that is not valid UTF-8 is a
+dead letter (or, with table property ``replace_invalid_utf8=true``, repaired and counted).
+Plain JSON is parsed with Spark's VARIANT parser, which keeps numbers exact (Spark's JSON
+reader takes fractions through a double): a value is read as its text, a JSON number in its
+exact decimal form. An object or array in a STRING column is refused (send it as a JSON
+string if text is meant); an object with a duplicate key is malformed. The keys of a JSON
+feed are found with one Spark job over its lines, spelled exactly as written.
 """
 
 from __future__ import annotations
 
+import csv
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -18,14 +28,31 @@ from pyspark.sql import types as T
 
 from versioned.engine.debezium import debezium_shape, text_schema
 from versioned.engine.feed_files import scan_in_order
-from versioned.engine.feed_rows import IN_MALFORMED, IN_RAW, IN_RECORD, IN_SEQ, IN_SOURCE, op_input
+from versioned.engine.feed_rows import (
+    IN_COERCED,
+    IN_MALFORMED,
+    IN_PROBLEMS,
+    IN_RAW,
+    IN_RECORD,
+    IN_SEQ,
+    IN_SOURCE,
+    op_input,
+)
 from versioned.engine.feed_schema import ColumnMapping, map_columns
+from versioned.engine.spark_types import spark_type
+from versioned.engine.text_values import Lenience
+from versioned.errors import SchemaError
 from versioned.schema import TableSpec
 
 _CORRUPT = "__corrupt_record"
-_CSV_OPTIONS = {"header": "true", "multiLine": "true", "escape": '"'}
+_BYTES = "ISO-8859-1"  # one character per byte: reading and re-encoding keeps the bytes
+_CSV_OPTIONS = {"header": "true", "multiLine": "true", "escape": '"', "encoding": _BYTES}
 _BAD_CSV = "malformed CSV record (wrong number of fields or unbalanced quotes)"
-_BAD_JSON = "malformed JSON record (expected one JSON object per line)"
+_BAD_JSON = "malformed JSON record (expected one JSON object per line, keys unique)"
+_BAD_UTF8 = (
+    "JSON line is not valid UTF-8 (shown with U+FFFD); fix the encoding, or set table "
+    "property replace_invalid_utf8=true"
+)
 # The objects whose keys a Debezium feed's shape depends on.
 _DEBEZIUM_OBJECTS = (
     "payload",
@@ -65,7 +92,7 @@ def read_csv(
     """
     headers: dict[str, tuple[list[str], ColumnMapping]] = {}
     for path in files:
-        header = spark.read.options(**_CSV_OPTIONS).csv(path).columns  # reads the first record
+        header = csv_header(spark, path)
         if header:  # an empty file has neither header nor rows
             mapping = map_columns(header, spec, source=path, op_code_column=op_column)
             headers[path] = (header, mapping)
@@ -75,24 +102,69 @@ def read_csv(
 
     def scan(path: str) -> DataFrame:
         header, mapping = headers[path]
-        schema = T.StructType([T.StructField(h, T.StringType()) for h in [*header, _CORRUPT]])
+        positions = {name: f"_c{i}" for i, name in enumerate(header)}
+        fields = [T.StructField(p, T.StringType()) for p in [*positions.values(), _CORRUPT]]
         options = {**_CSV_OPTIONS, "columnNameOfCorruptRecord": _CORRUPT}
-        data = spark.read.options(**options).schema(schema).csv(path)
-        line = F.to_csv(F.struct(*[_named(h) for h in header]), {"escape": '"'})
+        data = spark.read.options(**options).schema(T.StructType(fields)).csv(path)
+        data = data.select(*[_utf8_bytes(F.col(f.name)).alias(f.name) for f in fields])
+        line = F.to_csv(F.struct(*[F.col(p) for p in positions.values()]), {"escape": '"'})
         values = [
-            (_named(mapping.present[n]) if n in mapping.present else F.lit(None).cast("string"))
+            (F.col(positions[mapping.present[n]]) if n in mapping.present else F.lit(None))
             for n in present
         ]
         return data.select(
-            *[value.alias(name) for value, name in zip(values, present, strict=True)],
-            op_input(mapping.op_column, _named),
-            F.when(_named(_CORRUPT).isNotNull(), F.lit(_BAD_CSV)).alias(IN_MALFORMED),
-            F.coalesce(_named(_CORRUPT), line).alias(IN_RAW),
+            *[v.cast("string").alias(name) for v, name in zip(values, present, strict=True)],
+            op_input(mapping.op_column, lambda name: F.col(positions[name])),
+            F.when(F.col(_CORRUPT).isNotNull(), F.lit(_BAD_CSV)).alias(IN_MALFORMED),
+            F.coalesce(F.col(_CORRUPT), line).alias(IN_RAW),
         )
 
     frame = scan_in_order(list(headers), scan)
     filled = tuple(n for n in spec.column_names if n not in present)
     return frame, frozenset(present), filled
+
+
+def csv_header(spark: SparkSession, path: str) -> list[str]:
+    """The column names of a CSV file's header (its first non-blank line; a UTF-8 BOM is
+    skipped), or ``[]`` for a file without one. One small Spark job.
+
+    Raises:
+        SchemaError: The header is not valid UTF-8, spans lines, or names a column twice.
+    """
+    lines = spark.read.text(path)
+    first = lines.where(F.trim(F.col("value")) != F.lit("")).select(
+        F.col("value").cast("binary").alias("b")
+    )
+    row = first.first()
+    if row is None:
+        return []
+    try:
+        text = bytes(row["b"]).decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise SchemaError(
+            f"the header of {path} is not valid UTF-8 ({error.reason} at byte {error.start}); "
+            "save the file as UTF-8",
+            source=path,
+        ) from error
+    try:
+        (names,) = list(csv.reader([text], strict=True))
+    except (ValueError, csv.Error) as error:
+        raise SchemaError(
+            f"cannot read the header of {path} ({error}); put the column names on the first "
+            "line, separated by commas",
+            source=path,
+        ) from error
+    seen: dict[str, int] = {}
+    for name in names:
+        seen[name] = seen.get(name, 0) + 1
+    twice = [n for n, count in seen.items() if count > 1]
+    if twice:
+        raise SchemaError(
+            f"the header of {path} names column(s) {', '.join(map(repr, twice))} more than "
+            "once; remove or rename the duplicates",
+            source=path,
+        )
+    return names
 
 
 def read_json_lines(
@@ -116,30 +188,76 @@ def read_json_lines(
     lines = lines.where(F.trim(F.col(IN_RAW)) != F.lit(""))
     if debezium:
         lines = lines.where(F.trim(F.col(IN_RAW)) != F.lit("null"))  # Kafka tombstones
+    valid = F.is_valid_utf8(F.col(IN_RAW))
+    repair = Lenience.of(spec).replace_invalid_utf8
+    text = F.make_valid_utf8(F.col(IN_RAW)) if repair else F.col(IN_RAW)
     fields = json_fields(lines, _DEBEZIUM_OBJECTS if debezium else ())
-    mapping = None
-    if not fields.fields:  # no line is an object: all are dead letters, no columns to check
-        parse = fields
-    elif debezium:
-        parse = text_schema(fields, debezium_shape(fields, spec))
+    if debezium or not fields.fields:  # no object at all: every line is a dead letter
+        parse = text_schema(fields, debezium_shape(fields, spec)) if fields.fields else fields
+        record = F.from_json(
+            text,
+            T.StructType([*parse.fields, T.StructField(_CORRUPT, T.StringType())]),
+            {"columnNameOfCorruptRecord": _CORRUPT},
+        )
+        bad = record.isNull() | record.getField(_CORRUPT).isNotNull()
+        parsed = (record.dropFields(_CORRUPT) if parse.fields else F.lit(None)).alias(IN_RECORD)
+        extra: list[Column] = []
+        mapping = None
     else:
         mapping = map_columns(fields.fieldNames(), spec, source=label, op_code_column=op_column)
-        wanted = [*mapping.present.values(), *([mapping.op_column] if mapping.op_column else [])]
-        parse = T.StructType([T.StructField(n, T.StringType()) for n in dict.fromkeys(wanted)])
-    record = F.from_json(
-        F.col(IN_RAW),
-        T.StructType([*parse.fields, T.StructField(_CORRUPT, T.StringType())]),
-        {"columnNameOfCorruptRecord": _CORRUPT},
-    )
-    bad = record.isNull() | record.getField(_CORRUPT).isNotNull()
+        parse, parsed, bad, extra = _variant_records(text, mapping, spec)
+    malformed = F.when(~valid & F.lit(not repair), F.lit(_BAD_UTF8)).when(bad, F.lit(_BAD_JSON))
     records = lines.select(
-        (record.dropFields(_CORRUPT) if parse.fields else F.lit(None)).alias(IN_RECORD),
-        F.when(bad, F.lit(_BAD_JSON)).alias(IN_MALFORMED),
+        parsed,
+        malformed.alias(IN_MALFORMED),
         IN_RAW,
         IN_SOURCE,
         IN_SEQ,
+        *extra,
+        (~valid & F.lit(repair)).alias(IN_COERCED),
     )
     return JsonRecords(records, parse, mapping)
+
+
+def _variant_records(
+    text: Column, mapping: ColumnMapping, spec: TableSpec
+) -> tuple[T.StructType, Column, Column, list[Column]]:
+    """Plain JSON objects through Spark's VARIANT parser: ``(schema, record, bad, problems)``
+    with every value as its text and, per STRING column, a problem when it got an object or
+    array, per FLOAT/DOUBLE column when a number overflowed."""
+    doc = F.try_parse_json(text)
+    bad = F.try_variant_get(doc, "$", "map<string,variant>").isNull()
+    wanted = [*mapping.present.values(), *([mapping.op_column] if mapping.op_column else [])]
+    keys = list(dict.fromkeys(wanted))
+
+    def at(key: str, kind: str) -> Column:
+        return F.try_variant_get(doc, "$['" + key + "']", kind)
+
+    record = F.struct(*[at(k, "string").alias(k) for k in keys])
+    problems: list[Column] = []
+    for name, key in mapping.present.items():
+        target = spark_type(spec.column(name).type)
+        if isinstance(target, T.StringType):
+            nested = F.when(at(key, "map<string,variant>").isNotNull(), F.lit("object"))
+            nested = nested.when(at(key, "array<variant>").isNotNull(), F.lit("array"))
+            problem = F.concat(
+                F.lit(f"column {name}: a JSON "),
+                nested,
+                F.lit(f" is not {_article(spec.column(name).type)}; send it as a JSON string"),
+            )
+        elif isinstance(target, T.FloatType | T.DoubleType):
+            overflow = (F.schema_of_variant(at(key, "variant")) == F.lit("DOUBLE")) & F.abs(
+                at(key, "double")
+            ).eqNullSafe(F.lit(float("inf")))
+            problem = F.when(
+                overflow,
+                F.lit(f"column {name}: JSON number out of range of {spec.column(name).type}"),
+            )
+        else:
+            continue
+        problems.append(problem.alias(f"{IN_PROBLEMS}:{name}"))
+    schema = T.StructType([T.StructField(k, T.StringType()) for k in keys])
+    return schema, record.alias(IN_RECORD), bad, problems
 
 
 def json_fields(lines: DataFrame, objects: Sequence[str] = ()) -> T.StructType:
@@ -168,9 +286,14 @@ def json_fields(lines: DataFrame, objects: Sequence[str] = ()) -> T.StructType:
     return struct("")
 
 
+def _article(type_name: str) -> str:
+    return f"{'an' if type_name[0] in 'AEIOU' else 'a'} {type_name}"
+
+
+def _utf8_bytes(latin1: Column) -> Column:
+    """The bytes a column read as ISO-8859-1 was written with, as a (UTF-8) string."""
+    return F.encode(latin1, _BYTES).cast("string")
+
+
 def _tagged(keys: Column, path: str) -> Column:
     return F.transform(keys, lambda key: F.struct(F.lit(path).alias("c"), key.alias("k")))
-
-
-def _named(name: str) -> Column:
-    return F.col("`" + name.replace("`", "``") + "`")

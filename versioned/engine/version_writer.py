@@ -33,7 +33,7 @@ from pyspark.sql import types as T
 
 from versioned.api.results import CommitResult
 from versioned.catalog.heartbeat import TransactionKeeper
-from versioned.catalog.records import FileAdd, PartitionCommit, TableInfo
+from versioned.catalog.records import FileAdd, PartitionCommit, PartitionInfo, TableInfo
 from versioned.catalog.store import MetaStore
 from versioned.engine.batch_dedup import CHANGES, latest_per_key
 from versioned.engine.feed_reader import Feed
@@ -111,6 +111,7 @@ def write_batch(
                         keeper,
                         say,
                         rejected=rejected,
+                        coerced=feed.coerced_count(),
                         superseded=superseded,
                         started=started,
                         operation=operation,
@@ -207,6 +208,7 @@ def _write_version(
     say: Progress,
     *,
     rejected: tuple[int, str | None],
+    coerced: int,
     superseded: int,
     started: float,
     operation: str,
@@ -229,7 +231,6 @@ def _write_version(
         version=txn,
         bloom_error_rate=opts.bloom_error_rate,
         bloom_headroom=WRITE_HEADROOM,
-        partition_for=lambda values: store.add_partition(spec.name, list(values)),
     )
     counts = plan.counts
     counts.stale += superseded
@@ -252,7 +253,7 @@ def _write_version(
         info = plan.partitions[f.partition_values]
         add = f.add
         plan.adds[f.partition_values].append(
-            FileAdd(info.id, add.path, add.kind, add.version, add.size_bytes, add.row_count)
+            FileAdd(_id(info), add.path, add.kind, add.version, add.size_bytes, add.row_count)
         )
 
     rejected_count, dead_letter_dir = rejected
@@ -264,6 +265,7 @@ def _write_version(
         "ignored_deletes": counts.ignored_deletes,
         "stale": counts.stale,
         "rejected": rejected_count,
+        "coerced": coerced,
         "dead_letter": dead_letter_dir,
         "partitions": len(plan.adds),
         "files_written": len(files),
@@ -276,10 +278,12 @@ def _write_version(
         operation=operation,
         partitions=[
             PartitionCommit(
-                partition_id=plan.partitions[values].id,
-                expected_head=plan.partitions[values].head_version,
+                partition_id=_id(plan.partitions[values]),
+                expected_head=_head(plan.partitions[values]),
                 new_head=txn,
                 add=tuple(adds),
+                # A new partition is created by the commit: a failed write leaves none.
+                values=None if plan.partitions[values] else values,
             )
             for values, adds in plan.adds.items()
         ],
@@ -296,6 +300,7 @@ def _write_version(
         deleted=counts.deleted,
         stale=counts.stale,
         rejected=rejected_count,
+        coerced=coerced,
         ignored_deletes=counts.ignored_deletes,
         partitions=len(plan.adds),
         files_written=len(files),
@@ -309,3 +314,12 @@ def _drop_stale(spark: SparkSession, rows: DataFrame, stale: pa.Table, spec: Any
     drop = spark.createDataFrame(stale.select(cols))
     cond = [rows[c].eqNullSafe(drop[c]) for c in cols]
     return rows.join(F.broadcast(drop), cond, "left_anti")
+
+
+def _id(info: PartitionInfo | None) -> int | None:
+    """The partition's id; None for a new partition (the commit creates it)."""
+    return None if info is None else info.id
+
+
+def _head(info: PartitionInfo | None) -> int | None:
+    return None if info is None else info.head_version

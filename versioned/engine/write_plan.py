@@ -13,7 +13,6 @@ entry (the key moved here) or a ``D`` entry (deleted) where the key may be.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -76,7 +75,8 @@ class VersionPlan:
     counts: Counts
     stale: np.ndarray
     adds: dict[PartitionValues, list[FileAdd]] = field(default_factory=dict)
-    partitions: dict[PartitionValues, PartitionInfo] = field(default_factory=dict)
+    partitions: dict[PartitionValues, PartitionInfo | None] = field(default_factory=dict)
+    """The partitions that receive files; None: a new one, which the commit creates."""
     filters_read: int = 0
 
 
@@ -91,7 +91,6 @@ def plan_version(
     version: int,
     bloom_error_rate: float,
     bloom_headroom: float,
-    partition_for: Any,
 ) -> VersionPlan:
     """Probe, decide and write the index entries and Bloom filters of version ``version``.
 
@@ -99,8 +98,6 @@ def plan_version(
         keys: One row per record key of the batch (partition strings, key columns, ``_op``,
             the ordering column if any).
         groups: Positions of ``keys`` per named partition.
-        partition_for: ``values -> PartitionInfo``: the partition, created when missing
-            (called only for partitions that receive something).
     """
     spec = table.spec
     by_values = {p.values: p for p in snapshot.partitions.values()}
@@ -154,7 +151,7 @@ def plan_version(
     )
     plan = VersionPlan(counts, stale)
     plan.filters_read = sum(g.probe.filters_read for g in own) + elsewhere.filters_read
-    writer = _PlanWriter(fileio, table, keys, version, plan, partition_for)
+    writer = _PlanWriter(fileio, table, keys, version, plan, by_values)
     # Without an ordering column a delete of an absent key needs nothing; with one it
     # leaves a tombstone so that a late, older insert cannot resurrect the key.
     for group in own:
@@ -185,29 +182,28 @@ class _PlanWriter:
         keys: pa.Table,
         version: int,
         plan: VersionPlan,
-        partition_for: Any,
+        existing: dict[PartitionValues, PartitionInfo],
     ) -> None:
         self.fileio, self.table, self.keys, self.version = fileio, table, keys, version
-        self.plan, self.partition_for = plan, partition_for
+        self.plan, self.existing = plan, existing
 
-    def _partition(self, values: PartitionValues) -> tuple[PartitionInfo, str, list[FileAdd]]:
-        info = self.plan.partitions.get(values)
-        if info is None:
-            info = self.plan.partitions[values] = self.partition_for(values)
+    def _partition(self, values: PartitionValues) -> tuple[int | None, str, list[FileAdd]]:
+        info = self.plan.partitions[values] = self.existing.get(values)
         ppath = partition_path(self.table.spec.partition_by, values)
-        return info, index_dir(ppath, self.version), self.plan.adds.setdefault(values, [])
+        pid = None if info is None else info.id
+        return pid, index_dir(ppath, self.version), self.plan.adds.setdefault(values, [])
 
     def index(self, values: PartitionValues, rows: np.ndarray, ops: np.ndarray) -> None:
         """Index entries for the keys at ``rows`` in the partition with ``values``."""
         if len(rows) == 0:
             return
-        info, directory, adds = self._partition(values)
+        pid, directory, adds = self._partition(values)
         index = build_index(
             self.table.spec, self.keys.take(pa.array(rows)), version=self.version, ops=ops.tolist()
         )
         rel = f"{directory}/{index_file_name()}"
         size = write_index(self.fileio, f"{self.table.location}/{rel}", index)
-        adds.append(FileAdd(info.id, rel, "index", self.version, size, index.num_rows))
+        adds.append(FileAdd(pid, rel, "index", self.version, size, index.num_rows))
 
     def bloom(
         self,
@@ -218,7 +214,7 @@ class _PlanWriter:
         headroom: float,
     ) -> None:
         """The Bloom filter over every batch key named in the partition with ``values``."""
-        info, directory, adds = self._partition(values)
+        pid, directory, adds = self._partition(values)
         bloom = KeyBloomFilter.build(encoded, error_rate=error_rate, headroom=headroom)
         rel = f"{directory}/{bloom_file_name()}"
         size = bloom.write(self.fileio, f"{self.table.location}/{rel}")
@@ -227,7 +223,7 @@ class _PlanWriter:
             **key_stats(self.keys.take(pa.array(rows)), key_cols),
             **bloom.sizing_stats(),
         }
-        adds.append(FileAdd(info.id, rel, BLOOM_KIND, self.version, size, len(rows), stats))
+        adds.append(FileAdd(pid, rel, BLOOM_KIND, self.version, size, len(rows), stats))
 
 
 def _stale_mask(

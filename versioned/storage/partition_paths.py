@@ -4,7 +4,10 @@ Hive's ``FileUtils.escapePathName`` replaces each ASCII character of a fixed set
 characters, ``"#%'*/:=?\\{[]^`` and DEL) with ``%XX`` (upper-case hex). Non-ASCII characters
 stay as they are. A null or empty value becomes ``__HIVE_DEFAULT_PARTITION__``. Because ``/``
 and ``%`` are always escaped, a value can never add, remove or climb a directory level, and
-unescaping returns the value exactly.
+unescaping returns the value exactly, with one exception Hive has too: the literal value
+``__HIVE_DEFAULT_PARTITION__`` escapes to the null partition's name, so feeds dead-letter it
+and the catalog refuses it. A directory name (``k=v``) longer than `MAX_SEGMENT_BYTES` is
+refused the same ways (`segment_bytes`).
 """
 
 from __future__ import annotations
@@ -12,6 +15,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 DEFAULT_PARTITION_NAME = "__HIVE_DEFAULT_PARTITION__"
+# Longest directory name (one path component) most file systems accept, in bytes.
+MAX_SEGMENT_BYTES = 255
 
 _ESCAPED = frozenset(
     [chr(c) for c in range(0x01, 0x20)]
@@ -68,3 +73,14 @@ def parse_partition_path(path: str) -> list[tuple[str, str | None]]:
         value = None if raw == DEFAULT_PARTITION_NAME else unescape_path_name(raw)
         pairs.append((unescape_path_name(key), value))
     return pairs
+
+
+def segment_bytes(key: str, value: str | None) -> int:
+    """Length in bytes of the directory name ``k=v`` of one partition value."""
+    return len(f"{escape_path_name(key)}={partition_value_to_path(value)}".encode())
+
+
+def escaped_chars_pattern() -> str:
+    """A Java regular expression character class matching each character
+    `escape_path_name` escapes (for computing escaped lengths in Spark)."""
+    return "[" + "".join(f"\\x{{{ord(c):X}}}" for c in sorted(_ESCAPED | {"\x00"})) + "]"

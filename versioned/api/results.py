@@ -25,6 +25,7 @@ class CommitResult:
         files_written: Data, index and Bloom files added.
         bytes_written: Their total size.
         seconds: Wall time of the whole operation.
+        tombstones: Kafka tombstones (null Debezium events) skipped; they carry no change.
     """
 
     version: int
@@ -38,6 +39,7 @@ class CommitResult:
     files_written: int = 0
     bytes_written: int = 0
     seconds: float = 0.0
+    tombstones: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-data form (for JSON output)."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from versioned.api.results import CommitResult
@@ -64,6 +65,8 @@ class Table:
         *,
         format: str | None = None,
         op_code_column: str | None = None,
+        partial: bool = False,
+        ordering_from: str | None = None,
         options: WriteOptions | None = None,
         progress: Callable[[str], None] | None = None,
     ) -> CommitResult:
@@ -76,6 +79,12 @@ class Table:
                 extension when omitted.
             op_code_column: Input column with op codes (I/U/D, insert/update/delete); defaults
                 to the table's. Without one every row is an upsert.
+            partial: The batch is a partial update: table columns it lacks keep each key's
+                stored values (a key the table does not have gets NULL there). Without it
+                a batch lacking a column fails before anything is written.
+            ordering_from: Debezium feeds: fill the table's ordering column from the
+                events' ``lsn``, ``binlog`` position or ``ts_ms`` (default: the table
+                property ``debezium.ordering_from``). See ``docs/change-feeds.md``.
             options: Tuning (`versioned.engine.version_writer.WriteOptions`).
             progress: Called with a short message at each stage of the write.
 
@@ -86,10 +95,12 @@ class Table:
         Raises:
             PermissionDeniedError: The user may not write the table (nothing is written).
             SchemaError: The batch does not fit the table (nothing is written).
+            InputError: A Debezium batch holds a truncate event (nothing is written).
             CommitConflictError: Concurrent writers kept winning the race; try again.
         """
         self._require_layout("upsert")
         from versioned.engine.feed_reader import read_feed
+        from versioned.engine.kept_values import kept_values_filled
         from versioned.engine.version_writer import write_batch
 
         store = self.catalog.store
@@ -102,10 +113,24 @@ class Table:
             info.spec,
             format=format,  # type: ignore[arg-type]
             op_code_column=op_code_column,
+            partial=partial,
+            ordering_from=ordering_from,
         )
-        result = write_batch(
-            spark, store, self.catalog.fileio, info, feed, options=options, progress=progress
-        )
+        fileio = self.catalog.fileio
+        with kept_values_filled(
+            spark,
+            fileio,
+            info.spec,
+            feed,
+            lambda: store.snapshot(self.name),
+            broadcast_limit=self.catalog.broadcast_limit,
+            progress=progress,
+        ) as ready:
+            result = write_batch(
+                spark, store, fileio, info, ready, options=options, progress=progress
+            )
+        if feed.events is not None:
+            result = replace(result, tombstones=feed.events.tombstones())
         self.refresh()
         return result
 

@@ -49,6 +49,9 @@ IN_RAW = "#raw"
 IN_SOURCE = "#source"
 IN_SEQ = "#seq"
 IN_RECORD = "#record"  # the input record as one struct, so input names never clash with ours
+# Optional: names of the columns whose stored value a row keeps (a partial update, or an
+# unchanged TOAST value); passed on to ``rows`` under the same name (see kept_values).
+IN_KEEP = "#keep"
 _IN_REASON = "#reason"
 
 _NUMERIC = (T.ByteType, T.ShortType, T.IntegerType, T.LongType, T.FloatType, T.DoubleType)
@@ -96,7 +99,8 @@ def split_rows(
 
     Returns:
         ``(rows, rejected, rejections)``: ``rows`` has the table's columns cast to its types
-        plus ``_op`` (``I``/``U``/``D``) and ``_seq``; ``rejected`` has ``_raw``, ``_reason``,
+        plus ``_op`` (``I``/``U``/``D``) and ``_seq`` (and ``#keep`` if ``frame`` has it: a
+        kept column is null and unchecked); ``rejected`` has ``_raw``, ``_reason``,
         ``_source``. Both are lazy. ``rejections`` counts the rejected rows while an action
         reads ``rows``.
 
@@ -121,6 +125,7 @@ def split_rows(
     op = normalise_op_code(F.col(IN_OP))
     is_delete = F.coalesce(op == F.lit(DELETE), F.lit(False))
     required = set(required_columns(spec))
+    keep = [F.col(IN_KEEP)] if IN_KEEP in frame.columns else []
     values: list[Column] = []
     reasons: list[Column] = [op_code_problem(F.col(IN_OP), op)]
     for column in spec.columns:
@@ -130,8 +135,12 @@ def split_rows(
             continue
         src = F.col(column.name)
         value, failed = _convert(src, input_types[column.name], target)
-        values.append(value.alias(column.name))
         checked = F.lit(True) if column.name in required else ~is_delete
+        if keep and column.name not in required:  # a kept value is neither read nor checked
+            kept = F.coalesce(F.array_contains(keep[0], F.lit(column.name)), F.lit(False))
+            value = F.when(~kept, value)
+            checked = checked & ~kept
+        values.append(value.alias(column.name))
         reasons.extend(
             _problems(column, spec, src, input_types[column.name], value, failed, checked)
         )
@@ -149,9 +158,12 @@ def split_rows(
         reason.alias(_IN_REASON),
         F.col(IN_RAW).cast("string").alias(IN_RAW),
         F.col(IN_SOURCE).cast("string").alias(IN_SOURCE),
+        *keep,
     )
     rejections = ObservedCount(checked_rows, F.col(_IN_REASON).isNotNull(), "rejected")
-    rows = rejections.frame.where(F.col(_IN_REASON).isNull()).select(*spec.column_names, OP, SEQ)
+    rows = rejections.frame.where(F.col(_IN_REASON).isNull()).select(
+        *spec.column_names, OP, SEQ, *keep
+    )
     rejected = checked_rows.where(F.col(_IN_REASON).isNotNull()).select(
         F.col(IN_RAW).alias(RAW), F.col(_IN_REASON).alias(REASON), F.col(IN_SOURCE).alias(SOURCE)
     )

@@ -17,8 +17,17 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from versioned.engine.debezium import debezium_shape, text_schema
+from versioned.engine.debezium_options import DebeziumOptions
 from versioned.engine.feed_files import scan_in_order
-from versioned.engine.feed_rows import IN_MALFORMED, IN_RAW, IN_RECORD, IN_SEQ, IN_SOURCE, op_input
+from versioned.engine.feed_rows import (
+    IN_KEEP,
+    IN_MALFORMED,
+    IN_RAW,
+    IN_RECORD,
+    IN_SEQ,
+    IN_SOURCE,
+    op_input,
+)
 from versioned.engine.feed_schema import ColumnMapping, map_columns
 from versioned.schema import TableSpec
 
@@ -51,11 +60,17 @@ class JsonRecords:
 
 
 def read_csv(
-    spark: SparkSession, files: Sequence[str], spec: TableSpec, op_column: str | None
+    spark: SparkSession,
+    files: Sequence[str],
+    spec: TableSpec,
+    op_column: str | None,
+    *,
+    partial: bool = False,
 ) -> tuple[DataFrame, frozenset[str], tuple[str, ...]] | None:
     """CSV files as the frame `versioned.engine.feed_rows.split_rows` takes.
 
-    Runs one small Spark job per file to read its header.
+    Runs one small Spark job per file to read its header. In a partial update each file's
+    rows keep (``#keep``) the columns that file lacks.
 
     Returns:
         ``(frame, present, filled)``, or ``None`` if every file is empty.
@@ -67,11 +82,14 @@ def read_csv(
     for path in files:
         header = spark.read.options(**_CSV_OPTIONS).csv(path).columns  # reads the first record
         if header:  # an empty file has neither header nor rows
-            mapping = map_columns(header, spec, source=path, op_code_column=op_column)
+            mapping = map_columns(
+                header, spec, source=path, op_code_column=op_column, partial=partial
+            )
             headers[path] = (header, mapping)
     if not headers:
         return None
     present = [n for n in spec.column_names if any(n in m.present for _, m in headers.values())]
+    keeps = any(m.filled for _, m in headers.values())
 
     def scan(path: str) -> DataFrame:
         header, mapping = headers[path]
@@ -88,6 +106,7 @@ def read_csv(
             op_input(mapping.op_column, _named),
             F.when(_named(_CORRUPT).isNotNull(), F.lit(_BAD_CSV)).alias(IN_MALFORMED),
             F.coalesce(_named(_CORRUPT), line).alias(IN_RAW),
+            *([F.array(*[F.lit(n) for n in mapping.filled]).alias(IN_KEEP)] if keeps else []),
         )
 
     frame = scan_in_order(list(headers), scan)
@@ -103,8 +122,12 @@ def read_json_lines(
     debezium: bool,
     op_column: str | None,
     label: str,
+    partial: bool = False,
+    options: DebeziumOptions | None = None,
 ) -> JsonRecords:
     """JSON Lines files parsed against the keys they use; ``_raw`` is each line as written.
+
+    A Debezium line ``null`` (a Kafka tombstone) has a null ``#record`` and is not malformed.
 
     Raises:
         SchemaError: The keys do not fit the table (plain JSON; Debezium rows are checked by
@@ -114,16 +137,16 @@ def read_json_lines(
         files, lambda path: spark.read.text(path).select(F.col("value").alias(IN_RAW))
     )
     lines = lines.where(F.trim(F.col(IN_RAW)) != F.lit(""))
-    if debezium:
-        lines = lines.where(F.trim(F.col(IN_RAW)) != F.lit("null"))  # Kafka tombstones
     fields = json_fields(lines, _DEBEZIUM_OBJECTS if debezium else ())
     mapping = None
     if not fields.fields:  # no line is an object: all are dead letters, no columns to check
         parse = fields
     elif debezium:
-        parse = text_schema(fields, debezium_shape(fields, spec))
+        parse = text_schema(fields, debezium_shape(fields, spec, options))
     else:
-        mapping = map_columns(fields.fieldNames(), spec, source=label, op_code_column=op_column)
+        mapping = map_columns(
+            fields.fieldNames(), spec, source=label, op_code_column=op_column, partial=partial
+        )
         wanted = [*mapping.present.values(), *([mapping.op_column] if mapping.op_column else [])]
         parse = T.StructType([T.StructField(n, T.StringType()) for n in dict.fromkeys(wanted)])
     record = F.from_json(
@@ -132,8 +155,13 @@ def read_json_lines(
         {"columnNameOfCorruptRecord": _CORRUPT},
     )
     bad = record.isNull() | record.getField(_CORRUPT).isNotNull()
+    parsed = record.dropFields(_CORRUPT) if parse.fields else F.lit(None)
+    if debezium:  # a Kafka tombstone: no record, and nothing wrong with it
+        tombstone = F.trim(F.col(IN_RAW)) == F.lit("null")
+        bad = bad & ~tombstone
+        parsed = F.when(~tombstone, parsed)
     records = lines.select(
-        (record.dropFields(_CORRUPT) if parse.fields else F.lit(None)).alias(IN_RECORD),
+        parsed.alias(IN_RECORD),
         F.when(bad, F.lit(_BAD_JSON)).alias(IN_MALFORMED),
         IN_RAW,
         IN_SOURCE,

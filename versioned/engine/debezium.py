@@ -47,6 +47,9 @@ from versioned.schema import TableSpec
 
 _ENVELOPE_FIELDS = ("before", "after", "op", "source", "ts_ms")
 _SCHEMA = "schema"
+_BARE_EVENT = (
+    "Debezium event without 'payload' among {schema, payload} events; send one form per batch"
+)
 
 
 @dataclass(frozen=True)
@@ -180,6 +183,7 @@ def debezium_rows(
     source: str,
     options: DebeziumOptions | None = None,
     partial: bool = False,
+    json_lines: bool = False,
 ) -> tuple[DataFrame, ColumnMapping, frozenset[str], DebeziumEvents]:
     """Turn Debezium events into feed rows matched to the table.
 
@@ -191,6 +195,7 @@ def debezium_rows(
         source: What the feed is, for messages.
         options: How to read the events (ordering source, placeholder).
         partial: Table columns the rows lack keep their stored values (else they fail).
+        json_lines: The events are JSON lines (``#raw`` is each line as written).
 
     Returns:
         ``(rows, mapping, present, events)``: the frame `versioned.engine.feed_rows.split_rows`
@@ -252,7 +257,12 @@ def debezium_rows(
         decoded = F.concat_ws("; ", *problems)
         malformed = F.coalesce(malformed, F.when(decoded != F.lit(""), decoded))
     extra = [F.array_compact(F.array(*keeps)).alias(IN_KEEP)] if keeps else []
-    no_error = F.col(IN_MALFORMED).isNull()
+    if shape.wrapped and json_lines:
+        # A bare event among {schema, payload} events is not a tombstone: reject it.
+        keys = F.coalesce(F.json_object_keys(F.col(IN_RAW)), F.array().cast("array<string>"))
+        bare = record.isNotNull() & ~F.array_contains(keys, F.lit("payload"))
+        malformed = F.when(bare, F.lit(_BARE_EVENT)).otherwise(malformed)
+    no_error = malformed.isNull()
     payload_null = event.isNull() if shape.wrapped else F.lit(False)
     tombstone = no_error & (record.isNull() | payload_null)
     truncate = (

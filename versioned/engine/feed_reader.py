@@ -201,7 +201,9 @@ def read_feed(
             records = events.frame.where(~tombstone)
         frame = records.select(op_input(None, F.col), IN_MALFORMED, IN_RAW, IN_SOURCE, IN_SEQ)
         return _feed(frame, spec, frozenset(), (), label, events)
-    return _from_records(json.records, json.schema, reading, fmt, label, json.mapping)
+    return _from_records(
+        json.records, json.schema, reading, fmt, label, json.mapping, json_lines=True
+    )
 
 
 def _typed(records: DataFrame) -> DataFrame:
@@ -232,12 +234,20 @@ def _from_records(
     fmt: str | None,
     label: str,
     mapping: ColumnMapping | None = None,
+    *,
+    json_lines: bool = False,
 ) -> Feed:
     """Match a one-struct-per-record frame to the table, then type and check its rows."""
     spec = reading.spec
     if fmt == "debezium":
         frame, debezium_mapping, present, events = debezium_rows(
-            records, schema, spec, source=label, options=reading.debezium, partial=reading.partial
+            records,
+            schema,
+            spec,
+            source=label,
+            options=reading.debezium,
+            partial=reading.partial,
+            json_lines=json_lines,
         )
         return _feed(frame, spec, present, debezium_mapping.filled, label, events)
     if mapping is None:

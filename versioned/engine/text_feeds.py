@@ -106,7 +106,7 @@ def read_csv(
             op_input(mapping.op_column, _named),
             F.when(_named(_CORRUPT).isNotNull(), F.lit(_BAD_CSV)).alias(IN_MALFORMED),
             F.coalesce(_named(_CORRUPT), line).alias(IN_RAW),
-            *([F.array(*[F.lit(n) for n in mapping.filled]).alias(IN_KEEP)] if keeps else []),
+            *([_names(mapping.filled).alias(IN_KEEP)] if keeps else []),
         )
 
     frame = scan_in_order(list(headers), scan)
@@ -198,6 +198,10 @@ def json_fields(lines: DataFrame, objects: Sequence[str] = ()) -> T.StructType:
 
 def _tagged(keys: Column, path: str) -> Column:
     return F.transform(keys, lambda key: F.struct(F.lit(path).alias("c"), key.alias("k")))
+
+
+def _names(names: Sequence[str]) -> Column:
+    return F.array(*[F.lit(n) for n in names]).cast("array<string>")
 
 
 def _named(name: str) -> Column:

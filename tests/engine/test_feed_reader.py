@@ -231,8 +231,8 @@ def test_only_schema_work_runs_spark_jobs(spark: Any, tmp_path: Path) -> None:
     frame = spark.createDataFrame(
         [(1, "a", "x", "I")], "id long, name string, total_amt string, op string"
     )
-    csv_files = [write(tmp_path / f"{n}.csv", "id,op\n1,I\n") for n in "ab"]
-    json_file = write(tmp_path / "f.json", '{"id": 1, "op": "I"}\n')
+    csv_files = [write(tmp_path / f"{n}.csv", "id,name,total_amt,op\n1,a,2,I\n") for n in "ab"]
+    json_file = write(tmp_path / "f.json", '{"id": 1, "name": "a", "total_amt": 2, "op": "I"}\n')
 
     def jobs(group: str, read: Any) -> int:
         context.setJobGroup(group, "count the jobs read_feed runs")
@@ -244,12 +244,10 @@ def test_only_schema_work_runs_spark_jobs(spark: Any, tmp_path: Path) -> None:
         finally:
             context.setLocalProperty("spark.jobGroup.id", None)
 
-    assert jobs("feed-frame", lambda: read_feed(spark, frame, SALES, partial=True)) == 0
-    assert (
-        jobs("feed-csv", lambda: read_feed(spark, csv_files, SALES, partial=True)) == 2
-    )  # the headers
+    assert jobs("feed-frame", lambda: read_feed(spark, frame, SALES)) == 0
+    assert jobs("feed-csv", lambda: read_feed(spark, csv_files, SALES)) == 2  # the headers
     # the keys: one scan, whose small shuffle (distinct keys) AQE runs as a job of its own
-    assert jobs("feed-json", lambda: read_feed(spark, json_file, SALES, partial=True)) <= 2
+    assert jobs("feed-json", lambda: read_feed(spark, json_file, SALES)) <= 2
 
 
 def test_empty_directory_and_empty_csv_give_an_empty_feed(spark: Any, tmp_path: Path) -> None:

@@ -226,27 +226,10 @@ def debezium_rows(
     read = _envelope if shape.envelope else _flattened
     op_in, raw = read(event, base, present)
     is_delete = F.coalesce(normalise_op_code(op_in) == F.lit(DELETE), F.lit(False))
-    required = set(required_columns(spec))
-    columns: list[Column] = []
-    problems: list[Column] = []
-    keeps: list[Column] = [F.lit(n) for n in mapping.filled]
-    for name, field in present.items():
-        value, kind = raw[name]
-        target = spark_type(spec.column(name).type)
-        kept = F.lit(False)
-        if name not in required and _may_hold_placeholder(kind):
-            kept = _is_placeholder(value, kind, options) & ~is_delete
-            keeps.append(F.when(kept, F.lit(name)))
-        if _decodes(kind, target, schema is not None):
-            text = _as_text(value, kind)
-            semantic = column_semantic(schema, field, envelope=shape.envelope)
-            scale = target.scale if isinstance(target, T.DecimalType) else None
-            value, problem = decode(
-                text, target, semantic, column_scale=scale, timestamp_unit=options.timestamp_unit
-            )
-            checked = ~kept & (F.lit(True) if name in required else ~is_delete)
-            problems.append(F.when(checked, F.concat(F.lit(f"column {name}: "), problem)))
-        columns.append(value.alias(name))
+    columns, problems, keeps = _row_values(
+        spec, present, raw, is_delete, schema, shape.envelope, options
+    )
+    keeps = [F.lit(n) for n in mapping.filled] + keeps
     present_names = set(present)
     if shape.ordering is not None and ordering is not None:
         target = spark_type(spec.column(ordering).type)
@@ -281,6 +264,41 @@ def debezium_rows(
         *extra,
     )
     return rows, mapping, frozenset(present_names), events
+
+
+def _row_values(
+    spec: TableSpec,
+    present: dict[str, str],
+    raw: dict[str, tuple[Column, T.DataType]],
+    is_delete: Column,
+    schema: Column | None,
+    envelope: bool,
+    options: DebeziumOptions,
+) -> tuple[list[Column], list[Column], list[Column]]:
+    """Per table column: the decoded value, why it cannot be used (or null), and whether it
+    is the TOAST placeholder (the column's name in ``#keep``)."""
+    required = set(required_columns(spec))
+    columns: list[Column] = []
+    problems: list[Column] = []
+    keeps: list[Column] = []
+    for name, field in present.items():
+        value, kind = raw[name]
+        target = spark_type(spec.column(name).type)
+        kept = F.lit(False)
+        if name not in required and _may_hold_placeholder(kind):
+            kept = _is_placeholder(value, kind, options) & ~is_delete
+            keeps.append(F.when(kept, F.lit(name)))
+        if _decodes(kind, target, schema is not None):
+            text = _as_text(value, kind)
+            semantic = column_semantic(schema, field, envelope=envelope)
+            scale = target.scale if isinstance(target, T.DecimalType) else None
+            value, problem = decode(
+                text, target, semantic, column_scale=scale, timestamp_unit=options.timestamp_unit
+            )
+            checked = ~kept & (F.lit(True) if name in required else ~is_delete)
+            problems.append(F.when(checked, F.concat(F.lit(f"column {name}: "), problem)))
+        columns.append(value.alias(name))
+    return columns, problems, keeps
 
 
 def _envelope(

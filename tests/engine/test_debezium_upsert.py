@@ -174,3 +174,17 @@ def test_placeholder_is_configurable_and_binary_placeholders_are_kept(
     t.upsert(write_lines(tmp_path / "b.json", [kept, default]), format="debezium")
     got = {r["id"]: (r["body"], r["blob"]) for r in t.read().collect()}
     assert got == {1: ("b1", bytearray(b"x")), 2: (PLACEHOLDER, None)}
+
+
+def test_typed_dataframe_of_events_without_text_columns_lands(cat: Catalog, spark: Any) -> None:
+    t = cat.create_table("shop.days", columns="id INT, d DATE", primary_key="id")
+    frame = spark.createDataFrame(
+        [(None, (1, DAY), "c"), (None, (2, DAY + 1), "r")],
+        "before struct<id:int,d:int>, after struct<id:int,d:int>, op string",
+    )
+    result = t.upsert(frame, format="debezium")
+    assert (result.inserted, result.tombstones) == (2, 0)
+    assert sorted(tuple(r) for r in t.read().collect()) == [
+        (1, date(2024, 3, 6)),
+        (2, date(2024, 3, 7)),
+    ]

@@ -87,9 +87,10 @@ def kept_values_filled(
     try:
         kept = _kept(feed)
         # One pass over every row: it also completes the feed's observed counts.
+        kept_columns = F.col(IN_KEEP) if feed.keeps else F.array().cast("array<string>")
         summary = rows.agg(
             F.count(F.when(kept, F.lit(1))).alias("rows"),
-            F.array_distinct(F.flatten(F.collect_set(F.when(kept, F.col(IN_KEEP))))).alias("cols"),
+            F.array_distinct(F.flatten(F.collect_set(F.when(kept, kept_columns)))).alias("cols"),
         ).first()
         truncates = feed.events.truncates() if feed.events is not None else 0
         if truncates:

@@ -163,7 +163,8 @@ def test_partitions_lists_values_versions_and_rows(run, tmp_path: Path):
         "sell_id,acct_id,store_id,create_date,total_amt,op_code\n1,1,a/b,2024-01-01,1.5,I\n"
         "2,1,7,2024-01-02,2.5,I\n3,1,7,2024-01-02,3.5,I\n"
     )
-    assert run("upsert", "test.sell", str(feed), "-q").exit_code == 0
+    # the feed lacks some columns: new keys get NULL there
+    assert run("upsert", "test.sell", str(feed), "--partial", "-q").exit_code == 0
     rows = json.loads(run("partitions", "test.sell", "-o", "json").output)
     by_store = {r["store_id"]: r for r in rows}
     assert by_store["a/b"]["path"] == "store_id=a%2Fb/create_date=2024-01-01"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import gzip
-import logging
 from datetime import UTC, date, datetime
 from decimal import Decimal
 from pathlib import Path
@@ -54,7 +53,7 @@ def test_every_op_code_spelling_maps_to_i_u_or_d(spark: Any) -> None:
     frame = spark.createDataFrame(
         [(i, spelling) for i, spelling in enumerate(spellings)], "id long, op string"
     )
-    feed = read_feed(spark, frame, SALES)
+    feed = read_feed(spark, frame, SALES, partial=True)
     assert [(r["id"], r["_op"]) for r in rows(feed)] == list(enumerate(spellings.values()))
     assert feed.rejected.count() == 0
 
@@ -63,7 +62,7 @@ def test_null_and_unknown_op_codes_are_dead_letters(spark: Any) -> None:
     frame = spark.createDataFrame(
         [(1, "X"), (2, None), (3, ""), (4, "merge"), (5, "I"), (6, "x" * 50)], "id long, op string"
     )
-    feed = read_feed(spark, frame, SALES)
+    feed = read_feed(spark, frame, SALES, partial=True)
     assert [r["id"] for r in rows(feed)] == [5]
     assert rejected(feed) == {
         '{"id":1,"op":"X"}': "unknown op code 'X'",
@@ -77,11 +76,13 @@ def test_null_and_unknown_op_codes_are_dead_letters(spark: Any) -> None:
 def test_rejected_rows_are_counted_while_the_rows_are_read(spark: Any, tmp_path: Path) -> None:
     """The writer skips its dead-letter job when this count is 0, so it must be exact."""
     path = write(tmp_path / "f.csv", "id,name,total_amt,op\n1,a,1.5,I\n2,toolong,2,I\nx,b,3,U\n")
-    feed = read_feed(spark, path, SALES)
+    feed = read_feed(spark, path, SALES, partial=True)
     assert feed.rejected_count() is None  # nothing has read the rows yet: unknown, not 0
     assert [r["id"] for r in rows(feed)] == [1]
     assert feed.rejected_count() == 2 == len(rejected(feed))
-    clean = read_feed(spark, spark.createDataFrame([(1, "I")], "id long, op string"), SALES)
+    clean = read_feed(
+        spark, spark.createDataFrame([(1, "I")], "id long, op string"), SALES, partial=True
+    )
     clean.rows.count()
     assert clean.rejected_count() == 0
 
@@ -127,7 +128,7 @@ def test_csv_files_are_read_in_the_given_order_each_with_its_own_header(
 ) -> None:
     first = write(tmp_path / "b.csv", "name,op,id\nc,I,3\nd,U,1\n")
     second = write(tmp_path / "a.csv", "id,total_amt,op,name\n1,1.5,U,a\n2,,D,b\n")
-    got = rows(read_feed(spark, [first, second], SALES))
+    got = rows(read_feed(spark, [first, second], SALES, partial=True))
     assert [(r["id"], r["name"], r["total_amt"], r["_op"]) for r in got] == [
         (3, "c", None, "I"),
         (1, "d", None, "U"),
@@ -227,14 +228,14 @@ def test_pyarrow_table_input(spark: Any) -> None:
     assert [(r["_source"], r["_reason"]) for r in feed.rejected.collect()] == [
         ("pyarrow.Table", "column total_amt: 'x' is not a DOUBLE")
     ]
-    assert read_feed(spark, table, SALES).filled_columns == ("total_amt",)
+    assert read_feed(spark, table, SALES, partial=True).filled_columns == ("total_amt",)
 
 
 def test_dataframe_input_order_is_partition_then_row_order(spark: Any) -> None:
     data = [(i, f"n{i}", "U") for i in range(10)]
     frame = spark.createDataFrame(data, "id long, name string, op string")
     assert frame.rdd.getNumPartitions() > 1
-    got = rows(read_feed(spark, frame, SALES))
+    got = rows(read_feed(spark, frame, SALES, partial=True))
     assert [r["id"] for r in got] == list(range(10))
 
 
@@ -243,8 +244,8 @@ def test_only_schema_work_runs_spark_jobs(spark: Any, tmp_path: Path) -> None:
     frame = spark.createDataFrame(
         [(1, "a", "x", "I")], "id long, name string, total_amt string, op string"
     )
-    csv_files = [write(tmp_path / f"{n}.csv", "id,op\n1,I\n") for n in "ab"]
-    json_file = write(tmp_path / "f.json", '{"id": 1, "op": "I"}\n')
+    csv_files = [write(tmp_path / f"{n}.csv", "id,name,total_amt,op\n1,a,2,I\n") for n in "ab"]
+    json_file = write(tmp_path / "f.json", '{"id": 1, "name": "a", "total_amt": 2, "op": "I"}\n')
 
     def jobs(group: str, read: Any) -> int:
         context.setJobGroup(group, "count the jobs read_feed runs")
@@ -321,7 +322,7 @@ def test_unparseable_json_lines_are_rejected_verbatim(spark: Any, tmp_path: Path
     lines = ['{"id": 1, "op": "I"}', "not json", "[1, 2]", "42", '{"id": 2, "op"']
     lines += ['{"id": 4, "id": 5, "op": "I"}', '{"id": 3, "op": "U"}']  # a duplicate key too
     path = write(tmp_path / "f.json", "\n".join(lines) + "\n")
-    feed = read_feed(spark, path, SALES)
+    feed = read_feed(spark, path, SALES, partial=True)
     assert [r["id"] for r in rows(feed)] == [1, 3]
     reason = "malformed JSON record (expected one JSON object per line, keys unique)"
     assert rejected(feed) == {line: reason for line in lines[1:6]}
@@ -440,13 +441,13 @@ def test_text_values_convert_to_every_type_or_are_rejected(spark: Any, tmp_path:
 def test_fractional_numbers_are_not_integers_and_types_must_be_convertible(spark: Any) -> None:
     spec = TableSpec.build("db.t", columns="id BIGINT, qty INT, day DATE", primary_key="id")
     frame = spark.createDataFrame([(1, 2.0), (2, 2.5), (3, None)], "id long, qty double")
-    feed = read_feed(spark, frame, spec)
+    feed = read_feed(spark, frame, spec, partial=True)
     assert [(r["id"], r["qty"]) for r in rows(feed)] == [(1, 2), (3, None)]
     assert rejected(feed) == {'{"id":2,"qty":2.5}': "column qty: '2.5' is not an INT"}
 
     dated = spark.createDataFrame([(1, date(2024, 1, 1))], "id long, qty date")
     with pytest.raises(SchemaError, match=r"qty \(DATE in the feed, INT in the table\)"):
-        read_feed(spark, dated, spec)
+        read_feed(spark, dated, spec, partial=True)
 
 
 # --- whole-batch schema errors ------------------------------------------------------------------
@@ -483,20 +484,20 @@ def test_unknown_columns_raise_naming_them(spark: Any, tmp_path: Path) -> None:
         read_feed(spark, str(parquet), SALES)
 
 
-def test_missing_not_null_column_raises_and_missing_nullable_is_filled(
-    spark: Any, tmp_path: Path, caplog: pytest.LogCaptureFixture
+def test_missing_columns_raise_unless_partial_which_marks_them_kept(
+    spark: Any, tmp_path: Path
 ) -> None:
     spec = TableSpec.build(
         "db.t", columns="id BIGINT, qty INT NOT NULL, note STRING", primary_key="id"
     )
-    with pytest.raises(SchemaError, match=r"missing NOT NULL column\(s\) qty"):
+    with pytest.raises(SchemaError, match=r"missing column\(s\) qty; .*--partial"):
         read_feed(spark, write(tmp_path / "a.csv", "id,note\n1,x\n"), spec)
-    with caplog.at_level(logging.WARNING):
-        feed = read_feed(spark, write(tmp_path / "b.csv", "ID,Qty\n1,5\n"), spec)
+    with pytest.raises(SchemaError, match=r"missing column\(s\) note; .*--partial"):
+        read_feed(spark, write(tmp_path / "b.csv", "ID,Qty\n1,5\n"), spec)
+    feed = read_feed(spark, write(tmp_path / "c.csv", "ID,Qty\n1,5\n"), spec, partial=True)
     (row,) = rows(feed)
     assert (row["id"], row["qty"], row["note"], row["_op"]) == (1, 5, None, "U")
-    assert feed.filled_columns == ("note",)
-    assert "note" in caplog.text
+    assert (feed.filled_columns, feed.keeps, row["#keep"]) == (("note",), True, ["note"])
 
 
 def test_json_keys_differing_only_in_case_raise(spark: Any, tmp_path: Path) -> None:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import logging
-
 import pytest
 
 from versioned.engine.feed_schema import map_columns, required_columns
@@ -63,16 +61,20 @@ def test_unknown_columns_are_named_and_the_fix_is_said() -> None:
     assert caught.value.unknown == ("colour", "size")  # type: ignore[attr-defined]
 
 
-def test_missing_not_null_data_column_raises() -> None:
-    with pytest.raises(SchemaError, match=r"missing NOT NULL column\(s\) qty"):
-        map_columns(["store_id", "sell_id", "note", "change_ts"], SPEC, source="f")
+def test_missing_data_columns_fail_the_batch_and_suggest_partial() -> None:
+    for given, missing in [(["note"], "qty"), (["qty"], "note"), ([], "qty, note")]:
+        with pytest.raises(SchemaError) as caught:
+            map_columns(["store_id", "sell_id", "change_ts", *given], SPEC, source="f")
+        assert f"missing column(s) {missing}" in str(caught.value)
+        assert "--partial" in str(caught.value)
+        assert caught.value.missing == tuple(missing.split(", "))  # type: ignore[attr-defined]
 
 
-def test_missing_nullable_column_is_filled_and_warned(caplog: pytest.LogCaptureFixture) -> None:
-    with caplog.at_level(logging.WARNING, logger="versioned.engine.feed_schema"):
-        mapping = map_columns(["store_id", "sell_id", "qty", "change_ts"], SPEC, source="f")
-    assert mapping.filled == ("note",)
-    assert "note" in caplog.text
+def test_partial_update_keeps_missing_columns_nullable_or_not() -> None:
+    mapping = map_columns(["store_id", "sell_id", "change_ts"], SPEC, source="f", partial=True)
+    assert mapping.filled == ("qty", "note")
+    with pytest.raises(SchemaError, match=r"missing key column\(s\) change_ts"):
+        map_columns(["store_id", "sell_id", "qty"], SPEC, source="f", partial=True)
 
 
 def test_missing_op_code_column_raises() -> None:
@@ -94,6 +96,7 @@ def test_derived_and_ignored_columns() -> None:
         source="f",
         derived={"change_ts"},
         ignore=lambda name: name.startswith("__"),
+        partial=True,
     )
     assert set(mapping.present) == {"store_id", "sell_id", "qty"}
     assert mapping.filled == ("note",)

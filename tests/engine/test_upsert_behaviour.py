@@ -141,7 +141,7 @@ def test_json_and_parquet_inputs(cat: Catalog, tmp_path: Path) -> None:
 
 
 def test_debezium_envelopes(cat: Catalog, tmp_path: Path) -> None:
-    t = _table(cat, op_code_column=None)
+    t = _table(cat, columns="id BIGINT, amt DOUBLE, store STRING", op_code_column=None)
     plain = [
         {"op": "c", "after": {"id": 1, "amt": 1.0, "store": "a"}, "source": {"lsn": 10}},
         {"op": "c", "after": {"id": 2, "amt": 2.0, "store": "a"}, "source": {"lsn": 11}},

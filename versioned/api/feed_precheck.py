@@ -42,7 +42,12 @@ class FeedCheck:
 
 
 def precheck_feed(
-    source: object, spec: TableSpec, *, format: str | None, op_code_column: str | None
+    source: object,
+    spec: TableSpec,
+    *,
+    format: str | None,
+    op_code_column: str | None,
+    partial: bool = False,
 ) -> FeedCheck | None:
     """Check a feed of local files; ``None`` when it is not one this module can check.
 
@@ -60,10 +65,14 @@ def precheck_feed(
     op_column = None if fmt == "debezium" else (op_code_column or spec.op_code_column)
     holds_rows = False
     if fmt == "parquet":
-        holds_rows = _check_parquet(files, spec, op_column)
+        holds_rows = _check_parquet(files, spec, op_column, partial)
     elif fmt in ("csv", "json", "debezium"):
         for path in files:
-            rows = _csv_rows(path, spec, op_column) if fmt == "csv" else _json_rows(path, fmt)
+            rows = (
+                _csv_rows(path, spec, op_column, partial)
+                if fmt == "csv"
+                else _json_rows(path, fmt)
+            )
             holds_rows = holds_rows or rows
     else:
         return None
@@ -138,7 +147,7 @@ def _text(path: str) -> Iterator[IO[str] | None]:
             yield handle
 
 
-def _csv_rows(path: str, spec: TableSpec, op_column: str | None) -> bool:
+def _csv_rows(path: str, spec: TableSpec, op_column: str | None, partial: bool) -> bool:
     """Whether a CSV file holds a record after its header; checks the header."""
     try:
         with _text(path) as handle:
@@ -150,7 +159,7 @@ def _csv_rows(path: str, spec: TableSpec, op_column: str | None) -> bool:
                 return False
             names = [h.strip().lower() for h in header]
             if all(names) and len(set(names)) == len(names):  # else Spark renames columns
-                _map_columns(header, spec, path, op_column)
+                _map_columns(header, spec, path, op_column, partial)
             return next(records, None) is not None
     except (UnicodeDecodeError, csv.Error, OSError, EOFError):
         return True  # Spark reads it, dead-letters what it cannot parse, or says why
@@ -166,7 +175,9 @@ def _json_rows(path: str, fmt: str) -> bool:
         return True
 
 
-def _check_parquet(files: Sequence[str], spec: TableSpec, op_column: str | None) -> bool:
+def _check_parquet(
+    files: Sequence[str], spec: TableSpec, op_column: str | None, partial: bool
+) -> bool:
     """Whether the Parquet files hold a row; checks that each is Parquet and their columns."""
     import pyarrow.parquet as pq
 
@@ -181,17 +192,21 @@ def _check_parquet(files: Sequence[str], spec: TableSpec, op_column: str | None)
         names.update(dict.fromkeys(meta.schema.to_arrow_schema().names))
     if files:
         label = files[0] if len(files) == 1 else f"{len(files)} parquet files ({files[0]}, ...)"
-        _map_columns(list(names), spec, label, op_column)
+        _map_columns(list(names), spec, label, op_column, partial)
     return rows > 0
 
 
-def _map_columns(columns: list[str], spec: TableSpec, source: str, op_column: str | None) -> None:
+def _map_columns(
+    columns: list[str], spec: TableSpec, source: str, op_column: str | None, partial: bool
+) -> None:
     """`map_columns` as the Spark reader will call it (its warnings are left to that call)."""
     from versioned.engine import feed_schema
 
     logger = logging.getLogger(feed_schema.__name__)
     disabled, logger.disabled = logger.disabled, True
     try:
-        feed_schema.map_columns(columns, spec, source=source, op_code_column=op_column)
+        feed_schema.map_columns(
+            columns, spec, source=source, op_code_column=op_column, partial=partial
+        )
     finally:
         logger.disabled = disabled

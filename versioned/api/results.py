@@ -28,6 +28,7 @@ class CommitResult:
         files_written: Data, index and Bloom files added.
         bytes_written: Their total size.
         seconds: Wall time of the whole operation.
+        tombstones: Kafka tombstones (null Debezium events) skipped; they carry no change.
     """
 
     version: int | None
@@ -42,6 +43,7 @@ class CommitResult:
     bytes_written: int = 0
     seconds: float = 0.0
     coerced: int = 0
+    tombstones: int = 0
 
     @property
     def nothing_applied(self) -> bool:

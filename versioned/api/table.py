@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from versioned.api.results import CommitResult
@@ -66,6 +67,8 @@ class Table:
         *,
         format: str | None = None,
         op_code_column: str | None = None,
+        partial: bool = False,
+        ordering_from: str | None = None,
         options: WriteOptions | None = None,
         progress: Callable[[str], None] | None = None,
         evolve: bool = False,
@@ -79,6 +82,12 @@ class Table:
                 extension when omitted.
             op_code_column: Input column with op codes (I/U/D, insert/update/delete); defaults
                 to the table's. Without one every row is an upsert.
+            partial: The batch is a partial update: table columns it lacks keep each key's
+                stored values (a key the table does not have gets NULL there). Without it
+                a batch lacking a column fails before anything is written.
+            ordering_from: Debezium feeds: fill the table's ordering column from the
+                events' ``lsn``, ``binlog`` position or ``ts_ms`` (default: the table
+                property ``debezium.ordering_from``). See ``docs/change-feeds.md``.
             options: Tuning (`versioned.engine.version_writer.WriteOptions`).
             progress: Called with a short message at each stage of the write.
             evolve: Add the input's columns the table lacks (nullable, typed from the input)
@@ -92,6 +101,7 @@ class Table:
         Raises:
             PermissionDeniedError: The user may not write the table (nothing is written).
             SchemaError: The batch does not fit the table (nothing is written).
+            InputError: A Debezium batch holds a truncate event (nothing is written).
             CommitConflictError: Concurrent writers kept winning the race; try again.
         """
         self._require_layout("upsert")
@@ -104,24 +114,32 @@ class Table:
         check = (
             None  # the feed may carry new columns: checked once they are added
             if evolve
-            else precheck_feed(changes, info.spec, format=format, op_code_column=op_code_column)
+            else precheck_feed(
+                changes, info.spec, format=format, op_code_column=op_code_column, partial=partial
+            )
         )
         if check is not None and check.empty:  # answered without starting Spark
             return _nothing_applied(started)
-        return self._apply(changes, info, format, op_code_column, options, progress, evolve)
+        feed_args: dict[str, Any] = {"format": format, "op_code_column": op_code_column}
+        if partial or ordering_from:
+            if evolve:
+                raise InputError("--evolve cannot be combined with --partial or --ordering-from")
+            feed_args.update(partial=partial, ordering_from=ordering_from)
+        return self._apply(changes, info, feed_args, options, progress, evolve=evolve)
 
     def _apply(
         self,
         changes: Any,
         info: TableInfo,
-        format: str | None,
-        op_code_column: str | None,
+        feed_args: dict[str, Any],
         options: WriteOptions | None,
         progress: Callable[[str], None] | None,
+        *,
         evolve: bool = False,
         operation: str = "upsert",
     ) -> CommitResult:
         from versioned.engine.feed_reader import read_feed
+        from versioned.engine.kept_values import kept_values_filled
         from versioned.engine.spark_errors import unreadable_input_errors
         from versioned.engine.version_writer import write_batch
 
@@ -130,27 +148,30 @@ class Table:
             if evolve:
                 from versioned.api.schema_evolution import read_feed_evolving
 
-                info, feed = read_feed_evolving(
-                    self, changes, format=format, op_code_column=op_code_column
-                )
+                info, feed = read_feed_evolving(self, changes, **feed_args)
             else:
-                feed = read_feed(
-                    spark,
-                    changes,
-                    info.spec,
-                    format=format,  # type: ignore[arg-type]
-                    op_code_column=op_code_column,
-                )
-            result = write_batch(
+                feed = read_feed(spark, changes, info.spec, **feed_args)
+            with kept_values_filled(
                 spark,
-                self.catalog.store,
                 self.catalog.fileio,
-                info,
+                info.spec,
                 feed,
-                options=options,
+                lambda: self.catalog.store.snapshot(self.name),
+                broadcast_limit=self.catalog.broadcast_limit,
                 progress=progress,
-                operation=operation,
-            )
+            ) as ready:
+                result = write_batch(
+                    spark,
+                    self.catalog.store,
+                    self.catalog.fileio,
+                    info,
+                    ready,
+                    options=options,
+                    progress=progress,
+                    operation=operation,
+                )
+        if feed.events is not None:
+            result = replace(result, tombstones=feed.events.tombstones())
         self.refresh()
         return result
 
@@ -226,9 +247,8 @@ class Table:
         if empty:
             return _nothing_applied(started)
         changes = delete_changes(matching)
-        return self._apply(
-            changes, info, None, DELETE_OP_COLUMN, options, progress, operation="delete"
-        )
+        feed_args: dict[str, Any] = {"format": None, "op_code_column": DELETE_OP_COLUMN}
+        return self._apply(changes, info, feed_args, options, progress, operation="delete")
 
     def matching(self, where: str, as_of: int | None = None) -> DataFrame:
         """The live rows (at version ``as_of``) matching the SQL condition ``where``.

@@ -29,6 +29,20 @@ FEED_FORMATS = ("csv", "json", "parquet", "debezium")
     default=None,
     help="Input column with I/U/D op codes [default: the table's].",
 )
+@click.option(
+    "--partial",
+    is_flag=True,
+    help="Partial update: table columns the input lacks keep each key's stored values "
+    "(a new key gets NULL there). Without it such an input fails.",
+)
+@click.option(
+    "--ordering-from",
+    type=click.Choice(("lsn", "binlog", "ts_ms")),
+    default=None,
+    help="Debezium: fill the table's ordering column from source.lsn, the MySQL binlog "
+    "position (source.file, source.pos) or ts_ms [default: table property "
+    "debezium.ordering_from, else lsn or ts_ms when the rows lack the column].",
+)
 @click.option("--quiet", "-q", is_flag=True, help="No progress messages on stderr.")
 @click.option(
     "--evolve",
@@ -43,6 +57,8 @@ def upsert(
     inputs: tuple[str, ...],
     fmt: str | None,
     op_code_column: str | None,
+    partial: bool,
+    ordering_from: str | None,
     quiet: bool,
     evolve: bool,
 ) -> None:
@@ -50,20 +66,24 @@ def upsert(
 
     INPUT is a file, directory or glob of CSV (with header), JSON lines, Parquet or Debezium
     change events. Rows carry the table's columns and, optionally, an op code (I/U/D,
-    insert/update/delete; no op code means upsert). Rows that cannot be applied go to the
-    table's dead-letter area with their reason; the rest commits atomically.
+    insert/update/delete; no op code means upsert); with --partial they may lack columns.
+    Rows that cannot be applied go to the table's dead-letter area with their reason; the
+    rest commits atomically. Debezium values are decoded by their schema (docs/change-feeds.md).
 
     \b
     Examples:
       versioned upsert test.sell changes.csv
-      versioned upsert test.sell 'feed/*.json' --format debezium
       versioned upsert test.sell new_columns.parquet --evolve
+      versioned upsert test.sell prices.csv --partial
+      versioned upsert test.sell 'feed/*.json' --format debezium --ordering-from lsn
     """
     table = state.table(name, "write")
     result = table.upsert(
         list(inputs),
         format=fmt,
         op_code_column=op_code_column,
+        partial=partial,
+        ordering_from=ordering_from,
         progress=progress_printer(quiet),
         evolve=evolve,
     )

@@ -20,7 +20,8 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from versioned.engine.debezium import debezium_rows
+from versioned.engine.debezium import DebeziumEvents, debezium_rows
+from versioned.engine.debezium_options import DebeziumOptions
 from versioned.engine.feed_files import (
     FEED_FORMATS,
     describe,
@@ -31,6 +32,7 @@ from versioned.engine.feed_files import (
 )
 from versioned.engine.feed_rows import (
     IN_COERCED,
+    IN_KEEP,
     IN_MALFORMED,
     IN_PROBLEMS,
     IN_RAW,
@@ -72,18 +74,27 @@ class Feed:
             records; otherwise the record re-rendered as a CSV line or, for Parquet and
             DataFrames, as a JSON object), ``_reason`` and ``_source`` (the file URI, or
             ``DataFrame`` / ``pyarrow.Table``).
-        filled_columns: Nullable table columns the input lacks; they are null in ``rows``.
+        filled_columns: Table columns a partial update lacks; rows keep their stored values.
         rejections: Counts the rejected (and the coerced) rows while the first action on
             ``rows`` reads it (None: no observation, count ``rejected`` instead; so also
             when Spark reports no counts). The count is exact only if
             that first action reads every row: the writer's first action is the whole
             deduplicated batch, and nothing reads ``rows`` before it.
+
+        keeps: ``rows`` has a ``#keep`` column: per row, the columns whose stored value it
+            keeps (partial updates, unchanged TOAST values). `versioned.engine.kept_values`
+            fills them in before the batch is written.
+        events: Debezium tombstones and truncates (Debezium feeds only).
+        source: What the feed is (a file URI, ``DataFrame``), for messages.
     """
 
     rows: DataFrame
     rejected: DataFrame
     filled_columns: tuple[str, ...] = ()
     rejections: ObservedCount | None = None
+    keeps: bool = False
+    events: DebeziumEvents | None = None
+    source: str = ""
 
     def rejected_count(self) -> int | None:
         """The rejected rows counted while ``rows`` was read, or None if unknown yet."""
@@ -104,6 +115,8 @@ def read_feed(
     *,
     format: FeedFormat | None = None,
     op_code_column: str | None = None,
+    partial: bool = False,
+    ordering_from: str | None = None,
 ) -> Feed:
     """Read a change batch for a table into typed rows and dead letters.
 
@@ -116,21 +129,37 @@ def read_feed(
             Directories and Debezium need it.
         op_code_column: The input column holding op codes; defaults to the table's. Without
             one every row is an upsert. Debezium feeds carry their own op codes.
+        partial: The feed is a partial update: table columns it lacks keep each key's stored
+            values (a new key gets NULL there). Without it a feed must carry every column.
+        ordering_from: Debezium only: fill the table's ordering column from the events'
+            ``lsn``, ``binlog`` position or ``ts_ms`` (default: the table property
+            ``debezium.ordering_from``; see `versioned.engine.debezium_options`).
 
     Returns:
         The feed. Rows that cannot be applied (unparseable, null key, unknown op code,
         unconvertible value, null in a NOT NULL column) are in ``Feed.rejected``.
 
     Raises:
-        SchemaError: The input lacks a key, partition, ordering or NOT NULL column, has
-            columns the table does not know, or has a column of an unconvertible type.
+        SchemaError: The input lacks a key, partition or ordering column, lacks another
+            column without ``partial``, has columns the table does not know, or has a column
+            of an unconvertible type.
         InputError: A path does not exist, the format cannot be told, or arguments clash.
     """
     if format is not None and format not in FEED_FORMATS:
         raise InputError(f"unknown feed format {format!r}; use one of {', '.join(FEED_FORMATS)}")
     if format == "debezium" and op_code_column is not None:
         raise InputError("Debezium feeds carry their own op codes; do not pass op_code_column")
+    if ordering_from is not None and format != "debezium":
+        raise InputError("ordering_from is for Debezium feeds; pass format='debezium'")
     op_column = None if format == "debezium" else (op_code_column or spec.op_code_column)
+    options = (
+        DebeziumOptions.resolve(
+            spec.properties, ordering_column=spec.ordering_column, ordering_from=ordering_from
+        )
+        if format == "debezium"
+        else None
+    )
+    reading = _Reading(spec, op_column, partial, options)
     if isinstance(source, DataFrame) or _is_arrow_table(source):
         label = "DataFrame" if isinstance(source, DataFrame) else "pyarrow.Table"
         if format not in (None, "debezium"):
@@ -138,7 +167,7 @@ def read_feed(
         frame = source if isinstance(source, DataFrame) else spark.createDataFrame(source)
         records = frame.select(F.struct(F.col("*")).alias(IN_RECORD), F.lit(label).alias(IN_SOURCE))
         records = records.withColumn(IN_SEQ, F.monotonically_increasing_id())
-        return _from_records(_typed(records), frame.schema, spec, format, op_column, label)
+        return _from_records(_typed(records), frame.schema, reading, format, label)
 
     paths = feed_paths(source)
     fmt = format or format_from_names(paths)
@@ -147,7 +176,7 @@ def read_feed(
         return _empty_feed(spark, spec)
     label = describe(files, fmt)
     if fmt == "csv":
-        read = read_csv(spark, files, spec, op_column)
+        read = read_csv(spark, files, spec, op_column, partial=partial)
         if read is None:
             return _empty_feed(spark, spec)
         frame, present, filled = read
@@ -162,16 +191,29 @@ def read_feed(
                 .select(F.struct(F.col("*")).alias(IN_RECORD))
             )
 
-        return _from_records(
-            _typed(scan_in_order(files, scan)), schema, spec, fmt, op_column, label
-        )
+        return _from_records(_typed(scan_in_order(files, scan)), schema, reading, fmt, label)
     json = read_json_lines(
-        spark, files, spec, debezium=fmt == "debezium", op_column=op_column, label=label
+        spark,
+        files,
+        spec,
+        debezium=fmt == "debezium",
+        op_column=op_column,
+        label=label,
+        partial=partial,
+        options=options,
     )
     if not json.schema.fields:  # no line is a JSON object: every line is a dead letter
-        frame = json.records.select(op_input(None, F.col), IN_MALFORMED, IN_RAW, IN_SOURCE, IN_SEQ)
-        return _feed(frame, spec, frozenset(), (), label)
-    return _from_records(json.records, json.schema, spec, fmt, op_column, label, json.mapping)
+        records = json.records
+        events = None
+        if fmt == "debezium":  # ... but for Kafka tombstones
+            tombstone = F.col(IN_MALFORMED).isNull()
+            events = DebeziumEvents(records, tombstone, F.lit(False))
+            records = events.frame.where(~tombstone)
+        frame = records.select(op_input(None, F.col), IN_MALFORMED, IN_RAW, IN_SOURCE, IN_SEQ)
+        return _feed(frame, spec, frozenset(), (), label, events)
+    return _from_records(
+        json.records, json.schema, reading, fmt, label, json.mapping, json_lines=True
+    )
 
 
 def _typed(records: DataFrame) -> DataFrame:
@@ -185,26 +227,53 @@ def _typed(records: DataFrame) -> DataFrame:
     )
 
 
+@dataclass(frozen=True)
+class _Reading:
+    """How the records of one feed are matched to the table."""
+
+    spec: TableSpec
+    op_column: str | None
+    partial: bool
+    debezium: DebeziumOptions | None
+
+
 def _from_records(
     records: DataFrame,
     schema: T.StructType,
-    spec: TableSpec,
+    reading: _Reading,
     fmt: str | None,
-    op_column: str | None,
     label: str,
     mapping: ColumnMapping | None = None,
+    *,
+    json_lines: bool = False,
 ) -> Feed:
     """Match a one-struct-per-record frame to the table, then type and check its rows."""
+    spec = reading.spec
     if fmt == "debezium":
-        frame, debezium_mapping, present = debezium_rows(records, schema, spec, source=label)
-        return _feed(frame, spec, present, debezium_mapping.filled, label)
+        frame, debezium_mapping, present, events = debezium_rows(
+            records,
+            schema,
+            spec,
+            source=label,
+            options=reading.debezium,
+            partial=reading.partial,
+            json_lines=json_lines,
+        )
+        return _feed(frame, spec, present, debezium_mapping.filled, label, events)
     if mapping is None:
-        mapping = map_columns(schema.fieldNames(), spec, source=label, op_code_column=op_column)
+        mapping = map_columns(
+            schema.fieldNames(),
+            spec,
+            source=label,
+            op_code_column=reading.op_column,
+            partial=reading.partial,
+        )
     record = F.col(IN_RECORD)
     values = [record.getField(inp).alias(name) for name, inp in mapping.present.items()]
     op = op_input(mapping.op_column, record.getField)
     extra = [c for c in records.columns if c == IN_COERCED or c.startswith(IN_PROBLEMS)]
-    frame = records.select(*values, op, IN_MALFORMED, IN_RAW, IN_SOURCE, IN_SEQ, *extra)
+    keep = [F.array(*[F.lit(n) for n in mapping.filled]).alias(IN_KEEP)] if mapping.filled else []
+    frame = records.select(*values, op, IN_MALFORMED, IN_RAW, IN_SOURCE, IN_SEQ, *extra, *keep)
     return _feed(frame, spec, frozenset(mapping.present), mapping.filled, label)
 
 
@@ -214,9 +283,18 @@ def _feed(
     present: frozenset[str],
     filled: tuple[str, ...],
     label: str,
+    events: DebeziumEvents | None = None,
 ) -> Feed:
     rows, rejected, rejections = split_rows(frame, spec, present, source=label)
-    return Feed(rows=rows, rejected=rejected, filled_columns=filled, rejections=rejections)
+    return Feed(
+        rows=rows,
+        rejected=rejected,
+        filled_columns=filled,
+        rejections=rejections,
+        keeps=IN_KEEP in rows.columns,
+        events=events,
+        source=label,
+    )
 
 
 def _empty_feed(spark: SparkSession, spec: TableSpec) -> Feed:

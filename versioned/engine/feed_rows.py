@@ -79,6 +79,9 @@ IN_RECORD = "#record"  # the input record as one struct, so input names never cl
 # invalid UTF-8 of a JSON line).
 IN_PROBLEMS = "#problems"
 IN_COERCED = "#coerced"
+# Optional: names of the columns whose stored value a row keeps (a partial update, or an
+# unchanged TOAST value); passed on to ``rows`` under the same name (see kept_values).
+IN_KEEP = "#keep"
 _IN_REASON = "#reason"
 _IN_COERCED = "#coerced_row"
 
@@ -114,7 +117,8 @@ def split_rows(
 
     Returns:
         ``(rows, rejected, counts)``: ``rows`` has the table's columns cast to its types
-        plus ``_op`` (``I``/``U``/``D``) and ``_seq``; ``rejected`` has ``_raw``, ``_reason``,
+        plus ``_op`` (``I``/``U``/``D``) and ``_seq`` (and ``#keep`` if ``frame`` has it: a
+        kept column is null and unchecked); ``rejected`` has ``_raw``, ``_reason``,
         ``_source``. Both are lazy. ``counts`` counts the rejected rows (``rejected``) and the
         applied rows whose values were coerced (``coerced``) while an action reads ``rows``.
 
@@ -139,6 +143,7 @@ def split_rows(
     op = normalise_op_code(F.col(IN_OP))
     is_delete = F.coalesce(op == F.lit(DELETE), F.lit(False))
     required = set(required_columns(spec))
+    keep = [F.col(IN_KEEP)] if IN_KEEP in frame.columns else []
     values: list[Column] = []
     reasons: list[Column] = [op_code_problem(F.col(IN_OP), op)]
     coerced: list[Column] = [F.col(IN_COERCED)] if IN_COERCED in input_types else []
@@ -149,8 +154,13 @@ def split_rows(
             continue
         src = F.col(column.name)
         converted = _convert(src, input_types[column.name], target, lenience)
-        values.append(converted.value.alias(column.name))
+        value = converted.value
         checked = F.lit(True) if column.name in required else ~is_delete
+        if keep and column.name not in required:  # a kept value is neither read nor checked
+            kept = F.coalesce(F.array_contains(keep[0], F.lit(column.name)), F.lit(False))
+            value = F.when(~kept, value)
+            checked = checked & ~kept
+        values.append(value.alias(column.name))
         reasons.extend(
             _problems(column, spec, src, input_types[column.name], converted, lenience, checked)
         )
@@ -177,12 +187,13 @@ def split_rows(
         any_coerced.alias(_IN_COERCED),
         F.col(IN_RAW).cast("string").alias(IN_RAW),
         F.col(IN_SOURCE).cast("string").alias(IN_SOURCE),
+        *keep,
     )
     accepted = F.col(_IN_REASON).isNull()
     counts = ObservedCount(
         checked_rows, ~accepted, "rejected", coerced=accepted & F.col(_IN_COERCED)
     )
-    rows = counts.frame.where(accepted).select(*spec.column_names, OP, SEQ)
+    rows = counts.frame.where(accepted).select(*spec.column_names, OP, SEQ, *keep)
     rejected = checked_rows.where(~accepted).select(
         F.make_valid_utf8(F.col(IN_RAW)).alias(RAW),  # the dead-letter file is UTF-8 JSON
         F.col(_IN_REASON).alias(REASON),

@@ -4,18 +4,19 @@ Column names match case-insensitively and ignoring surrounding spaces (table col
 lower-case). A feed that does not fit
 is a whole-batch problem: `map_columns` raises `SchemaError` before anything is read or
 written, naming every offending column.
+
+A feed must carry every column of the table, unless it is a partial update (``partial``):
+then the columns it lacks keep the stored values of each key, and a key that does not exist
+yet gets NULL in them. Key, partition and ordering columns are always needed.
 """
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from versioned.errors import SchemaError
 from versioned.schema import TableSpec
-
-logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -24,7 +25,7 @@ class ColumnMapping:
 
     Attributes:
         present: Table column name -> input column name, for every table column the input has.
-        filled: Nullable table columns the input lacks; they read as null (a warning is logged).
+        filled: Table columns a partial update lacks: each row keeps their stored values.
         op_column: The input column holding op codes; ``None`` means every row is an upsert.
     """
 
@@ -49,6 +50,7 @@ def map_columns(
     op_code_column: str | None = None,
     derived: Collection[str] = (),
     ignore: Callable[[str], bool] | None = None,
+    partial: bool = False,
 ) -> ColumnMapping:
     """Match the columns of a feed input to the table's columns.
 
@@ -61,14 +63,16 @@ def map_columns(
             taken from Debezium metadata); they need not be in the input.
         ignore: Input columns for which this returns true are neither matched nor unknown
             (e.g. Debezium's ``__op``, ``__deleted``).
+        partial: The input is a partial update: table columns it lacks (other than key,
+            partition and ordering columns) keep their stored values instead of failing.
 
     Returns:
         The mapping.
 
     Raises:
-        SchemaError: The input lacks a primary key, partition, ordering or NOT NULL column or
-            the op-code column, has columns the table does not know, or has two column names
-            that differ only in case.
+        SchemaError: The input lacks a primary key, partition or ordering column, lacks any
+            other column without ``partial``, lacks the op-code column, has columns the table
+            does not know, or has two column names that differ only in case.
     """
     by_lower: dict[str, list[str]] = {}
     for name in input_columns:
@@ -107,18 +111,19 @@ def map_columns(
     absent = [n for n in spec.column_names if n not in present and n not in derived]
     required = set(required_columns(spec))
     missing_keys = [n for n in absent if n in required]
-    missing_not_null = [n for n in absent if n not in required and not spec.column(n).nullable]
-    filled = tuple(n for n in absent if n not in required and spec.column(n).nullable)
+    missing_others = [n for n in absent if n not in required]
+    filled = tuple(missing_others) if partial else ()
 
     if missing_keys:
         problems.append(
             f"missing key column(s) {', '.join(missing_keys)}; primary key, partition and "
             "ordering columns must be in every feed"
         )
-    if missing_not_null:
+    if missing_others and not partial:
         problems.append(
-            f"missing NOT NULL column(s) {', '.join(missing_not_null)}; add them to the feed "
-            "or make them nullable"
+            f"missing column(s) {', '.join(missing_others)}; add them to the feed, or send "
+            "it as a partial update (versioned upsert --partial, upsert(..., partial=True)) "
+            "to keep their stored values"
         )
     if unknown:
         problems.append(
@@ -129,14 +134,7 @@ def map_columns(
         raise SchemaError(
             f"{source} does not fit table {spec.name}: {'; '.join(problems)}",
             source=source,
-            missing=tuple(missing_keys + missing_not_null),
+            missing=tuple(missing_keys + ([] if partial else missing_others)),
             unknown=tuple(unknown),
-        )
-    if filled:
-        logger.warning(
-            "%s lacks nullable column(s) %s of table %s; they are written as null",
-            source,
-            ", ".join(filled),
-            spec.name,
         )
     return ColumnMapping(present=present, filled=filled, op_column=op_column)

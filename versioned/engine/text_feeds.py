@@ -27,9 +27,11 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from versioned.engine.debezium import debezium_shape, text_schema
+from versioned.engine.debezium_options import DebeziumOptions
 from versioned.engine.feed_files import scan_in_order
 from versioned.engine.feed_rows import (
     IN_COERCED,
+    IN_KEEP,
     IN_MALFORMED,
     IN_PROBLEMS,
     IN_RAW,
@@ -78,11 +80,17 @@ class JsonRecords:
 
 
 def read_csv(
-    spark: SparkSession, files: Sequence[str], spec: TableSpec, op_column: str | None
+    spark: SparkSession,
+    files: Sequence[str],
+    spec: TableSpec,
+    op_column: str | None,
+    *,
+    partial: bool = False,
 ) -> tuple[DataFrame, frozenset[str], tuple[str, ...]] | None:
     """CSV files as the frame `versioned.engine.feed_rows.split_rows` takes.
 
-    Runs one small Spark job per file to read its header.
+    Runs one small Spark job per file to read its header. In a partial update each file's
+    rows keep (``#keep``) the columns that file lacks.
 
     Returns:
         ``(frame, present, filled)``, or ``None`` if every file is empty.
@@ -94,11 +102,14 @@ def read_csv(
     for path in files:
         header = csv_header(spark, path)
         if header:  # an empty file has neither header nor rows
-            mapping = map_columns(header, spec, source=path, op_code_column=op_column)
+            mapping = map_columns(
+                header, spec, source=path, op_code_column=op_column, partial=partial
+            )
             headers[path] = (header, mapping)
     if not headers:
         return None
     present = [n for n in spec.column_names if any(n in m.present for _, m in headers.values())]
+    keeps = any(m.filled for _, m in headers.values())
 
     def scan(path: str) -> DataFrame:
         header, mapping = headers[path]
@@ -117,6 +128,7 @@ def read_csv(
             op_input(mapping.op_column, lambda name: F.col(positions[name])),
             F.when(F.col(_CORRUPT).isNotNull(), F.lit(_BAD_CSV)).alias(IN_MALFORMED),
             F.coalesce(F.col(_CORRUPT), line).alias(IN_RAW),
+            *([_names(mapping.filled).alias(IN_KEEP)] if keeps else []),
         )
 
     frame = scan_in_order(list(headers), scan)
@@ -175,8 +187,12 @@ def read_json_lines(
     debezium: bool,
     op_column: str | None,
     label: str,
+    partial: bool = False,
+    options: DebeziumOptions | None = None,
 ) -> JsonRecords:
     """JSON Lines files parsed against the keys they use; ``_raw`` is each line as written.
+
+    A Debezium line ``null`` (a Kafka tombstone) has a null ``#record`` and is not malformed.
 
     Raises:
         SchemaError: The keys do not fit the table (plain JSON; Debezium rows are checked by
@@ -186,25 +202,32 @@ def read_json_lines(
         files, lambda path: spark.read.text(path).select(F.col("value").alias(IN_RAW))
     )
     lines = lines.where(F.trim(F.col(IN_RAW)) != F.lit(""))
-    if debezium:
-        lines = lines.where(F.trim(F.col(IN_RAW)) != F.lit("null"))  # Kafka tombstones
     valid = F.is_valid_utf8(F.col(IN_RAW))
     repair = Lenience.of(spec).replace_invalid_utf8
     text = F.make_valid_utf8(F.col(IN_RAW)) if repair else F.col(IN_RAW)
     fields = json_fields(lines, _DEBEZIUM_OBJECTS if debezium else ())
+    extra: list[Column] = []
+    mapping = None
     if debezium or not fields.fields:  # no object at all: every line is a dead letter
-        parse = text_schema(fields, debezium_shape(fields, spec)) if fields.fields else fields
+        parse = (
+            text_schema(fields, debezium_shape(fields, spec, options)) if fields.fields else fields
+        )
         record = F.from_json(
             text,
             T.StructType([*parse.fields, T.StructField(_CORRUPT, T.StringType())]),
             {"columnNameOfCorruptRecord": _CORRUPT},
         )
         bad = record.isNull() | record.getField(_CORRUPT).isNotNull()
-        parsed = (record.dropFields(_CORRUPT) if parse.fields else F.lit(None)).alias(IN_RECORD)
-        extra: list[Column] = []
-        mapping = None
+        parsed = record.dropFields(_CORRUPT) if parse.fields else F.lit(None)
+        if debezium:  # a Kafka tombstone: no record, and nothing wrong with it
+            tombstone = F.trim(F.col(IN_RAW)) == F.lit("null")
+            bad = bad & ~tombstone
+            parsed = F.when(~tombstone, parsed)
+        parsed = parsed.alias(IN_RECORD)
     else:
-        mapping = map_columns(fields.fieldNames(), spec, source=label, op_code_column=op_column)
+        mapping = map_columns(
+            fields.fieldNames(), spec, source=label, op_code_column=op_column, partial=partial
+        )
         parse, parsed, bad, extra = _variant_records(text, mapping, spec)
     malformed = F.when(~valid & F.lit(not repair), F.lit(_BAD_UTF8)).when(bad, F.lit(_BAD_JSON))
     records = lines.select(
@@ -297,3 +320,11 @@ def _utf8_bytes(latin1: Column) -> Column:
 
 def _tagged(keys: Column, path: str) -> Column:
     return F.transform(keys, lambda key: F.struct(F.lit(path).alias("c"), key.alias("k")))
+
+
+def _names(names: Sequence[str]) -> Column:
+    return F.array(*[F.lit(n) for n in names]).cast("array<string>")
+
+
+def _named(name: str) -> Column:
+    return F.col("`" + name.replace("`", "``") + "`")

@@ -1,0 +1,237 @@
+"""Columns a change keeps from its key's stored row: partial updates and unchanged TOAST values.
+
+A feed marks, per row, the columns whose stored value the row keeps (``#keep``, see
+`versioned.engine.feed_reader.Feed.keeps`): the columns a partial update lacks, and the columns
+of a Debezium event that hold the unchanged-TOAST placeholder. Before the batch is written,
+`kept_values_filled` replaces each kept value by the value the key had just before the change:
+
+* the value of the key's previous change in the same batch (by ordering value, then input
+  order) that carried the column; a delete in between leaves NULL;
+* else the key's stored row in the table's latest view, read only for the keys with a kept
+  value (a broadcast semi join of the latest view with those keys; when every partition
+  column is in the primary key, only the partitions of those keys are scanned);
+* else (a key the table does not have) NULL. A NOT NULL column left NULL this way sends the
+  row to the dead letters with its reason.
+
+The key is the primary key: a change that moves its row to another partition keeps the
+values of the row it moves. A feed with no kept value costs one pass over the batch (an
+aggregate, on the cached rows the writer then reads); a feed that cannot have one (no
+``#keep``, not Debezium) costs nothing. Debezium feeds also pass here so that a truncate
+event refuses the batch before anything is written.
+
+Limitation: the stored values are those of the latest committed version when the fill runs;
+a concurrent writer that commits a change of the same key before this batch commits is not
+seen (the batch still commits after it, with the values read here).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import replace
+
+from pyspark import StorageLevel
+from pyspark.sql import Column, DataFrame, SparkSession, Window
+from pyspark.sql import functions as F
+
+from versioned.catalog.records import Snapshot
+from versioned.engine.feed_reader import Feed
+from versioned.engine.feed_rows import IN_KEEP, OP, RAW, REASON, SEQ, SOURCE
+from versioned.engine.op_codes import DELETE
+from versioned.engine.spark_types import spark_type
+from versioned.engine.version_reader import read_latest
+from versioned.errors import InputError
+from versioned.layouts.version_partition.paths import VERSION_KEY
+from versioned.schema import TableSpec
+from versioned.storage.filesystem import FileIO
+
+Progress = Callable[[str], None]
+_PRIOR = "#prior_"
+_STORED = "#stored_"
+
+
+@contextmanager
+def kept_values_filled(
+    spark: SparkSession,
+    fileio: FileIO,
+    spec: TableSpec,
+    feed: Feed,
+    snapshot: Callable[[], Snapshot],
+    *,
+    broadcast_limit: int,
+    progress: Progress | None = None,
+) -> Iterator[Feed]:
+    """The feed with every kept value filled in, ready for the writer.
+
+    Args:
+        spark: The session.
+        fileio: The warehouse's file access.
+        spec: The table.
+        feed: The normalised feed.
+        snapshot: Resolves the table's latest committed snapshot (called only when some
+            row keeps a value).
+        broadcast_limit: Passed to the latest-view read.
+        progress: Called with a short message when stored rows are read.
+
+    Yields:
+        The feed to write; its rows are cached until the block exits.
+
+    Raises:
+        InputError: The feed has a Debezium truncate event (nothing is written).
+    """
+    if not feed.keeps and feed.events is None:
+        yield feed
+        return
+    say = progress or (lambda _msg: None)
+    rows = feed.rows.persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        kept = _kept(feed)
+        # One pass over every row: it also completes the feed's observed counts.
+        kept_columns = F.col(IN_KEEP) if feed.keeps else F.array().cast("array<string>")
+        summary = rows.agg(
+            F.count(F.when(kept, F.lit(1))).alias("rows"),
+            F.array_distinct(F.flatten(F.collect_set(F.when(kept, kept_columns)))).alias("cols"),
+        ).first()
+        truncates = feed.events.truncates() if feed.events is not None else 0
+        if truncates:
+            raise InputError(
+                f"{feed.source or 'the feed'} has {truncates} truncate event(s) (op 't'); "
+                "nothing was written. A truncate empties the whole table: apply the events "
+                "before it, empty the table on purpose, then apply the events after it",
+                truncates=truncates,
+            )
+        count = int(summary["rows"]) if summary is not None else 0
+        if summary is None or count == 0:
+            yield replace(feed, rows=rows.drop(IN_KEEP) if feed.keeps else rows, keeps=False)
+            return
+        columns = [c for c in spec.column_names if c in set(summary["cols"] or ())]
+        say(f"reading the stored values of {len(columns)} column(s) for {count} changes")
+        yield _filled(spark, fileio, spec, feed, rows, columns, snapshot(), broadcast_limit)
+    finally:
+        rows.unpersist()
+
+
+def _kept(feed: Feed) -> Column:
+    if not feed.keeps:
+        return F.lit(False)
+    return (F.size(F.col(IN_KEEP)) > F.lit(0)) & (F.col(OP) != F.lit(DELETE))
+
+
+def _filled(
+    spark: SparkSession,
+    fileio: FileIO,
+    spec: TableSpec,
+    feed: Feed,
+    rows: DataFrame,
+    columns: list[str],
+    snapshot: Snapshot,
+    broadcast_limit: int,
+) -> Feed:
+    pk = list(spec.primary_key)
+    keys = spark.createDataFrame(rows.where(_kept(feed)).select(*pk).distinct().toArrow())
+    affected = rows.join(F.broadcast(keys), pk, "left_semi")
+    others = rows.join(F.broadcast(keys), pk, "left_anti").drop(IN_KEEP)
+    stored = _stored_rows(spark, fileio, spec, snapshot, keys, columns, broadcast_limit)
+
+    order = [F.col(SEQ).asc()]
+    if spec.ordering_column is not None:
+        order.insert(0, F.col(spec.ordering_column).asc_nulls_first())
+    earlier = Window.partitionBy(*pk).orderBy(*order).rowsBetween(Window.unboundedPreceding, -1)
+    is_delete = F.col(OP) == F.lit(DELETE)
+    keeps = {c: ~is_delete & F.array_contains(F.col(IN_KEEP), F.lit(c)) for c in columns}
+    with_prior = affected.select(
+        "*",
+        *[
+            F.last(
+                F.when(is_delete, F.struct(_null(spec, c).alias("v"))).when(
+                    ~keeps[c], F.struct(F.col(c).alias("v"))
+                ),
+                ignorenulls=True,
+            )
+            .over(earlier)
+            .alias(_PRIOR + c)
+            for c in columns
+        ],
+    )
+    joined = with_prior.join(stored, pk, "left")
+    values = {
+        c: F.when(
+            keeps[c],
+            F.coalesce(F.col(_PRIOR + c), F.struct(F.col(_STORED + c).alias("v"))).getField("v"),
+        ).otherwise(F.col(c))
+        for c in columns
+    }
+    out = [values.get(c, F.col(c)).alias(c) for c in spec.column_names] + [F.col(OP), F.col(SEQ)]
+    filled = joined.select(*out, *[keeps[c].alias(f"#kept_{c}") for c in columns])
+
+    not_null = [c for c in columns if not spec.column(c).nullable]
+    if not not_null:
+        result = others.unionByName(filled.select(*spec.column_names, OP, SEQ))
+        return replace(feed, rows=result, keeps=False)
+    problems = [
+        F.when(
+            F.col(f"#kept_{c}") & F.col(c).isNull(),
+            F.lit(
+                f"column {c} is NOT NULL but null: the change keeps the stored value "
+                "(a partial update or an unchanged TOAST value) of a key the table does "
+                "not have"
+            ),
+        )
+        for c in not_null
+    ]
+    reason = F.concat_ws("; ", *problems)
+    checked = filled.withColumn("#why", reason)
+    good = checked.where(F.col("#why") == F.lit("")).select(*spec.column_names, OP, SEQ)
+    bad = checked.where(F.col("#why") != F.lit("")).select(
+        F.to_json(F.struct(*spec.column_names, F.col(OP).alias("_op"))).alias(RAW),
+        F.col("#why").alias(REASON),
+        F.lit(feed.source).alias(SOURCE),
+    )
+    return replace(
+        feed,
+        rows=others.unionByName(good),
+        rejected=feed.rejected.unionByName(bad),
+        rejections=None,  # the writer counts the rejected rows, these included
+        keeps=False,
+    )
+
+
+def _stored_rows(
+    spark: SparkSession,
+    fileio: FileIO,
+    spec: TableSpec,
+    snapshot: Snapshot,
+    keys: DataFrame,
+    columns: list[str],
+    broadcast_limit: int,
+) -> DataFrame:
+    """The latest stored values of ``columns`` for each key in ``keys`` (primary key)."""
+    pk = list(spec.primary_key)
+    if spec.partition_by and set(spec.partition_by) <= set(pk):
+        snapshot = _only_partitions_of(spec, snapshot, keys)
+    latest = read_latest(
+        spark, fileio, snapshot, broadcast_limit=broadcast_limit, with_version=True
+    ).join(F.broadcast(keys), pk, "left_semi")
+    newest = latest.groupBy(*pk).agg(
+        F.max_by(F.struct(*[F.col(c) for c in columns]), F.col(VERSION_KEY)).alias("#s")
+    )
+    return newest.select(*pk, *[F.col("#s").getField(c).alias(_STORED + c) for c in columns])
+
+
+def _only_partitions_of(spec: TableSpec, snapshot: Snapshot, keys: DataFrame) -> Snapshot:
+    """The snapshot restricted to the partitions the keys name (partition columns in the key)."""
+    parts = keys.select(
+        *[
+            F.when(F.col(p).cast("string") == F.lit(""), F.lit(None))
+            .otherwise(F.col(p).cast("string"))
+            .alias(p)
+            for p in spec.partition_by
+        ]
+    ).distinct()
+    wanted = {tuple(r) for r in parts.collect()}
+    ids = {i for i, p in snapshot.partitions.items() if p.values in wanted}
+    return replace(snapshot, files=tuple(f for f in snapshot.files if f.partition_id in ids))
+
+
+def _null(spec: TableSpec, column: str) -> Column:
+    return F.lit(None).cast(spark_type(spec.column(column).type))

@@ -18,6 +18,10 @@ PLAIN = TableSpec.build(
     "db.t", columns="region STRING, id BIGINT, sub INT, v STRING", primary_key="id,sub",
     partition_by="region",
 )  # fmt: skip
+KEYED_BY_REGION = TableSpec.build(
+    "db.t", columns="region STRING, id BIGINT, sub INT, v STRING", primary_key="region,id,sub",
+    partition_by="region",
+)  # fmt: skip
 ORDERED = TableSpec.build(
     "db.t", columns="id BIGINT, v STRING, ts BIGINT", primary_key="id", ordering_column="ts"
 )
@@ -31,8 +35,9 @@ def latest(frame: Any, spec: TableSpec, **kwargs: Any) -> set[tuple[Any, ...]]:
     return {tuple(r) for r in result}
 
 
-def test_key_is_partition_columns_then_primary_key() -> None:
-    assert key_columns(PLAIN) == ("region", "id", "sub")
+def test_key_is_the_primary_key_led_by_partition_columns_when_they_are_part_of_it() -> None:
+    assert key_columns(PLAIN) == ("id", "sub")  # unique table-wide: region is not in the key
+    assert key_columns(KEYED_BY_REGION) == ("region", "id", "sub")
 
 
 def test_last_change_in_input_order_wins_per_composite_key_and_partition(spark: Any) -> None:
@@ -48,11 +53,16 @@ def test_last_change_in_input_order_wins_per_composite_key_and_partition(spark: 
         ],
         PLAIN_ROWS,
     )
-    assert latest(frame, PLAIN) == {
+    assert latest(frame, KEYED_BY_REGION) == {
         ("eu", 1, 1, "third", "U", 30),
         ("eu", 1, 2, "other sub", "I", 15),
         ("us", 1, 1, "other region", "I", 5),
         (None, 1, 1, "null region, later", "U", 2),
+    }
+    # A table-wide key moves between partitions within the batch: its last change wins.
+    assert latest(frame, PLAIN) == {
+        ("eu", 1, 1, "third", "U", 30),
+        ("eu", 1, 2, "other sub", "I", 15),
     }
 
 

@@ -276,11 +276,6 @@ def test_nothing_is_written_outside_the_warehouse(run: Run) -> None:
         assert key == "p" and (value,) in values, entry
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="today's Debezium decoder skips an event without a payload as if it were a Kafka "
-    "tombstone (a null payload); the decoder rewrite of issue 10 owns versioned/engine/debezium.py",
-)
 def test_a_debezium_event_without_a_payload_is_a_dead_letter(run: Run) -> None:
     table = run.table.catalog.create_table(
         "db.nopayload", columns="k BIGINT, s STRING", primary_key="k"

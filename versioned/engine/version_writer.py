@@ -232,7 +232,6 @@ def _write_version(
         partition_for=lambda values: store.add_partition(spec.name, list(values)),
     )
     counts = plan.counts
-    counts.stale += superseded
     to_write = batch.where(F.col(OP) != F.lit("D"))
     if plan.stale.any():
         to_write = _drop_stale(spark, to_write, keys.filter(pa.array(plan.stale)), spec)
@@ -263,6 +262,7 @@ def _write_version(
         "deleted": counts.deleted,
         "ignored_deletes": counts.ignored_deletes,
         "stale": counts.stale,
+        "superseded": superseded,
         "rejected": rejected_count,
         "dead_letter": dead_letter_dir,
         "partitions": len(plan.adds),
@@ -296,6 +296,7 @@ def _write_version(
         deleted=counts.deleted,
         stale=counts.stale,
         rejected=rejected_count,
+        superseded=superseded,
         ignored_deletes=counts.ignored_deletes,
         partitions=len(plan.adds),
         files_written=len(files),

@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test wheel-smoke lint bench clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -19,6 +19,11 @@ test: $(STAMP)
 	$(VENV)/bin/ruff check versioned tests benchmarks
 	$(VENV)/bin/mypy
 	$(PY) -m pytest
+
+# Build the wheel, install it with its dependencies into a fresh virtualenv outside the
+# checkout, and run create / upsert / upsert / sql / show with its `versioned` script.
+wheel-smoke:
+	bash .ci/wheel-smoke.sh $(PYTHON)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check versioned tests benchmarks

@@ -73,6 +73,7 @@ class Expected:
     true_updates: int = 0
     true_deletes: int = 0
     stale: int = 0
+    superseded: int = 0
     rejected: int = 0
     partitions: int = 0
     partitions_max: int = 0
@@ -121,7 +122,7 @@ class TableModel:
         by_key: dict[Key, list[tuple[int, Change]]] = {}
         for i, change in enumerate(changes):
             by_key.setdefault(self.key(change), []).append((i, change))
-        expected = Expected(stale=len(changes) - len(by_key))
+        expected = Expected(superseded=len(changes) - len(by_key))
         touched: set[Any] = set()  # partitions the version certainly writes to
         named: set[Any] = set()  # partitions the batch's kept changes name
         for key, candidates in by_key.items():

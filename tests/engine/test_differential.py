@@ -171,7 +171,8 @@ def test_random_change_feeds_match_the_model(
         versions.append(result.version)
         results.append(result)
 
-    counts = ("inserted", "updated", "deleted", "ignored_deletes", "stale", "rejected")
+    counts = ("inserted", "updated", "deleted", "ignored_deletes", "stale", "superseded")
+    counts += ("rejected",)
     assert [(c.version, *[c.metrics[n] for n in counts]) for c in table.history()] == [
         (r.version, *[getattr(r, n) for n in counts]) for r in results
     ]
@@ -236,12 +237,14 @@ def check_counts(table: Table, result: CommitResult, expected: Expected, *, what
         "inserted + updated": result.inserted + result.updated,
         "deleted + ignored_deletes": result.deleted + result.ignored_deletes,
         "stale": result.stale,
+        "superseded": result.superseded,
         "rejected": result.rejected,
     }
     wanted = {
         "inserted + updated": expected.upserts,
         "deleted + ignored_deletes": expected.deletes,
         "stale": expected.stale,
+        "superseded": expected.superseded,
         "rejected": expected.rejected,
     }
     assert counted == wanted, f"{what}: {result}"

@@ -60,3 +60,17 @@ def test_remote_warehouse_needs_explicit_catalog():
 def test_catalog_must_be_a_url():
     with pytest.raises(ConfigError, match="SQLAlchemy URL"):
         resolve_settings(catalog="catalog.db", env={})
+
+
+def test_spark_is_quiet_unless_verbose_or_a_log_level_asks(tmp_path: Path):
+    def level(env: dict[str, str], verbose: bool = False) -> str | None:
+        return resolve_settings(warehouse=str(tmp_path), env=env, verbose=verbose).log_level
+
+    assert level({}) is None
+    assert level({}, verbose=True) == "WARN"
+    assert level({"VERSIONED_LOG_LEVEL": "info"}) == "INFO"
+    assert level({"VERSIONED_LOG_LEVEL": "debug"}, verbose=True) == "DEBUG"
+    assert level({"VERSIONED_LOG_LEVEL": "Warning"}) == "WARN"
+    assert level({"VERSIONED_LOG_LEVEL": "off"}) is None
+    with pytest.raises(ConfigError, match="VERSIONED_LOG_LEVEL='loud' is not a log level"):
+        level({"VERSIONED_LOG_LEVEL": "loud"})

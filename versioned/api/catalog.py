@@ -72,7 +72,7 @@ class Catalog:
             return self._spark
         from versioned.engine.session import get_or_create_spark
 
-        return get_or_create_spark(self.settings.spark_master)
+        return get_or_create_spark(self.settings.spark_master, log_level=self.settings.log_level)
 
     def close(self) -> None:
         """Release catalog connections (the SparkSession is left running)."""

@@ -18,11 +18,14 @@ class CommitResult:
             column the write reads no old data, so a few inserts (about the filter's
             false-positive rate) can be counted here.
         deleted: Deletes of keys that may have existed.
-        stale: Changes skipped because the stored state is newer (ordering column only),
-            plus changes superseded by a later change of the same key in the batch.
+        stale: Changes skipped because the stored state of their key is newer (ordering
+            column only): they arrived out of order.
         rejected: Rows sent to the dead-letter area with their reason.
         coerced: Applied rows whose values were changed by a lenient conversion the table
             opted into (table properties ``round_decimals``, ``replace_invalid_utf8``).
+        superseded: Changes replaced by a later change of the same key in the same batch
+            (by the ordering column when the table has one, else by input order); only the
+            last change per key is applied. Not an error: a batch of a busy key has many.
         ignored_deletes: Deletes of keys that certainly did not exist (no-ops).
         partitions: Partitions the batch touched.
         files_written: Data, index and Bloom files added.
@@ -37,6 +40,7 @@ class CommitResult:
     deleted: int
     stale: int
     rejected: int
+    superseded: int = 0
     ignored_deletes: int = 0
     partitions: int = 0
     files_written: int = 0

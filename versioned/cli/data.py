@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import sys
-import time
 from typing import Any
 
 import click
 
 from versioned.cli.context import CliContext, output_option, pass_cli, progress_printer
-from versioned.cli.render import echo, render_record, render_rows
+from versioned.cli.render import echo, render_record, render_rows, utc_time
 
 FEED_FORMATS = ("csv", "json", "parquet", "debezium")
 
@@ -139,6 +138,7 @@ HISTORY_COLUMNS = [
     "deleted",
     "ignored_deletes",
     "stale",
+    "superseded",
     "rejected",
     "files",
 ]
@@ -164,13 +164,14 @@ def history(state: CliContext, name: str) -> None:
                 "version": c.version,
                 "commit": c.seq,
                 "operation": c.operation,
-                "committed_at": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(c.committed_at)),
+                "committed_at": utc_time(c.committed_at),
                 "user": c.user,
                 "inserted": m.get("inserted"),
                 "updated": m.get("updated"),
                 "deleted": m.get("deleted"),
                 "ignored_deletes": m.get("ignored_deletes"),
                 "stale": m.get("stale"),
+                "superseded": m.get("superseded"),
                 "rejected": m.get("rejected"),
                 "files": m.get("files_written"),
             }

@@ -11,6 +11,7 @@ from versioned.cli.context import CliContext
 from versioned.cli.render import OUTPUT_FORMATS
 from versioned.config import (
     ENV_CATALOG,
+    ENV_LOG_LEVEL,
     ENV_SPARK_MASTER,
     ENV_USER,
     ENV_WAREHOUSE,
@@ -45,6 +46,7 @@ Configuration (flags win over environment, environment over defaults):
   --warehouse     {ENV_WAREHOUSE}     default ./warehouse
   --spark-master  {ENV_SPARK_MASTER}  default local[*]
   --user          {ENV_USER}          default the OS user
+  --verbose       {ENV_LOG_LEVEL}     default quiet (--verbose: WARN)
 
 \b
 Start here:
@@ -70,6 +72,12 @@ Start here:
     show_default=True,
     help="Output format of results.",
 )
+@click.option(
+    "--verbose",
+    "-v",
+    is_flag=True,
+    help=f"Show Spark's own output on stderr (at {ENV_LOG_LEVEL}, else WARN).",
+)
 @click.version_option(package_name="versioned")
 @click.pass_context
 def cli(
@@ -79,6 +87,7 @@ def cli(
     spark_master: str | None,
     user: str | None,
     output: str,
+    verbose: bool,
 ) -> None:
     """versioned: keep data-lake tables in sync with OLTP change feeds, on Spark.
 
@@ -87,7 +96,11 @@ def cli(
     """
     try:
         settings = resolve_settings(
-            catalog=catalog, warehouse=warehouse, spark_master=spark_master, user=user
+            catalog=catalog,
+            warehouse=warehouse,
+            spark_master=spark_master,
+            user=user,
+            verbose=verbose,
         )
     except VersionedError as err:
         raise UserError(err) from err

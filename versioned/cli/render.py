@@ -7,7 +7,7 @@ import io
 import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 from decimal import Decimal
 from typing import Any, Literal
 
@@ -90,6 +90,14 @@ def render_record(record: Mapping[str, Any], fmt: OutputFormat) -> str:
         return render_rows([record], "csv")
     width = max((len(k) for k in record), default=0)
     return "\n".join(f"{k.ljust(width)}  {_table_cell(v)}" for k, v in record.items())
+
+
+def utc_time(epoch: float | None) -> str | None:
+    """A catalog time (seconds since the epoch) as ISO-8601 UTC, to the second
+    (``2024-05-01T12:00:00+00:00``, the form `export` writes too); ``None`` stays ``None``."""
+    if epoch is None:
+        return None
+    return datetime.fromtimestamp(epoch, UTC).isoformat(timespec="seconds")
 
 
 def echo(text: str) -> None:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from versioned.cli.context import CliContext, output_option, pass_cli
-from versioned.cli.render import echo, render_record, render_rows
+from versioned.cli.render import echo, render_record, render_rows, utc_time
 from versioned.schema import FILE_FORMATS, LAYOUTS
 
 
@@ -104,7 +106,7 @@ def create_table(
 @pass_cli
 def describe(state: CliContext, name: str) -> None:
     """Show a table's columns, keys, layout, owner and current version."""
-    info = state.catalog.describe(name)
+    info = describe_record(state, name)
     if state.output != "table":
         echo(render_record(info, state.output))
         return
@@ -167,7 +169,7 @@ def alter_table(state: CliContext, name: str, add: str | None, widen: str | None
         changes += [f"widened {c}" for c in commit.metrics.get("widened_columns", [])]
         echo(f"altered {name} as version {commit.version}: {', '.join(changes)}")
     else:
-        echo(render_record(state.catalog.describe(name), state.output))
+        echo(render_record(describe_record(state, name), state.output))
 
 
 @click.command("list-tables")
@@ -201,6 +203,7 @@ def partitions(state: CliContext, name: str, as_of: int | None) -> None:
     table = state.catalog.table(name)
     snapshot = table.snapshot(as_of)
     keys = table.spec.partition_by
+    committed_at: dict[int | None, float] = {c.version: c.committed_at for c in table.history()}
     rows = []
     for part in sorted(snapshot.partitions.values(), key=lambda p: p.path):
         files = [f for f in snapshot.files if f.partition_id == part.id]
@@ -210,13 +213,15 @@ def partitions(state: CliContext, name: str, as_of: int | None) -> None:
                 **{k: v for k, v in zip(keys, part.values, strict=True)},
                 "path": part.path,
                 "head_version": part.head_version,
+                "committed_at": utc_time(committed_at.get(part.head_version)),
                 "versions": len({f.version for f in data}),
                 "data_files": len(data),
                 "rows": sum(f.row_count for f in data),
                 "index_entries": sum(f.row_count for f in files if f.kind == "index"),
             }
         )
-    cols = [*keys, "path", "head_version", "versions", "data_files", "rows", "index_entries"]
+    cols = [*keys, "path", "head_version", "committed_at", "versions", "data_files", "rows"]
+    cols.append("index_entries")
     echo(render_rows(rows, state.output, cols))
 
 
@@ -233,6 +238,12 @@ def drop_table(state: CliContext, name: str, yes: bool, keep_files: bool) -> Non
         click.confirm(f"Drop {table.name} {what}?", abort=True)
     state.catalog.drop_table(table.name, purge=not keep_files)
     echo(f"dropped {table.name}")
+
+
+def describe_record(state: CliContext, name: str) -> dict[str, Any]:
+    """`Catalog.describe` with its times as ISO-8601 UTC."""
+    info = state.catalog.describe(name)
+    return {**info, "created_at": utc_time(info.get("created_at"))}
 
 
 def _role(column: str, keys: set[str], parts: set[str]) -> str:

@@ -2,19 +2,26 @@
 
 A session built here leaves nothing behind in the working directory: Spark's own warehouse
 (where its in-memory catalog creates a folder per database), Derby's home and log go to a
-private temporary folder that is removed when the process exits, and Spark logs only errors
-that are not also raised to the caller (failed tasks are reported by the exception the
-caller gets, so their executor-side log lines are dropped).
+private temporary folder that is removed when the process exits.
+
+It is quiet unless asked: the JVM's stderr goes to a pipe that is shown only with a log level
+(``versioned --verbose``, or ``VERSIONED_LOG_LEVEL``; `engine.jvm_output`), and even then
+Spark logs at that level only. Without one Spark logs only errors, which are also raised to
+the caller (failed tasks are reported by the exception the caller gets, so their
+executor-side log lines are dropped). Errors reach the user through versioned's messages.
 """
 
 from __future__ import annotations
 
 import atexit
+import os
 import shutil
 import tempfile
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from versioned.config import ENV_LOG_LEVEL, log_level
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -31,21 +38,26 @@ DEFAULT_CONF: dict[str, str] = {
 }
 
 _LOG4J2 = """\
-rootLogger.level = error
+rootLogger.level = {level}
 rootLogger.appenderRef.stderr.ref = console
 appender.console.type = Console
 appender.console.name = console
 appender.console.target = SYSTEM_ERR
 appender.console.layout.type = PatternLayout
-appender.console.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n%ex
+appender.console.layout.pattern = %d{{yy/MM/dd HH:mm:ss}} %p %c{{1}}: %m%n%ex
+# Spark treats a PySpark driver as a shell and caps the console at the level of the logger
+# that set logging up, this one (WARN unless configured: INFO and DEBUG would not get through).
+logger.gateway.name = org.apache.spark.api.python.PythonGatewayServer
+logger.gateway.level = {level}
+"""
+# Quiet (no log level asked for): what remains at ERROR is also raised to the caller.
+_LOG4J2_QUIET = """\
 logger.executor.name = org.apache.spark.executor.Executor
 logger.executor.level = off
 logger.tasks.name = org.apache.spark.scheduler.TaskSetManager
 logger.tasks.level = off
 logger.submit.name = org.apache.spark.deploy.SparkSubmit
 logger.submit.level = error
-logger.gateway.name = org.apache.spark.api.python.PythonGatewayServer
-logger.gateway.level = error
 """
 
 
@@ -57,15 +69,31 @@ def private_dir() -> Path:
     """
     path = Path(tempfile.mkdtemp(prefix="versioned-spark-"))
     atexit.register(shutil.rmtree, path, ignore_errors=True)
-    (path / "log4j2.properties").write_text(_LOG4J2, encoding="utf-8")
     return path
 
 
-def session_conf(extra: dict[str, str] | None = None) -> dict[str, str]:
+def log4j_config(level: str | None) -> Path:
+    """The log4j2 configuration file of a session logging at ``level`` (``None``: quiet)."""
+    path = private_dir() / f"log4j2-{(level or 'quiet').lower()}.properties"
+    if not path.exists():
+        text = _LOG4J2.format(level=(level or "error").lower())
+        path.write_text(text if level else text + _LOG4J2_QUIET, encoding="utf-8")
+    return path
+
+
+def session_log_level(requested: str | None = None) -> str | None:
+    """The log level of a new session: ``requested``, else ``VERSIONED_LOG_LEVEL``, else
+    ``None`` (quiet)."""
+    return log_level(requested if requested is not None else os.environ.get(ENV_LOG_LEVEL))
+
+
+def session_conf(
+    extra: dict[str, str] | None = None, *, level: str | None = None
+) -> dict[str, str]:
     """The configuration a session built by versioned starts with (``extra`` wins)."""
     home = private_dir()
     java_options = (
-        f"-Dlog4j2.configurationFile={(home / 'log4j2.properties').as_uri()} "
+        f"-Dlog4j2.configurationFile={log4j_config(level).as_uri()} "
         f"-Dderby.system.home={home / 'derby'} -Dderby.stream.error.file={home / 'derby.log'}"
     )
     conf = {
@@ -81,21 +109,44 @@ def session_conf(extra: dict[str, str] | None = None) -> dict[str, str]:
 
 
 def get_or_create_spark(
-    master: str = "local[*]", app_name: str = "versioned", conf: dict[str, str] | None = None
+    master: str = "local[*]",
+    app_name: str = "versioned",
+    conf: dict[str, str] | None = None,
+    *,
+    log_level: str | None = None,
 ) -> SparkSession:
-    """Return the active SparkSession, or build one for ``master`` with sensible defaults."""
+    """Return the active SparkSession, or build one for ``master`` with sensible defaults.
+
+    ``log_level`` (a log4j level; default ``VERSIONED_LOG_LEVEL``) asks for Spark's output on
+    stderr at that level; without one the session is quiet (see the module's docstring).
+    """
+    from pyspark import SparkConf, SparkContext
     from pyspark.sql import SparkSession
 
     active = SparkSession.getActiveSession()
     if active is not None:
         return active
-    builder = SparkSession.builder.master(master).appName(app_name)
-    for key, value in session_conf(conf).items():
-        builder = builder.config(key, value)
-    session = builder.getOrCreate()
-    session.sparkContext.setLogLevel("ERROR")
-    _quiet_query_error_logs()
+    level = session_log_level(log_level)
+    spark_conf = SparkConf().setMaster(master).setAppName(app_name)
+    spark_conf.setAll(list(session_conf(conf, level=level).items()))
+    if SparkContext._active_spark_context is None and _can_launch_jvm():
+        from versioned.engine.jvm_output import launch_gateway
+
+        gateway = launch_gateway(spark_conf, forward=level is not None)
+        SparkContext(conf=spark_conf, gateway=gateway)
+    session = SparkSession.builder.config(conf=spark_conf).getOrCreate()
+    session.sparkContext.setLogLevel(level or "ERROR")
+    if level is None:
+        _quiet_query_error_logs()
     return session
+
+
+def _can_launch_jvm() -> bool:
+    """Whether the next SparkContext starts its own JVM here: not under ``spark-submit``
+    (which hands over a running one) and not while an earlier JVM of ours still runs."""
+    from pyspark import SparkContext
+
+    return SparkContext._gateway is None and "PYSPARK_GATEWAY_PORT" not in os.environ
 
 
 def _quiet_query_error_logs() -> None:

@@ -3,7 +3,7 @@
 Spark resolves ``db.table`` only through its session catalog, and temporary views cannot be
 qualified (nor can a permanent view read one). So each table gets, in the session catalog:
 
-* a view ``db.table``: ``sql/latest_view.sql`` over the two tables below;
+* a view ``db.table``: ``engine/sql/latest_view.sql`` over the two tables below;
 * in the private database ``__versioned`` (database names starting with ``__`` are reserved,
   so no table of the catalog can take or shadow these names) an external table over the
   data tree, partitioned by the partition columns and ``version_id`` with one partition per

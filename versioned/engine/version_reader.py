@@ -2,8 +2,8 @@
 
 The snapshot (committed files) is resolved once by the caller; this module scans exactly
 those files natively (Parquet or ORC, partition values and ``version_id`` from each file's
-path) and applies ``sql/latest_view.sql``: one broadcast anti join of the rows against the
-index entries of higher versions (no aggregation, no shuffle). When the index holds more
+path) and applies ``engine/sql/latest_view.sql``: one broadcast anti join of the rows against
+the index entries of higher versions (no aggregation, no shuffle). When the index holds more
 entries than ``broadcast_limit`` the join is a shuffle join and a warning says the table needs
 compaction.
 """
@@ -166,7 +166,8 @@ def latest_rows(
 def latest_view_sql(
     partition_by: tuple[str, ...], keys: tuple[str, ...], columns: list[str], hint: str
 ) -> str:
-    """``sql/latest_view.sql`` with its column lists filled in (``{data}``/``{index}`` left)."""
+    """``engine/sql/latest_view.sql`` with its column lists filled in (``{data}``/``{index}``
+    left)."""
     key_columns = ", ".join(f"`{c}`" for c in [*partition_by, *keys])
     exact = [f"d.`{p}` <=> m.`{p}`" for p in partition_by] + [f"d.`{k}` = m.`{k}`" for k in keys]
     text = template("latest_view.sql")

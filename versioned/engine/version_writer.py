@@ -233,7 +233,6 @@ def _write_version(
         bloom_headroom=WRITE_HEADROOM,
     )
     counts = plan.counts
-    counts.stale += superseded
     to_write = batch.where(F.col(OP) != F.lit("D"))
     if plan.stale.any():
         to_write = _drop_stale(spark, to_write, keys.filter(pa.array(plan.stale)), spec)
@@ -264,6 +263,7 @@ def _write_version(
         "deleted": counts.deleted,
         "ignored_deletes": counts.ignored_deletes,
         "stale": counts.stale,
+        "superseded": superseded,
         "rejected": rejected_count,
         "coerced": coerced,
         "dead_letter": dead_letter_dir,
@@ -301,6 +301,7 @@ def _write_version(
         stale=counts.stale,
         rejected=rejected_count,
         coerced=coerced,
+        superseded=superseded,
         ignored_deletes=counts.ignored_deletes,
         partitions=len(plan.adds),
         files_written=len(files),

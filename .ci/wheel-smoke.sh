@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# The wheel as a new user gets it: build it from a copy of the checkout, install it with its
+# dependencies into a fresh virtualenv outside the checkout (no system site packages), and
+# drive that virtualenv's `versioned` script from an empty temporary directory:
+# init / create-table / upsert / upsert / sql / show. Fails on any missing package data (the
+# SQL templates), on a wrong result, or on any line `sql` prints to stderr.
+#
+# Usage: .ci/wheel-smoke.sh [PYTHON]   (PYTHON builds the wheel and the virtualenv; default
+# python3). Extra pip options (e.g. --find-links DIR for a wheel cache) go in PIP_OPTIONS.
+set -euo pipefail
+
+repo=$(cd "$(dirname "$0")/.." && pwd)
+python=${1:-python3}
+work=$(mktemp -d "${TMPDIR:-/tmp}/versioned-wheel-smoke.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+started=$SECONDS
+step() { printf '[wheel-smoke %4ds] %s\n' "$((SECONDS - started))" "$*"; }
+fail() { printf 'wheel-smoke FAILED: %s\n' "$*" >&2; exit 1; }
+
+# Build from a copy of the files git knows (tracked and new, not ignored), so the checkout
+# gets no build/ or *.egg-info and nothing outside the package can leak into the wheel.
+step "copying the source"
+mkdir "$work/src"
+(cd "$repo" && git ls-files -z --cached --others --exclude-standard) \
+    | (cd "$repo" && xargs -0 tar -cf - --no-recursion --ignore-failed-read) \
+    | tar -xf - -C "$work/src"
+step "building the wheel"
+"$python" -m pip wheel --quiet --no-deps --wheel-dir "$work/dist" "$work/src"
+wheel=$(ls "$work"/dist/versioned-*.whl)
+step "built $(basename "$wheel")"
+
+step "installing it with its dependencies into a fresh virtualenv"
+"$python" -m venv "$work/venv"
+# shellcheck disable=SC2086  # PIP_OPTIONS is a list of options
+"$work/venv/bin/python" -m pip install --quiet --disable-pip-version-check \
+    ${PIP_OPTIONS:-} "$wheel"
+
+run="$work/run"
+mkdir "$run"
+cd "$run"
+# Nothing of the checkout or of the caller's configuration may reach the installed package.
+unset PYTHONPATH SPARK_HOME PYSPARK_PYTHON VERSIONED_CATALOG VERSIONED_USER \
+    VERSIONED_SPARK_MASTER VERSIONED_LOG_LEVEL
+export VERSIONED_WAREHOUSE="$run/wh"
+versioned() { "$work/venv/bin/versioned" --spark-master 'local[1]' "$@"; }
+
+where=$("$work/venv/bin/python" -c 'import versioned; print(versioned.__file__)')
+[[ $where == "$work/venv/"* ]] || fail "versioned was imported from $where, not the virtualenv"
+
+cat >batch1.csv <<'EOF'
+id,name,region,op
+1,one,east,I
+2,two,west,I
+3,three,east,I
+EOF
+cat >batch2.csv <<'EOF'
+id,name,region,op
+2,two again,west,U
+3,,east,D
+4,four,west,I
+EOF
+
+step "create-table, upsert, upsert"
+versioned init >/dev/null
+versioned create-table smoke.t --columns "id BIGINT, name STRING, region STRING" \
+    --primary-key id --partition-by region --op-code-column op >/dev/null
+versioned upsert smoke.t batch1.csv --quiet >/dev/null
+versioned upsert smoke.t batch2.csv --quiet >/dev/null
+
+step "sql"
+versioned sql "SELECT id, name, region FROM smoke.t ORDER BY id" --output csv >sql.csv 2>sql.err \
+    || fail "versioned sql exited $?: $(cat sql.err)"
+printf 'id,name,region\n1,one,east\n2,two again,west\n4,four,west\n' >expected.csv
+diff -u expected.csv sql.csv || fail "versioned sql returned other rows"
+[[ ! -s sql.err ]] || fail "versioned sql wrote to stderr: $(cat sql.err)"
+
+step "show"
+versioned show smoke.t --where "region = 'west'" --output csv >show.csv \
+    || fail "versioned show exited $?"
+sort show.csv >show.sorted
+printf '2,two again,west\n4,four,west\nid,name,region\n' >expected.sorted
+diff -u expected.sorted show.sorted || fail "versioned show returned other rows"
+
+step "passed"

@@ -1,0 +1,146 @@
+"""What the CLI prints: its own lines only (Spark's when asked for), times as ISO-8601 UTC,
+and commit counts that tell superseded changes from stale ones."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from versioned.api.catalog import connect
+from versioned.catalog.records import FileAdd, PartitionCommit
+from versioned.cli.main import cli
+from versioned.names import TableName
+
+SCRIPT = str(Path(sys.executable).parent / "versioned")
+ISO_UTC = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00$")
+PROGRESS = re.compile(r"^\[ *\d+\.\ds\] \S")
+# The JVM prints this itself when it starts (Spark 4's launcher adds the module).
+JVM_NOTICE = "WARNING: Using incubator modules"
+
+
+@pytest.fixture
+def base(tmp_path: Path) -> list[str]:
+    """Global options for a fresh catalog holding test.t (created without Spark)."""
+    args = ["--warehouse", str(tmp_path / "wh"), "--catalog", f"sqlite:///{tmp_path}/cat.db"]
+    created = CliRunner().invoke(
+        cli,
+        [*args, "--user", "alice", "create-table", "test.t", "--columns",
+         "k BIGINT, v STRING, p STRING", "--primary-key", "k", "--partition-by", "p",
+         "--op-code-column", "op"],
+    )  # fmt: skip
+    assert created.exit_code == 0, created.output
+    return args
+
+
+def _cli(base: list[str], *args: str) -> str:
+    result = CliRunner().invoke(cli, [*base, "--user", "alice", *args])
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def _script(base: list[str], cwd: Path, *args: str, log_level: str | None = None):
+    """The installed console script in a child process, as a user runs it."""
+    env = {k: v for k, v in os.environ.items() if k != "VERSIONED_LOG_LEVEL"}
+    if log_level is not None:
+        env["VERSIONED_LOG_LEVEL"] = log_level
+    cwd.mkdir(exist_ok=True)
+    return subprocess.run(
+        [SCRIPT, *base, "--user", "alice", "--spark-master", "local[1]", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=env,
+        timeout=600,
+    )
+
+
+def test_describe_history_and_partitions_show_times_as_iso_8601_utc(
+    base: list[str], tmp_path: Path
+) -> None:
+    cat = connect(warehouse=base[1], catalog=base[3], user="alice")
+    name = TableName("test", "t")
+    txn = cat.store.begin()
+    part = cat.store.add_partition(name, ["x"])
+    add = FileAdd(part.id, f"p=x/version_id={txn}/part-0.parquet", "data", txn, 10, 1)
+    cat.store.commit(
+        txn,
+        name,
+        operation="upsert",
+        partitions=[PartitionCommit(part.id, new_head=txn, add=(add,))],
+        metrics={"inserted": 1, "stale": 1, "superseded": 2, "rejected": 0},
+    )
+    (commit,) = cat.store.history(name)
+    created_at = cat.table("test.t").info.created_at
+    cat.close()
+
+    def seconds(text: str) -> float:
+        assert ISO_UTC.match(text), text
+        return datetime.fromisoformat(text).timestamp()
+
+    info = json.loads(_cli(base, "describe", "test.t", "-o", "json"))
+    assert seconds(info["created_at"]) == math.floor(created_at)
+    (row,) = json.loads(_cli(base, "history", "test.t", "-o", "json"))
+    assert seconds(row["committed_at"]) == math.floor(commit.committed_at)
+    assert (row["stale"], row["superseded"]) == (1, 2)
+    (partition,) = json.loads(_cli(base, "partitions", "test.t", "-o", "json"))
+    assert partition["committed_at"] == row["committed_at"]
+
+    for command in ("describe", "history", "partitions"):
+        text = _cli(base, command, "test.t")
+        assert re.search(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00", text), text
+        assert not re.search(r"\d{9,}\.\d", text), text  # no raw epoch seconds
+    header = _cli(base, "history", "test.t").splitlines()[0].split()
+    assert header.index("superseded") == header.index("stale") + 1
+
+
+@pytest.mark.spark
+def test_upsert_and_sql_write_only_their_own_lines_to_stderr(
+    base: list[str], tmp_path: Path
+) -> None:
+    feed = tmp_path / "feed.csv"
+    feed.write_text("k,v,p,op\n1,a,x,I\n1,b,x,U\n2,c,y,I\n")
+    upsert = _script(base, tmp_path / "cwd", "upsert", "test.t", str(feed), "-o", "json")
+    assert upsert.returncode == 0, upsert.stderr
+    lines = upsert.stderr.splitlines()
+    assert lines and all(PROGRESS.match(line) for line in lines), upsert.stderr
+    result = json.loads(upsert.stdout)
+    assert (result["inserted"], result["stale"], result["superseded"]) == (2, 0, 1)
+
+    query = "SELECT k, v FROM test.t ORDER BY k"
+    sql = _script(base, tmp_path / "cwd", "sql", query, "--output", "csv")
+    assert sql.returncode == 0, sql.stderr
+    assert sql.stdout == "k,v\n1,b\n2,c\n"
+    assert sql.stderr == ""
+
+
+@pytest.mark.spark
+def test_verbose_or_a_log_level_shows_sparks_own_lines(base: list[str], tmp_path: Path) -> None:
+    verbose = _script(base, tmp_path / "cwd", "--verbose", "sql", "SELECT 1 AS one", "-o", "csv")
+    assert verbose.returncode == 0, verbose.stderr
+    assert verbose.stdout == "one\n1\n"
+    assert JVM_NOTICE in verbose.stderr
+
+    info = _script(base, tmp_path / "cwd", "sql", "SELECT 1 AS one", "-o", "csv", log_level="info")
+    assert info.returncode == 0, info.stderr
+    assert info.stdout == "one\n1\n"
+    assert re.search(r"INFO SparkContext: Running Spark version \d", info.stderr), info.stderr
+
+
+def test_an_unknown_log_level_is_a_one_line_configuration_error(base: list[str]) -> None:
+    result = CliRunner().invoke(
+        cli, [*base, "describe", "test.t"], env={"VERSIONED_LOG_LEVEL": "loud"}
+    )
+    assert result.exit_code == 2
+    assert result.output.strip().splitlines() == [
+        "Error: VERSIONED_LOG_LEVEL='loud' is not a log level; use one of OFF, FATAL, ERROR, "
+        "WARN, INFO, DEBUG, TRACE, ALL (or unset it for a quiet Spark)"
+    ]

@@ -150,7 +150,8 @@ def test_old_files_read_under_widened_types(cat: Catalog, file_format: str) -> N
             assert _rows(t.read()) == expected
         finally:
             spark.conf.unset(f"spark.sql.{file_format}.enableVectorizedReader")
-    t.upsert(pa.table({"id": pa.array([3], pa.int32()), "n": pa.array([2**40], pa.int64())}))
+    row = pa.table({"id": pa.array([3], pa.int32()), "n": pa.array([2**40], pa.int64())})
+    t.upsert(row, partial=True)  # the other columns: none stored for a new key, so null
     assert _rows(t.read().select("id", "n")) == [(1, -(2**31)), (2, 2**31 - 1), (3, 2**40)]
 
 

@@ -74,7 +74,7 @@ def test_evolve_types_json_values_by_inference_and_csv_values_as_strings(
     )
     t.upsert(str(feed), evolve=True)
     csv = tmp_path / "feed.csv"
-    csv.write_text("id,qty,p,code\n4,4,b,0042\n")
+    csv.write_text("id,qty,p,n,x,ok,tag,code\n4,4,b,,,,,0042\n")  # every column: not partial
     t.upsert(str(csv), evolve=True)
     assert list(_types(t).items())[3:] == [
         ("n", "BIGINT"),

@@ -203,11 +203,14 @@ def test_counts_add_up_to_the_input_rows(run: Run, fmt: str) -> None:
     r = batch.result
     rejected = sum(row.expected is None for row in batch.rows)
     accepted = [row for row in batch.rows if row.expected is not None]
-    stale = len(accepted) - len({row.key for row in accepted})
-    counted = r.inserted + r.updated + r.deleted + r.ignored_deletes + r.stale + r.rejected
-    assert (counted, r.rejected, r.stale) == (len(batch.rows), rejected, stale), (
-        f"seed {SEED}: {fmt} result {r}; expected {rejected} rejected, {stale} stale"
-    )
+    superseded = len(accepted) - len({row.key for row in accepted})  # later change, same key
+    counted = r.inserted + r.updated + r.deleted + r.ignored_deletes + r.superseded + r.rejected
+    assert (counted, r.rejected, r.superseded, r.stale) == (
+        len(batch.rows),
+        rejected,
+        superseded,
+        0,
+    ), f"seed {SEED}: {fmt} result {r}; expected {rejected} rejected, {superseded} superseded"
     assert r.coerced == 0
 
 

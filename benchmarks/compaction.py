@@ -94,8 +94,8 @@ def _noop_read(frame: Any) -> None:
 
 def _plain_rewrite(frame: Any, live_rows: int, out: str) -> None:
     """Write ``frame`` into files of the compactor's target size, shaped as it shapes them."""
-    from versioned.engine.compacted_version import file_shaping
-    from versioned.engine.compaction_plan import CompactionOptions
+    from versioned.engine.version_partition.compacted_version import file_shaping
+    from versioned.options import CompactionOptions
 
     files = max(1, math.ceil(live_rows / CompactionOptions().rows_per_file))
     splits = frame.rdd.getNumPartitions()
@@ -108,7 +108,7 @@ def _plain_rewrite(frame: Any, live_rows: int, out: str) -> None:
 
 def _shuffled_rewrite(frame: Any, live_rows: int, out: str) -> None:
     """The rewrite shaped with a shuffle (``repartition(n)``), as compaction did before."""
-    from versioned.engine.compaction_plan import CompactionOptions
+    from versioned.options import CompactionOptions
 
     files = max(1, math.ceil(live_rows / CompactionOptions().rows_per_file))
     (frame.coalesce(1) if files == 1 else frame.repartition(files)).write.parquet(out)
@@ -395,7 +395,7 @@ def main() -> None:
         json.loads(json_path.read_text()) if json_path.exists() else {"runs": {}}
     )
     if not args.report_only:
-        from versioned.engine.session import get_or_create_spark
+        from versioned.engine.spark.session import get_or_create_spark
 
         spark = get_or_create_spark(
             "local[2]",

@@ -231,7 +231,7 @@ def main() -> None:
         render(previous, out)
         return
 
-    from versioned.engine.session import get_or_create_spark
+    from versioned.engine.spark.session import get_or_create_spark
 
     spark = get_or_create_spark(
         "local[2]", app_name="upsert-bench", conf={"spark.driver.memory": args.driver_memory}

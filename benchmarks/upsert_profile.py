@@ -124,8 +124,8 @@ def read_variants(spark: Any, catalog: Any, table: Any, work: Path) -> dict[str,
 
 
 def load_variants(spark: Any, table: Any, work: Path) -> dict[str, Callable]:
-    from versioned.engine.batch_dedup import latest_per_key
-    from versioned.engine.feed_reader import read_feed
+    from versioned.engine.feeds.batch_dedup import latest_per_key
+    from versioned.engine.feeds.reader import read_feed
 
     spec, base = table.spec, spark.read.parquet(str(work / "data" / "base"))
 
@@ -172,7 +172,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--only", choices=("read", "load"), default=None)
     args = parser.parse_args()
-    from versioned.engine.session import get_or_create_spark
+    from versioned.engine.spark.session import get_or_create_spark
 
     spark = get_or_create_spark("local[2]", conf={"spark.driver.memory": "8g"})
     work = Path(args.work or f"/tmp/versioned-profile-{args.rows}")

@@ -15,7 +15,7 @@ from tests.support.postgres import PgCluster, start_cluster
 @pytest.fixture(scope="session")
 def spark() -> Iterator[Any]:
     """The one local SparkSession all Spark tests share (built the way versioned builds it)."""
-    from versioned.engine.session import get_or_create_spark
+    from versioned.engine.spark.session import get_or_create_spark
 
     session = get_or_create_spark(
         "local[2]",

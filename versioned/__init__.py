@@ -15,11 +15,8 @@ cat.register_views()                            # SELECT ... FROM test.sell in S
 from __future__ import annotations
 
 from versioned.api.catalog import Catalog, connect
-from versioned.api.maintenance import CompactionResult, PartitionCompaction, VacuumResult
-from versioned.api.results import CommitResult
 from versioned.api.table import Table
 from versioned.catalog.records import CommitInfo, Snapshot
-from versioned.engine.compaction_plan import CompactionOptions, CompactionThresholds
 from versioned.errors import (
     CatalogError,
     CommitConflictError,
@@ -33,6 +30,8 @@ from versioned.errors import (
     TransactionExpiredError,
     VersionedError,
 )
+from versioned.options import CompactionOptions, CompactionThresholds, WriteOptions
+from versioned.results import CommitResult, CompactionResult, PartitionCompaction, VacuumResult
 from versioned.schema import Column, TableSpec
 
 __version__ = "0.1.0"
@@ -61,6 +60,7 @@ __all__ = [
     "TransactionExpiredError",
     "VacuumResult",
     "VersionedError",
+    "WriteOptions",
     "__version__",
     "connect",
 ]

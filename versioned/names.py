@@ -16,7 +16,7 @@ _PRINCIPAL = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.@\-]{0,127}$")
 DEFAULT_DATABASE = "default"
 
 # Names the version-partition layout uses for its own columns and directories
-# (`__key_hash`: engine/sql/latest_view.sql).
+# (`__key_hash`: engine/spark/sql/latest_view.sql).
 RESERVED_COLUMNS = frozenset({"version_id", "_version", "_op", "_seq", "_reason", "__key_hash"})
 
 # Databases Spark resolves specially in SQL (global temporary views, the session catalog's own

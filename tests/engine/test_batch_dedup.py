@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from versioned.engine.batch_dedup import key_columns, latest_per_key
-from versioned.engine.feed_reader import read_feed
+from versioned.engine.feeds.batch_dedup import key_columns, latest_per_key
+from versioned.engine.feeds.reader import read_feed
 from versioned.errors import SchemaError
 from versioned.schema import TableSpec
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from versioned.engine.feed_reader import Feed, read_feed
+from versioned.engine.feeds.reader import Feed, read_feed
 from versioned.errors import InputError, SchemaError
 from versioned.schema import TableSpec
 

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from tests.engine.debezium_events import decimal_bytes, envelope, field, write_lines
-from versioned.engine.feed_reader import Feed, read_feed
+from versioned.engine.feeds.reader import Feed, read_feed
 from versioned.schema import TableSpec
 
 pytestmark = pytest.mark.spark

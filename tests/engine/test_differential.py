@@ -31,10 +31,10 @@ from pyspark.sql import functions as F
 
 from tests.engine.change_model import Change, Expected, FeedGenerator, Shape, TableModel, net_diff
 from versioned.api.catalog import Catalog, connect
-from versioned.api.results import CommitResult
 from versioned.api.table import Table
 from versioned.layouts.version_partition import probe
 from versioned.layouts.version_partition.stats import may_contain_range
+from versioned.results import CommitResult
 
 pytestmark = pytest.mark.spark
 

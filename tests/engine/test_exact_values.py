@@ -11,7 +11,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from versioned.engine.feed_reader import Feed, read_feed
+from versioned.engine.feeds.reader import Feed, read_feed
 from versioned.errors import SchemaError
 from versioned.schema import TableSpec
 

@@ -12,7 +12,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from versioned.engine.feed_reader import Feed, read_feed
+from versioned.engine.feeds.reader import Feed, read_feed
 from versioned.errors import InputError, SchemaError
 from versioned.schema import TableSpec
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from versioned.engine.feed_schema import map_columns, required_columns
+from versioned.engine.feeds.schema import map_columns, required_columns
 from versioned.errors import SchemaError
 from versioned.schema import TableSpec
 

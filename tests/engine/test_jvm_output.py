@@ -10,7 +10,7 @@ import textwrap
 
 import pytest
 
-from versioned.engine.jvm_output import TAIL_LINES, JvmOutput
+from versioned.engine.spark.jvm_output import TAIL_LINES, JvmOutput
 
 # A child that writes far more than a pipe buffers (64 KiB on Linux) to its stderr.
 CHATTY = "import sys\nfor i in range(20000): print(f'line {i} ' + 'x' * 60, file=sys.stderr)\n"
@@ -44,7 +44,7 @@ def test_a_forwarding_drain_shows_every_line(capfd: pytest.CaptureFixture) -> No
 def test_a_jvm_that_cannot_start_says_why_on_stderr() -> None:
     script = textwrap.dedent(
         """
-        from versioned.engine.session import get_or_create_spark
+        from versioned.engine.spark.session import get_or_create_spark
         try:
             get_or_create_spark("local[1]", conf={"spark.driver.memory": "4zz"})
         except Exception as error:

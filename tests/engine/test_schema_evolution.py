@@ -15,7 +15,7 @@ import pytest
 
 from versioned.api.catalog import Catalog, connect
 from versioned.api.table import Table
-from versioned.engine.compactor import compact_table
+from versioned.engine.version_partition.compactor import compact_table
 from versioned.errors import InputError
 
 pytestmark = pytest.mark.spark

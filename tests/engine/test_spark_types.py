@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pyspark.sql import types as T
 
-from versioned.engine.spark_types import max_length, spark_schema, spark_type
+from versioned.engine.spark.types import max_length, spark_schema, spark_type
 from versioned.errors import SchemaError
 from versioned.schema import TableSpec
 

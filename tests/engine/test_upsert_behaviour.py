@@ -13,7 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from versioned.api.catalog import Catalog, connect
-from versioned.engine.version_reader import CompactionNeededWarning
+from versioned.engine.version_partition.reader import CompactionNeededWarning
 from versioned.errors import PermissionDeniedError, SchemaError
 from versioned.storage.filesystem import FileIO
 

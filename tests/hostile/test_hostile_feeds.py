@@ -24,7 +24,7 @@ import pytest
 
 from tests.hostile import cases
 from tests.hostile.cases import COLUMNS, NAMES, SEED, JsonNative, Row
-from versioned.api.results import CommitResult
+from versioned.results import CommitResult
 from versioned.storage.partition_paths import parse_partition_path
 
 pytestmark = pytest.mark.spark

@@ -11,8 +11,8 @@ import pytest
 
 from tests.maintenance.conftest import apply, batch, latest, make_table, model_rows
 from versioned.api.catalog import Catalog, connect
-from versioned.engine.compaction_plan import CompactionOptions
 from versioned.errors import InputError, NoSuchPartitionError
+from versioned.options import CompactionOptions
 
 
 def _three_versions(t: Any) -> dict[int, Any]:

@@ -8,15 +8,14 @@ from typing import Any
 import pytest
 
 from versioned.catalog.records import DataFile, PartitionInfo
-from versioned.engine.compacted_version import file_shaping
-from versioned.engine.compaction_plan import (
-    CompactionOptions,
-    CompactionThresholds,
+from versioned.engine.version_partition.compacted_version import file_shaping
+from versioned.errors import InputError
+from versioned.layouts.version_partition.compaction_plan import (
     parse_partition_spec,
     partition_values,
     plan_partition,
 )
-from versioned.errors import InputError
+from versioned.options import CompactionOptions, CompactionThresholds
 
 PART = PartitionInfo(1, 1, ("a",), "p=a", 9, 0.0)
 OPTIONS = CompactionOptions(rows_per_file=1000, target_file_bytes=1 << 20)

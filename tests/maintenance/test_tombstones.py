@@ -7,7 +7,7 @@ from typing import Any
 import pyarrow as pa
 
 from versioned.api.catalog import Catalog
-from versioned.engine.compaction_plan import TOMBSTONE_RETENTION_PROPERTY
+from versioned.layouts.version_partition.compaction_plan import TOMBSTONE_RETENTION_PROPERTY
 
 
 def _ordered(cat: Catalog, retention_hours: str | None = None) -> Any:

@@ -48,9 +48,8 @@ def serve(url: str, warehouse: str, table_name: str, txn_timeout_s: float) -> No
     """Run commands from stdin until ``exit`` or end of input."""
     faulthandler.register(signal.SIGUSR1, all_threads=True)  # the test asks when stuck
     import versioned
-    from versioned.engine.compaction_plan import CompactionOptions
-    from versioned.engine.session import get_or_create_spark
-    from versioned.engine.version_writer import WriteOptions
+    from versioned.engine.spark.session import get_or_create_spark
+    from versioned.options import CompactionOptions, WriteOptions
 
     spark = get_or_create_spark(
         "local[1]",

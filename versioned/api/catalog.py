@@ -70,7 +70,7 @@ class Catalog:
         """The SparkSession (built on first use when none was given)."""
         if self._spark is not None:
             return self._spark
-        from versioned.engine.session import get_or_create_spark
+        from versioned.engine.spark.session import get_or_create_spark
 
         return get_or_create_spark(self.settings.spark_master, log_level=self.settings.log_level)
 
@@ -204,8 +204,8 @@ class Catalog:
             NoSuchTableError: A table does not exist.
             PermissionDeniedError: You may not read a table the query names.
         """
-        from versioned.engine.spark_errors import user_query_errors
-        from versioned.engine.sql_guard import query_tables
+        from versioned.engine.spark.errors import user_query_errors
+        from versioned.engine.spark.sql_guard import query_tables
 
         session = self._query_session
         names = query_tables(session, query)
@@ -221,12 +221,12 @@ class Catalog:
 
     @cached_property
     def _query_session(self) -> SparkSession:
-        from versioned.engine.sql_views import query_session
+        from versioned.engine.version_partition.views import query_session
 
         return query_session(self.spark)
 
     def _register(self, session: SparkSession, names: Sequence[TableName]) -> list[str]:
-        from versioned.engine.sql_views import register_view
+        from versioned.engine.version_partition.views import register_view
 
         source = f"{self.settings.catalog_url}|{self.fileio.full_path('')}"
         return [

@@ -61,8 +61,8 @@ def export_table(
 
     See `Catalog.export`.
     """
-    from versioned.engine.collection_writer import write_collection
-    from versioned.engine.version_reader import read_latest
+    from versioned.engine.spark.collection_writer import write_collection
+    from versioned.engine.version_partition.reader import read_latest
 
     started = time.monotonic()
     dest = os.fspath(dest)

@@ -69,9 +69,7 @@ def precheck_feed(
     elif fmt in ("csv", "json", "debezium"):
         for path in files:
             rows = (
-                _csv_rows(path, spec, op_column, partial)
-                if fmt == "csv"
-                else _json_rows(path, fmt)
+                _csv_rows(path, spec, op_column, partial) if fmt == "csv" else _json_rows(path, fmt)
             )
             holds_rows = holds_rows or rows
     else:
@@ -200,7 +198,7 @@ def _map_columns(
     columns: list[str], spec: TableSpec, source: str, op_column: str | None, partial: bool
 ) -> None:
     """`map_columns` as the Spark reader will call it (its warnings are left to that call)."""
-    from versioned.engine import feed_schema
+    from versioned.engine.feeds import schema as feed_schema
 
     logger = logging.getLogger(feed_schema.__name__)
     disabled, logger.disabled = logger.disabled, True

@@ -18,7 +18,7 @@ from versioned.schema_changes import SchemaChange, evolve
 
 if TYPE_CHECKING:
     from versioned.api.table import Table
-    from versioned.engine.feed_reader import Feed
+    from versioned.engine.feeds.reader import Feed
 
 _MAX_ROUNDS = 50
 """CSV headers are checked file by file: each round may find another file's new columns."""
@@ -36,8 +36,8 @@ def read_feed_evolving(
         SchemaError: The feed does not fit the table for a reason other than new columns,
             or a new column's type cannot be told; the table is unchanged.
     """
-    from versioned.engine.feed_columns import new_columns
-    from versioned.engine.feed_reader import read_feed
+    from versioned.engine.feeds.columns import new_columns
+    from versioned.engine.feeds.reader import read_feed
 
     spark = table.catalog.spark
     info = table.info

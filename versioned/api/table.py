@@ -8,19 +8,22 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from versioned.api.results import CommitResult
 from versioned.catalog.records import CommitInfo, Snapshot, TableInfo
 from versioned.errors import InputError
 from versioned.names import TableName
+from versioned.results import CommitResult
 from versioned.schema import Column, TableSpec
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
     from versioned.api.catalog import Catalog
-    from versioned.api.maintenance import CompactionResult, VacuumResult
-    from versioned.engine.compaction_plan import CompactionOptions, CompactionThresholds
-    from versioned.engine.version_writer import WriteOptions
+    from versioned.layouts.version_partition.compaction_plan import (
+        CompactionOptions,
+        CompactionThresholds,
+    )
+    from versioned.options import WriteOptions
+    from versioned.results import CompactionResult, VacuumResult
 
 
 class Table:
@@ -88,7 +91,7 @@ class Table:
             ordering_from: Debezium feeds: fill the table's ordering column from the
                 events' ``lsn``, ``binlog`` position or ``ts_ms`` (default: the table
                 property ``debezium.ordering_from``). See ``docs/change-feeds.md``.
-            options: Tuning (`versioned.engine.version_writer.WriteOptions`).
+            options: Tuning (`versioned.options.WriteOptions`).
             progress: Called with a short message at each stage of the write.
             evolve: Add the input's columns the table lacks (nullable, typed from the input)
                 as an ``alter`` commit just before the data; see `add_columns`. Without it
@@ -138,10 +141,10 @@ class Table:
         evolve: bool = False,
         operation: str = "upsert",
     ) -> CommitResult:
-        from versioned.engine.feed_reader import read_feed
-        from versioned.engine.kept_values import kept_values_filled
-        from versioned.engine.spark_errors import unreadable_input_errors
-        from versioned.engine.version_writer import write_batch
+        from versioned.engine.feeds.kept_values import kept_values_filled
+        from versioned.engine.feeds.reader import read_feed
+        from versioned.engine.spark.errors import unreadable_input_errors
+        from versioned.engine.version_partition.writer import write_batch
 
         spark = self.catalog.spark
         with unreadable_input_errors(_describe_source(changes)):
@@ -234,13 +237,13 @@ class Table:
             QueryError: ``where`` does not parse or names unknown columns.
         """
         self._require_layout("delete")
-        from versioned.engine.row_delete import DELETE_OP_COLUMN, delete_changes
+        from versioned.engine.feeds.row_delete import DELETE_OP_COLUMN, delete_changes
 
         started = time.monotonic()
         self.catalog.store.check(self.name, "write")
         info = self.refresh().info
         matching = self.matching(where)
-        from versioned.engine.spark_errors import user_query_errors
+        from versioned.engine.spark.errors import user_query_errors
 
         with user_query_errors("--where"):
             empty = matching.isEmpty()
@@ -256,7 +259,7 @@ class Table:
         Raises:
             QueryError: ``where`` does not parse or names unknown columns.
         """
-        from versioned.engine.spark_errors import user_query_errors
+        from versioned.engine.spark.errors import user_query_errors
 
         frame = self.read(as_of)
         with user_query_errors("--where"):
@@ -268,7 +271,7 @@ class Table:
         The snapshot is resolved once, now; later commits do not change the DataFrame.
         """
         self._require_layout("read")
-        from versioned.engine.version_reader import read_latest
+        from versioned.engine.version_partition.reader import read_latest
 
         snapshot = self.snapshot(as_of)  # a missing version fails before Spark starts
         return read_latest(
@@ -286,7 +289,7 @@ class Table:
         columns: the new values, or for a delete the last values before it.
         """
         self._require_layout("changes")
-        from versioned.engine.net_changes import net_changes
+        from versioned.engine.version_partition.net_changes import net_changes
 
         before = self.snapshot(since) if since is not None else None
         after = self.snapshot(until)
@@ -325,7 +328,7 @@ class Table:
                 (``"store_id=7/create_date=2024-01-01"``), a ``{column: value}`` mapping or
                 a tuple of values. Default: every partition that is not compact already.
             thresholds: Only partitions past one of these thresholds (the scheduled form).
-            options: Tuning (`versioned.engine.compaction_plan.CompactionOptions`).
+            options: Tuning (`versioned.options.CompactionOptions`).
             dry_run: Plan only: the result lists the partitions, nothing is written.
             progress: Called with a short message at each stage.
 
@@ -334,8 +337,8 @@ class Table:
             NoSuchPartitionError: A named partition does not exist.
         """
         self._require_layout("compact")
-        from versioned.engine.compaction_plan import partition_values
-        from versioned.engine.compactor import compact_table
+        from versioned.engine.version_partition.compactor import compact_table
+        from versioned.layouts.version_partition.compaction_plan import partition_values
 
         store = self.catalog.store
         store.check(self.name, "write")
@@ -376,7 +379,7 @@ class Table:
         afterwards with a clear error. ``_dead_letter/`` is never touched.
         """
         self._require_layout("vacuum")
-        from versioned.engine.vacuum import vacuum_table
+        from versioned.engine.version_partition.vacuum import vacuum_table
 
         store = self.catalog.store
         store.check(self.name, "write")

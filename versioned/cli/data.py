@@ -190,8 +190,8 @@ def say_nothing_applied(state: CliContext, record: dict[str, Any], why: str) -> 
 
 def print_frame(state: CliContext, frame: Any, limit: int, what: str) -> None:
     """Collect (up to ``limit`` rows of) a DataFrame and print it."""
-    from versioned.engine.display import displayable  # Spark prints dates Python cannot hold
-    from versioned.engine.spark_errors import user_query_errors
+    from versioned.engine.spark.display import displayable  # Spark prints dates Python cannot hold
+    from versioned.engine.spark.errors import user_query_errors
 
     frame = displayable(frame)
     columns = list(frame.columns)

@@ -110,7 +110,10 @@ def compact(
       versioned compact test.sell --partition store_id=7/create_date=2024-01-01 --dry-run
       versioned compact --all --min-versions 20        # scheduled: past the thresholds
     """
-    from versioned.engine.compaction_plan import CompactionOptions, CompactionThresholds
+    from versioned.layouts.version_partition.compaction_plan import (
+        CompactionOptions,
+        CompactionThresholds,
+    )
 
     if bool(name) == all_tables:
         raise click.UsageError("give DB.TABLE or --all (not both)")

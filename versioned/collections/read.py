@@ -24,7 +24,7 @@ def read(spark: SparkSession, path: str | os.PathLike[str]) -> DataFrame:
         CollectionError: The metadata is malformed or a listed file is missing or changed.
         UnsafePathError: A listed file resolves to outside the folder.
     """
-    from versioned.engine.collection_reader import read_collection
+    from versioned.engine.spark.collection_reader import read_collection
 
     folder = CollectionFolder.open(os.fspath(path))
     folder.check_files()

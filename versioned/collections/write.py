@@ -60,7 +60,7 @@ def write(
         SchemaError: The definition does not fit ``df`` (unknown key column, bad type, ...).
         StorageError: ``path`` is a file or a folder that is not empty.
     """
-    from versioned.engine.collection_writer import (
+    from versioned.engine.spark.collection_writer import (
         columns_of,
         with_partition_values,
         write_collection,

@@ -18,7 +18,7 @@ from pyspark.errors import AnalysisException
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from versioned.engine.feed_rows import IN_SEQ, IN_SOURCE
+from versioned.engine.feeds.rows import IN_SEQ, IN_SOURCE
 from versioned.errors import InputError
 
 FEED_FORMATS: tuple[str, ...] = ("csv", "json", "parquet", "debezium")

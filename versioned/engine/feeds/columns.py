@@ -17,7 +17,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import types as T
 from pyspark.sql.pandas.types import from_arrow_schema
 
-from versioned.engine.feed_files import feed_paths, format_from_names, list_feed_files
+from versioned.engine.feeds.files import feed_paths, format_from_names, list_feed_files
 from versioned.errors import SchemaError
 from versioned.schema import Column
 
@@ -45,7 +45,7 @@ def new_columns(
     """Nullable columns for the input columns ``names`` of ``source``, typed from the input.
 
     Args:
-        source: What `versioned.engine.feed_reader.read_feed` takes.
+        source: What `versioned.engine.feeds.reader.read_feed` takes.
         fmt: The feed format, or None to infer it like `read_feed`.
         names: Input column names as the input spells them.
 

@@ -6,7 +6,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import types as T
 
 from versioned.collections.folder import CollectionFolder
-from versioned.engine.spark_types import spark_type
+from versioned.engine.spark.types import spark_type
 
 
 def read_collection(spark: SparkSession, folder: CollectionFolder) -> DataFrame:

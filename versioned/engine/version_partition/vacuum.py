@@ -26,7 +26,6 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from versioned.api.maintenance import VacuumResult
 from versioned.catalog.records import CommitInfo, DataFile, TableInfo
 from versioned.catalog.retention import (
     VACUUMED_BEFORE_SEQ,
@@ -35,6 +34,7 @@ from versioned.catalog.retention import (
 )
 from versioned.catalog.store import MetaStore
 from versioned.errors import InputError
+from versioned.results import VacuumResult
 from versioned.storage.filesystem import FileIO, FileStat
 
 Progress = Callable[[str], None]
@@ -42,7 +42,6 @@ DEFAULT_RETAIN_HOURS = 168.0
 DEFAULT_GRACE_HOURS = 1.0
 DEAD_LETTER_DIR = "_dead_letter"
 STAGING_DIR = "_staging"
-"""`versioned.engine.staging.STAGING_DIR`, not imported from there because that loads pyspark."""
 _TXN_SEGMENT = re.compile(r"^(?:version_id|txn)=(\d+)$")
 _FORGET_CHUNK = 1000
 

@@ -32,7 +32,6 @@ from concurrent.futures import ThreadPoolExecutor
 
 from pyspark.sql import SparkSession
 
-from versioned.api.maintenance import CompactionResult, PartitionCompaction
 from versioned.catalog.heartbeat import TransactionKeeper
 from versioned.catalog.records import (
     CommitInfo,
@@ -42,26 +41,29 @@ from versioned.catalog.records import (
     TableInfo,
 )
 from versioned.catalog.store import MetaStore
-from versioned.engine.compacted_version import remove_version_files, write_compacted_version
-from versioned.engine.compaction_plan import (
+from versioned.engine.version_partition.compacted_version import (
+    remove_version_files,
+    write_compacted_version,
+)
+from versioned.engine.version_partition.reader import (
+    CompactionNeededWarning,
+    latest_rows,
+    snapshot_frames,
+)
+from versioned.engine.version_partition.tombstones import live_tombstones
+from versioned.errors import CommitConflictError, InputError, VersionedError
+from versioned.layouts.version_partition.compaction_plan import (
     DEFAULT_TOMBSTONE_RETENTION_HOURS,
     TOMBSTONE_RETENTION_PROPERTY,
-    CompactionOptions,
-    CompactionThresholds,
     PartitionPlan,
     partition_files,
     plan_compaction,
     plan_partition,
 )
-from versioned.engine.tombstones import live_tombstones
-from versioned.engine.version_reader import (
-    CompactionNeededWarning,
-    latest_rows,
-    snapshot_frames,
-)
-from versioned.errors import CommitConflictError, InputError, VersionedError
 from versioned.layouts.version_partition.index import index_schema
 from versioned.layouts.version_partition.probe import BLOOM_KIND
+from versioned.options import CompactionOptions, CompactionThresholds
+from versioned.results import CompactionResult, PartitionCompaction
 from versioned.schema import TableSpec
 from versioned.storage.filesystem import FileIO
 

@@ -1,7 +1,7 @@
 """Columns a change keeps from its key's stored row: partial updates and unchanged TOAST values.
 
 A feed marks, per row, the columns whose stored value the row keeps (``#keep``, see
-`versioned.engine.feed_reader.Feed.keeps`): the columns a partial update lacks, and the columns
+`versioned.engine.feeds.reader.Feed.keeps`): the columns a partial update lacks, and the columns
 of a Debezium event that hold the unchanged-TOAST placeholder. Before the batch is written,
 `kept_values_filled` replaces each kept value by the value the key had just before the change:
 
@@ -35,11 +35,11 @@ from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
 from versioned.catalog.records import Snapshot
-from versioned.engine.feed_reader import Feed
-from versioned.engine.feed_rows import IN_KEEP, OP, RAW, REASON, SEQ, SOURCE
-from versioned.engine.op_codes import DELETE
-from versioned.engine.spark_types import spark_type
-from versioned.engine.version_reader import read_latest
+from versioned.engine.feeds.op_codes import DELETE
+from versioned.engine.feeds.reader import Feed
+from versioned.engine.feeds.rows import IN_KEEP, OP, RAW, REASON, SEQ, SOURCE
+from versioned.engine.spark.types import spark_type
+from versioned.engine.version_partition.reader import read_latest
 from versioned.errors import InputError
 from versioned.layouts.version_partition.paths import VERSION_KEY
 from versioned.schema import TableSpec

@@ -17,7 +17,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from versioned.catalog.records import DataFile
-from versioned.engine.spark_types import spark_type
+from versioned.engine.spark.types import spark_type
 from versioned.layouts.version_partition.index import (
     DELETE,
     OP_COLUMN,

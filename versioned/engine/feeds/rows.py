@@ -7,7 +7,7 @@ Conversion rules (a value that breaks them rejects its row, with every reason li
 formats are documented in docs/input-formats.md):
 
 * Text values (CSV, JSON, string columns) convert exactly or not at all
-  (`versioned.engine.text_values`): integers must be whole and in range (``"1.0"`` is not an
+  (`versioned.engine.feeds.text_values`): integers must be whole and in range (``"1.0"`` is not an
   INT), FLOAT/DOUBLE must not overflow, DECIMAL values must fit the precision and must not
   have more decimal places than the scale, BOOLEAN takes ``true/false/t/f/1/0`` (any case),
   DATE is ``YYYY-MM-DD`` and TIMESTAMP ISO-8601 (a TIMESTAMP without an offset is in the
@@ -39,17 +39,17 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from versioned.engine.feed_schema import required_columns
-from versioned.engine.observed_count import ObservedCount
-from versioned.engine.op_codes import DELETE, UPDATE, normalise_op_code, op_code_problem
-from versioned.engine.spark_types import max_length, spark_type
-from versioned.engine.text_values import (
+from versioned.engine.feeds.op_codes import DELETE, UPDATE, normalise_op_code, op_code_problem
+from versioned.engine.feeds.schema import required_columns
+from versioned.engine.feeds.text_values import (
     REPLACE_INVALID_UTF8,
     ROUND_DECIMALS,
     Lenience,
     convert_text,
     inexact_number,
 )
+from versioned.engine.spark.observed_count import ObservedCount
+from versioned.engine.spark.types import max_length, spark_type
 from versioned.errors import SchemaError
 from versioned.schema import Column as TableColumn
 from versioned.schema import TableSpec

@@ -2,7 +2,7 @@
 
 The snapshot (committed files) is resolved once by the caller; this module scans exactly
 those files natively (Parquet or ORC, partition values and ``version_id`` from each file's
-path) and applies ``engine/sql/latest_view.sql``: one broadcast anti join of the rows against
+path) and applies ``engine/spark/sql/latest_view.sql``: one broadcast anti join of the rows against
 the index entries of higher versions (no aggregation, no shuffle). When the index holds more
 entries than ``broadcast_limit`` the join is a shuffle join and a warning says the table needs
 compaction.
@@ -21,8 +21,8 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from versioned.catalog.records import Snapshot
-from versioned.engine.spark_types import spark_schema, spark_type
-from versioned.engine.sql_templates import template
+from versioned.engine.spark.sql_templates import template
+from versioned.engine.spark.types import spark_schema, spark_type
 from versioned.layouts.version_partition.index import VERSION_COLUMN, index_key_columns
 from versioned.layouts.version_partition.paths import INDEX_DIR, VERSION_KEY
 from versioned.schema import TableSpec
@@ -166,7 +166,7 @@ def latest_rows(
 def latest_view_sql(
     partition_by: tuple[str, ...], keys: tuple[str, ...], columns: list[str], hint: str
 ) -> str:
-    """``engine/sql/latest_view.sql`` with its column lists filled in (``{data}``/``{index}``
+    """``engine/spark/sql/latest_view.sql`` with its column lists filled in (``{data}``/``{index}``
     left)."""
     key_columns = ", ".join(f"`{c}`" for c in [*partition_by, *keys])
     exact = [f"d.`{p}` <=> m.`{p}`" for p in partition_by] + [f"d.`{k}` = m.`{k}`" for k in keys]

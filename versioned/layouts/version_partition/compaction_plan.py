@@ -13,56 +13,11 @@ from dataclasses import dataclass
 
 from versioned.catalog.records import DataFile, PartitionInfo, Snapshot
 from versioned.errors import InputError
-from versioned.layouts.version_partition.bloom import DEFAULT_ERROR_RATE
+from versioned.options import CompactionOptions, CompactionThresholds
 
 TOMBSTONE_RETENTION_PROPERTY = "tombstone_retention_hours"
 DEFAULT_TOMBSTONE_RETENTION_HOURS = 168.0
 DEFAULT_PARTITION_NULL = "__HIVE_DEFAULT_PARTITION__"
-
-
-@dataclass(frozen=True)
-class CompactionOptions:
-    """Tuning of a compaction; the defaults suit most tables.
-
-    Attributes:
-        rows_per_file: Target rows per data file written.
-        target_file_bytes: Target size of a data file (estimated from the files read).
-        bloom_error_rate: False-positive rate of the new Bloom filter.
-        txn_timeout_s: Timeout of the compaction's transaction (it is heartbeated).
-        max_attempts: Attempts per partition; a partition whose commit loses the race to a
-            writer is planned and written again once by default.
-        parallelism: Partitions compacted at the same time (each is its own Spark jobs and
-            its own commit).
-    """
-
-    rows_per_file: int = 1_000_000
-    target_file_bytes: int = 128 << 20
-    bloom_error_rate: float = DEFAULT_ERROR_RATE
-    txn_timeout_s: float = 300.0
-    max_attempts: int = 2
-    parallelism: int = 2
-
-    def __post_init__(self) -> None:
-        if min(self.rows_per_file, self.target_file_bytes, self.max_attempts, self.parallelism) < 1:
-            raise InputError(
-                "rows_per_file, target_file_bytes, max_attempts and parallelism must be positive",
-                rows_per_file=self.rows_per_file,
-            )
-
-
-@dataclass(frozen=True)
-class CompactionThresholds:
-    """When the scheduled compaction picks a partition: any one threshold reached.
-
-    Attributes:
-        min_versions: Versions (committed writes) in the partition.
-        max_index_entries: Version-index entries (readers join them on every read).
-        min_small_files: Data files under half the target size (rows and bytes).
-    """
-
-    min_versions: int | None = 10
-    max_index_entries: int | None = 100_000
-    min_small_files: int | None = 10
 
 
 @dataclass(frozen=True)

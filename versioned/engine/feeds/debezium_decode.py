@@ -29,7 +29,7 @@ base64 text as the unscaled value with the column's own scale.
 Timestamps without a zone (``Timestamp``, ``MicroTimestamp``, ``NanoTimestamp``) are wall-clock
 times encoded as if in UTC; they are handed on as wall-clock text, which the feed conversion
 reads in the session time zone like any TIMESTAMP text without an offset (UTC by default).
-Decoded values are text so that the one conversion of `versioned.engine.feed_rows` types them
+Decoded values are text so that the one conversion of `versioned.engine.feeds.rows` types them
 and rejects what does not fit, with the usual reasons. A value that does not decode is handed
 on as written, and is rejected there unless it is valid as it stands (e.g. an ISO date).
 """

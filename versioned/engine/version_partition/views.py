@@ -3,7 +3,7 @@
 Spark resolves ``db.table`` only through its session catalog, and temporary views cannot be
 qualified (nor can a permanent view read one). So each table gets, in the session catalog:
 
-* a view ``db.table``: ``engine/sql/latest_view.sql`` over the two tables below;
+* a view ``db.table``: ``engine/spark/sql/latest_view.sql`` over the two tables below;
 * in the private database ``__versioned`` (database names starting with ``__`` are reserved,
   so no table of the catalog can take or shadow these names) an external table over the
   data tree, partitioned by the partition columns and ``version_id`` with one partition per
@@ -28,8 +28,8 @@ from typing import Any
 from pyspark.sql import SparkSession
 
 from versioned.catalog.records import Snapshot
-from versioned.engine.spark_types import spark_type
-from versioned.engine.version_reader import DEFAULT_BROADCAST_LIMIT, latest_view_sql
+from versioned.engine.spark.types import spark_type
+from versioned.engine.version_partition.reader import DEFAULT_BROADCAST_LIMIT, latest_view_sql
 from versioned.layouts.version_partition.index import VERSION_COLUMN, index_key_columns
 from versioned.layouts.version_partition.paths import INDEX_DIR, VERSION_KEY
 from versioned.storage.filesystem import FileIO

@@ -25,8 +25,8 @@ import pyarrow.parquet as pq
 from pyspark.sql import DataFrame
 
 from versioned.catalog.records import DataFile, FileAdd
-from versioned.engine.compacted_bloom import compacted_bloom_filter
-from versioned.engine.staging import staging_dir
+from versioned.engine.version_partition.staging import staging_dir
+from versioned.layouts.version_partition.compacted_bloom import compacted_bloom_filter
 from versioned.layouts.version_partition.index import VERSION_COLUMN, write_index
 from versioned.layouts.version_partition.paths import (
     bloom_file_name,

@@ -12,7 +12,7 @@ and its unresolved logical plan is walked before anything is analysed or execute
 
 The caller then checks that the user may read each table named, and runs the query in a
 session where file-based relations and reflection functions do not exist
-(`versioned.engine.sql_views.query_session`), a second line of defence.
+(`versioned.engine.version_partition.views.query_session`), a second line of defence.
 """
 
 from __future__ import annotations

@@ -40,7 +40,7 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from versioned.engine.debezium_decode import TIMESTAMP_UNIT_PROPERTY, TIMESTAMP_UNITS
+from versioned.engine.feeds.debezium_decode import TIMESTAMP_UNIT_PROPERTY, TIMESTAMP_UNITS
 from versioned.errors import InputError, SchemaError
 
 ORDERING_SOURCES = ("lsn", "binlog", "ts_ms")

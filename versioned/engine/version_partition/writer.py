@@ -20,7 +20,6 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -31,33 +30,24 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from versioned.api.results import CommitResult
 from versioned.catalog.heartbeat import TransactionKeeper
 from versioned.catalog.records import FileAdd, PartitionCommit, PartitionInfo, TableInfo
 from versioned.catalog.store import MetaStore
-from versioned.engine.batch_dedup import CHANGES, latest_per_key
-from versioned.engine.feed_reader import Feed
-from versioned.engine.feed_rows import OP
-from versioned.engine.staging import write_version_files
-from versioned.engine.write_plan import part_column, plan_version
+from versioned.engine.feeds.batch_dedup import CHANGES, latest_per_key
+from versioned.engine.feeds.reader import Feed
+from versioned.engine.feeds.rows import OP
+from versioned.engine.version_partition.staging import write_version_files
+from versioned.engine.version_partition.write_plan import part_column, plan_version
 from versioned.errors import CommitConflictError
-from versioned.layouts.version_partition.bloom import DEFAULT_ERROR_RATE, WRITE_HEADROOM
+from versioned.layouts.version_partition.bloom import WRITE_HEADROOM
 from versioned.layouts.version_partition.index import index_key_columns
+from versioned.options import WriteOptions
+from versioned.results import CommitResult
 from versioned.schema import TableSpec
 from versioned.storage.filesystem import FileIO
 
 log = logging.getLogger(__name__)
 Progress = Callable[[str], None]
-
-
-@dataclass(frozen=True)
-class WriteOptions:
-    """Tuning of a write; the defaults suit most tables."""
-
-    max_attempts: int = 3
-    txn_timeout_s: float = 300.0
-    bloom_error_rate: float = DEFAULT_ERROR_RATE
-    rows_per_file: int = 2_000_000
 
 
 def write_batch(

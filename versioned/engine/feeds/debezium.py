@@ -10,10 +10,10 @@ Kafka JSON converter with ``schemas.enable=true``):
   true`` makes the row a delete; without ``__op`` every other row is an upsert. Other ``__``
   fields are ignored.
 
-Values are decoded by their semantic type (`versioned.engine.debezium_decode`); the ordering
-value and the TOAST placeholder follow `versioned.engine.debezium_options`. A column holding
+Values are decoded by their semantic type (`versioned.engine.feeds.debezium_decode`); the ordering
+value and the TOAST placeholder follow `versioned.engine.feeds.debezium_options`. A column holding
 the placeholder is marked in ``#keep``: it keeps the stored value of its key
-(`versioned.engine.kept_values`). ``op = r`` (snapshot read) is an upsert; ``op = t``
+(`versioned.engine.feeds.kept_values`). ``op = r`` (snapshot read) is an upsert; ``op = t``
 (truncate) events are counted so that the batch is refused before anything is written. Kafka
 tombstones (a ``null`` event, or a ``null`` payload) carry no change: they are skipped and
 counted.
@@ -27,9 +27,10 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from versioned.engine.debezium_decode import SCHEMA_TYPE, column_semantic, decode
-from versioned.engine.debezium_options import DebeziumOptions, ordering_paths, ordering_value
-from versioned.engine.feed_rows import (
+from versioned.engine.feeds.debezium_decode import SCHEMA_TYPE, column_semantic, decode
+from versioned.engine.feeds.debezium_options import DebeziumOptions, ordering_paths, ordering_value
+from versioned.engine.feeds.op_codes import DELETE, normalise_op_code
+from versioned.engine.feeds.rows import (
     IN_KEEP,
     IN_MALFORMED,
     IN_OP,
@@ -39,9 +40,8 @@ from versioned.engine.feed_rows import (
     IN_SOURCE,
     ObservedCount,
 )
-from versioned.engine.feed_schema import ColumnMapping, map_columns, required_columns
-from versioned.engine.op_codes import DELETE, normalise_op_code
-from versioned.engine.spark_types import spark_type
+from versioned.engine.feeds.schema import ColumnMapping, map_columns, required_columns
+from versioned.engine.spark.types import spark_type
 from versioned.errors import SchemaError
 from versioned.schema import TableSpec
 
@@ -198,7 +198,7 @@ def debezium_rows(
         json_lines: The events are JSON lines (``#raw`` is each line as written).
 
     Returns:
-        ``(rows, mapping, present, events)``: the frame `versioned.engine.feed_rows.split_rows`
+        ``(rows, mapping, present, events)``: the frame `versioned.engine.feeds.rows.split_rows`
         takes (with ``#keep``), how the row fields map onto the table, the table columns the
         rows have, and the counts of tombstones and truncates.
 

@@ -130,7 +130,7 @@ def get_or_create_spark(
     spark_conf = SparkConf().setMaster(master).setAppName(app_name)
     spark_conf.setAll(list(session_conf(conf, level=level).items()))
     if SparkContext._active_spark_context is None and _can_launch_jvm():
-        from versioned.engine.jvm_output import launch_gateway
+        from versioned.engine.spark.jvm_output import launch_gateway
 
         gateway = launch_gateway(spark_conf, forward=level is not None)
         SparkContext(conf=spark_conf, gateway=gateway)

@@ -2,10 +2,10 @@
 
 `read_feed` returns a `Feed` of two lazy DataFrames. Only schema work runs Spark jobs here:
 the header of each CSV file, one pass over JSON input to learn its keys, the Parquet footers.
-Input order (``_seq``) is described in `versioned.engine.feed_files`; for a DataFrame (or Arrow
+Input order (``_seq``) is described in `versioned.engine.feeds.files`; for a DataFrame (or Arrow
 table) it is the DataFrame's partition order, then row order within each partition, so a
 DataFrame straight out of a shuffle has no meaningful order (give such tables an ordering
-column). Values convert to the table's types as `versioned.engine.feed_rows` describes.
+column). Values convert to the table's types as `versioned.engine.feeds.rows` describes.
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from versioned.engine.debezium import DebeziumEvents, debezium_rows
-from versioned.engine.debezium_options import DebeziumOptions
-from versioned.engine.feed_files import (
+from versioned.engine.feeds.debezium import DebeziumEvents, debezium_rows
+from versioned.engine.feeds.debezium_options import DebeziumOptions
+from versioned.engine.feeds.files import (
     FEED_FORMATS,
     describe,
     feed_paths,
@@ -30,7 +30,7 @@ from versioned.engine.feed_files import (
     list_feed_files,
     scan_in_order,
 )
-from versioned.engine.feed_rows import (
+from versioned.engine.feeds.rows import (
     IN_COERCED,
     IN_KEEP,
     IN_MALFORMED,
@@ -48,9 +48,9 @@ from versioned.engine.feed_rows import (
     op_input,
     split_rows,
 )
-from versioned.engine.feed_schema import ColumnMapping, map_columns
-from versioned.engine.spark_types import spark_schema
-from versioned.engine.text_feeds import read_csv, read_json_lines
+from versioned.engine.feeds.schema import ColumnMapping, map_columns
+from versioned.engine.feeds.text import read_csv, read_json_lines
+from versioned.engine.spark.types import spark_schema
 from versioned.errors import InputError, SchemaError
 from versioned.schema import TableSpec
 
@@ -82,7 +82,7 @@ class Feed:
             deduplicated batch, and nothing reads ``rows`` before it.
 
         keeps: ``rows`` has a ``#keep`` column: per row, the columns whose stored value it
-            keeps (partial updates, unchanged TOAST values). `versioned.engine.kept_values`
+            keeps (partial updates, unchanged TOAST values). `versioned.engine.feeds.kept_values`
             fills them in before the batch is written.
         events: Debezium tombstones and truncates (Debezium feeds only).
         source: What the feed is (a file URI, ``DataFrame``), for messages.
@@ -133,7 +133,7 @@ def read_feed(
             values (a new key gets NULL there). Without it a feed must carry every column.
         ordering_from: Debezium only: fill the table's ordering column from the events'
             ``lsn``, ``binlog`` position or ``ts_ms`` (default: the table property
-            ``debezium.ordering_from``; see `versioned.engine.debezium_options`).
+            ``debezium.ordering_from``; see `versioned.engine.feeds.debezium_options`).
 
     Returns:
         The feed. Rows that cannot be applied (unparseable, null key, unknown op code,

@@ -19,8 +19,8 @@ import pyarrow as pa
 from pyspark.sql import SparkSession
 
 from versioned.catalog.records import FileAdd, PartitionInfo, Snapshot, TableInfo
-from versioned.engine.feed_rows import OP
-from versioned.engine.stored_state import STORED_ORDER, stored_state
+from versioned.engine.feeds.rows import OP
+from versioned.engine.version_partition.stored_state import STORED_ORDER, stored_state
 from versioned.layouts.version_partition.bloom import KeyBloomFilter, KeyDigests
 from versioned.layouts.version_partition.elsewhere import (
     ElsewhereProbe,

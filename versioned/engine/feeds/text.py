@@ -26,10 +26,10 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from versioned.engine.debezium import debezium_shape, text_schema
-from versioned.engine.debezium_options import DebeziumOptions
-from versioned.engine.feed_files import scan_in_order
-from versioned.engine.feed_rows import (
+from versioned.engine.feeds.debezium import debezium_shape, text_schema
+from versioned.engine.feeds.debezium_options import DebeziumOptions
+from versioned.engine.feeds.files import scan_in_order
+from versioned.engine.feeds.rows import (
     IN_COERCED,
     IN_KEEP,
     IN_MALFORMED,
@@ -40,9 +40,9 @@ from versioned.engine.feed_rows import (
     IN_SOURCE,
     op_input,
 )
-from versioned.engine.feed_schema import ColumnMapping, map_columns
-from versioned.engine.spark_types import spark_type
-from versioned.engine.text_values import Lenience
+from versioned.engine.feeds.schema import ColumnMapping, map_columns
+from versioned.engine.feeds.text_values import Lenience
+from versioned.engine.spark.types import spark_type
 from versioned.errors import SchemaError
 from versioned.schema import TableSpec
 
@@ -87,7 +87,7 @@ def read_csv(
     *,
     partial: bool = False,
 ) -> tuple[DataFrame, frozenset[str], tuple[str, ...]] | None:
-    """CSV files as the frame `versioned.engine.feed_rows.split_rows` takes.
+    """CSV files as the frame `versioned.engine.feeds.rows.split_rows` takes.
 
     Runs one small Spark job per file to read its header. In a partial update each file's
     rows keep (``#keep``) the columns that file lacks.
@@ -196,7 +196,7 @@ def read_json_lines(
 
     Raises:
         SchemaError: The keys do not fit the table (plain JSON; Debezium rows are checked by
-            `versioned.engine.debezium.debezium_rows`).
+            `versioned.engine.feeds.debezium.debezium_rows`).
     """
     lines = scan_in_order(
         files, lambda path: spark.read.text(path).select(F.col("value").alias(IN_RAW))

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
-from versioned.engine.feed_rows import SEQ
+from versioned.engine.feeds.rows import SEQ
 from versioned.errors import SchemaError
 from versioned.schema import TableSpec
 
@@ -37,7 +37,7 @@ def latest_per_key(
     ``_op``, so a key inserted and then deleted in one batch ends as a delete.
 
     Args:
-        rows: `versioned.engine.feed_reader.Feed.rows` (table columns, ``_op``, ``_seq``).
+        rows: `versioned.engine.feeds.reader.Feed.rows` (table columns, ``_op``, ``_seq``).
         spec: The table.
         with_change_count: Add a ``_changes`` column (long): how many changes the batch had
             for the key. The writer can sum ``_changes - 1`` for the number of superseded

@@ -6,7 +6,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from versioned.catalog.records import Snapshot
-from versioned.engine.version_reader import empty_frame, read_latest, with_columns_of
+from versioned.engine.version_partition.reader import empty_frame, read_latest, with_columns_of
 from versioned.storage.filesystem import FileIO
 
 CHANGE = "_change"

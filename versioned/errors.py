@@ -42,6 +42,22 @@ class InputError(VersionedError):
     exit_code = 2
 
 
+class NotSupportedError(InputError):
+    """The table's layout does not implement an operation (``layout``, ``operation``)."""
+
+    @classmethod
+    def of(cls, layout: str, operation: str, table: object | None = None) -> NotSupportedError:
+        """The error for ``operation`` on a table (or a new table) of ``layout``."""
+        what = f"{operation} of {table}" if table is not None else operation
+        return cls(
+            f"{what}: the {layout} layout does not support {operation} in this release; "
+            "use a table with --layout versioned",
+            layout=layout,
+            operation=operation,
+            table=None if table is None else str(table),
+        )
+
+
 class InvalidNameError(InputError):
     """A database, table, column or principal name is not allowed."""
 

@@ -198,8 +198,6 @@ class TableSpec:
             raise SchemaError(
                 f"unknown format {self.file_format!r}; use one of {', '.join(FILE_FORMATS)}"
             )
-        if self.layout == "acid" and self.file_format != "orc":
-            raise SchemaError("the acid layout stores ORC files; use --format orc")
         if self.bucket_by and not self.buckets:
             raise SchemaError("--bucket-by needs --buckets N")
         if self.buckets is not None and not 1 <= self.buckets <= 4096:
@@ -324,7 +322,7 @@ class TableSpec:
         """Build a spec from user-facing arguments (strings or sequences), validating all."""
         table_name = name if isinstance(name, TableName) else TableName.parse(name)
         cols = parse_columns(columns) if isinstance(columns, str) else tuple(columns)
-        fmt = file_format or ("orc" if layout == "acid" else "parquet")
+        fmt = file_format or "parquet"  # the API passes the layout's default
         return cls(
             name=table_name,
             columns=cols,

@@ -11,6 +11,7 @@ from versioned.catalog import MetaStore
 from versioned.catalog.records import GrantInfo, Privilege, TableInfo
 from versioned.config import Settings, resolve_settings
 from versioned.errors import InputError
+from versioned.layouts.base import layout_of
 from versioned.names import TableName, check_queryable_name, principal
 from versioned.schema import Column, TableSpec
 from versioned.storage.filesystem import FileIO
@@ -124,7 +125,7 @@ class Catalog:
             op_code_column=op_code_column,
             ordering_column=ordering_column,
             layout=layout,
-            file_format=file_format,
+            file_format=file_format or layout_of(layout).default_file_format,
             bucket_by=bucket_by,
             buckets=buckets,
             sort_by=sort_by,
@@ -133,7 +134,15 @@ class Catalog:
         return self.create_table_from_spec(spec)
 
     def create_table_from_spec(self, spec: TableSpec) -> Table:
-        """Create a table from a ready `TableSpec` (used by import)."""
+        """Create a table from a ready `TableSpec` (used by import).
+
+        Raises:
+            NotSupportedError: The layout cannot create tables in this release.
+            SchemaError: The definition does not fit the layout (e.g. its file format).
+        """
+        layout = layout_of(spec.layout)
+        layout.require("create", spec.name)
+        layout.check_spec(spec)
         check_queryable_name(spec.name)
         return Table(self, self.store.create_table(spec))
 

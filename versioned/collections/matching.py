@@ -22,7 +22,8 @@ from versioned.collections.metadata import CollectionMetadata, CollectionPartiti
 from versioned.errors import InputError
 from versioned.names import TableName, identifier
 from versioned.schema import Column, TableSpec
-from versioned.storage.partition_paths import DEFAULT_PARTITION_NAME, unescape_path_name
+from versioned.storage.partition_spec import LIST_SPEC
+from versioned.storage.partition_spec import parse_partition_spec as parse_partitions
 
 PartitionSpec = Mapping[str, str | None]
 _INT_RANGES = {
@@ -71,14 +72,11 @@ def parse_partition_spec(text: str) -> dict[str, str | None]:
         InputError: An item is not ``key=value``, a key is not a name, or repeats.
     """
     spec: dict[str, str | None] = {}
-    for item in [i for i in text.split(",") if i.strip()]:
-        key, sep, raw = item.partition("=")
-        if not sep:
-            raise InputError(f"partition item {item!r} is not key=value", value=text)
+    for key, value in parse_partitions(text, LIST_SPEC):
         name = identifier(key.strip(), "partition key")
         if name in spec:
             raise InputError(f"partition key {name} is given twice in {text!r}", value=text)
-        spec[name] = None if raw == DEFAULT_PARTITION_NAME else unescape_path_name(raw)
+        spec[name] = value
     if not spec:
         raise InputError("an empty partition spec: give key=value[,key=value...]", value=text)
     return spec

@@ -14,10 +14,11 @@ from dataclasses import dataclass
 from versioned.catalog.records import DataFile, PartitionInfo, Snapshot
 from versioned.errors import InputError
 from versioned.options import CompactionOptions, CompactionThresholds
+from versioned.storage.partition_spec import PATH_SPEC
+from versioned.storage.partition_spec import parse_partition_spec as parse_spec
 
 TOMBSTONE_RETENTION_PROPERTY = "tombstone_retention_hours"
 DEFAULT_TOMBSTONE_RETENTION_HOURS = 168.0
-DEFAULT_PARTITION_NULL = "__HIVE_DEFAULT_PARTITION__"
 
 
 @dataclass(frozen=True)
@@ -206,31 +207,7 @@ def parse_partition_spec(text: str, partition_by: Sequence[str]) -> tuple[str | 
     """
     if not partition_by:
         raise InputError("the table is not partitioned: compact it without --partition")
-    example = "/".join(f"{k}=..." for k in partition_by)
-    rest = text.strip().strip("/")
-    values: list[str | None] = []
-    for i, key in enumerate(partition_by):
-        prefix = f"{key}="
-        if not rest.startswith(prefix):
-            raise InputError(
-                f"partition {text!r} does not match the table's partition columns: "
-                f"write it as {example}",
-                partition=text,
-            )
-        rest = rest[len(prefix) :]
-        if i + 1 < len(partition_by):
-            marker = f"/{partition_by[i + 1]}="
-            cut = rest.find(marker)
-            if cut < 0:
-                raise InputError(
-                    f"partition {text!r} lacks {partition_by[i + 1]}: write it as {example}",
-                    partition=text,
-                )
-            value, rest = rest[:cut], rest[cut + 1 :]
-        else:
-            value = rest
-        values.append(None if value in ("", DEFAULT_PARTITION_NULL) else value)
-    return tuple(values)
+    return tuple(value for _, value in parse_spec(text, PATH_SPEC, partition_by))
 
 
 def partition_values(

@@ -1,0 +1,110 @@
+"""Partition specs as users type them: ``key=value`` items joined by a separator.
+
+One parser reads both spellings, each accepted where it always was:
+
+* `PATH_SPEC`, ``store_id=7/create_date=2024-01-01``, names one partition of a table
+  (``versioned compact --partition``, ``Table.compact``). The keys are the table's partition
+  columns in order; a value runs up to ``/<next key>=``, so it may contain ``/`` and ``=``;
+  values are written unescaped, and an empty value is the null partition.
+* `LIST_SPEC`, ``store=a%2Fb,day=1``, selects by some partition keys in any order
+  (``versioned import --partition``). Every comma ends an item; values are escaped as in
+  directory names (``%2C`` is a comma, ``%25`` a percent sign); an empty value stays empty.
+
+In both, `DEFAULT_PARTITION_NAME` is the null partition.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+
+from versioned.errors import InputError
+from versioned.storage.partition_paths import DEFAULT_PARTITION_NAME, unescape_path_name
+
+
+@dataclass(frozen=True)
+class PartitionSpecSyntax:
+    """How one spelling of a partition spec writes its items and values.
+
+    Attributes:
+        separator: What joins the ``key=value`` items.
+        escaped: Values carry ``%XX`` escapes, decoded when parsed.
+        empty_is_null: An empty value is the null partition (else it stays ``""``).
+    """
+
+    separator: str
+    escaped: bool
+    empty_is_null: bool
+
+
+PATH_SPEC = PartitionSpecSyntax("/", escaped=False, empty_is_null=True)
+LIST_SPEC = PartitionSpecSyntax(",", escaped=True, empty_is_null=False)
+
+
+def parse_partition_spec(
+    text: str, syntax: PartitionSpecSyntax, keys: Sequence[str] | None = None
+) -> Iterator[tuple[str, str | None]]:
+    """Parse a partition spec into ``(key, value)`` pairs; a null value is the null partition.
+
+    The pairs come in the spec's order, each as it is read, so a caller that checks a key
+    refuses it before a later item is looked at.
+
+    Args:
+        text: The spec as typed.
+        syntax: Its spelling (`PATH_SPEC` or `LIST_SPEC`).
+        keys: The partition columns the spec must name, in order. Then an item starts only
+            where the separator is followed by the next key and ``=``, so values may contain
+            the separator. Without them every separator ends an item, blank items are
+            skipped, and the keys are returned as written.
+
+    Raises:
+        InputError: An item is not ``key=value``, or (with ``keys``) the spec does not name
+            exactly those keys in order.
+    """
+    items: Iterable[tuple[str, str]]
+    if keys is None:
+        items = _free_items(text, syntax.separator)
+    else:
+        items = _keyed_items(text, syntax.separator, keys)
+    return ((key, _value(raw, syntax)) for key, raw in items)
+
+
+def _free_items(text: str, separator: str) -> Iterator[tuple[str, str]]:
+    for item in [i for i in text.split(separator) if i.strip()]:
+        key, sep, raw = item.partition("=")
+        if not sep:
+            raise InputError(f"partition item {item!r} is not key=value", value=text)
+        yield key, raw
+
+
+def _keyed_items(text: str, separator: str, keys: Sequence[str]) -> list[tuple[str, str]]:
+    example = separator.join(f"{k}=..." for k in keys)
+    rest = text.strip().strip(separator)
+    items = []
+    for i, key in enumerate(keys):
+        prefix = f"{key}="
+        if not rest.startswith(prefix):
+            raise InputError(
+                f"partition {text!r} does not match the table's partition columns: "
+                f"write it as {example}",
+                partition=text,
+            )
+        rest = rest[len(prefix) :]
+        if i + 1 < len(keys):
+            cut = rest.find(f"{separator}{keys[i + 1]}=")
+            if cut < 0:
+                raise InputError(
+                    f"partition {text!r} lacks {keys[i + 1]}: write it as {example}",
+                    partition=text,
+                )
+            value, rest = rest[:cut], rest[cut + len(separator) :]
+        else:
+            value = rest
+        items.append((key, value))
+    return items
+
+
+def _value(raw: str, syntax: PartitionSpecSyntax) -> str | None:
+    if raw == DEFAULT_PARTITION_NAME or (syntax.empty_is_null and raw == ""):
+        return None
+    return unescape_path_name(raw) if syntax.escaped else raw

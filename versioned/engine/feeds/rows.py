@@ -41,13 +41,8 @@ from pyspark.sql import types as T
 
 from versioned.engine.feeds.op_codes import DELETE, UPDATE, normalise_op_code, op_code_problem
 from versioned.engine.feeds.schema import required_columns
-from versioned.engine.feeds.text_values import (
-    REPLACE_INVALID_UTF8,
-    ROUND_DECIMALS,
-    Lenience,
-    convert_text,
-    inexact_number,
-)
+from versioned.engine.feeds.text_values import REPLACE_INVALID_UTF8, ROUND_DECIMALS, Lenience
+from versioned.engine.feeds.value_conversion import ConvertedValue, convert_value, convertible
 from versioned.engine.spark.observed_count import ObservedCount
 from versioned.engine.spark.types import max_length, spark_type
 from versioned.errors import SchemaError
@@ -86,19 +81,7 @@ _IN_REASON = "#reason"
 _IN_COERCED = "#coerced_row"
 
 
-_NUMERIC = (T.ByteType, T.ShortType, T.IntegerType, T.LongType, T.FloatType, T.DoubleType)
-_INTEGRAL = (T.ByteType, T.ShortType, T.IntegerType, T.LongType)
-_TEMPORAL = (T.DateType, T.TimestampType, T.TimestampNTZType)
-_NESTED = (T.StructType, T.ArrayType, T.MapType)
 _QUOTE_LIMIT = 60
-
-
-@dataclass(frozen=True)
-class _Converted:
-    value: Column
-    failed: Column  # a non-null input did not convert
-    inexact: Column  # converted only by rounding (DECIMAL)
-    bad_utf8: Column  # a text input is not valid UTF-8
 
 
 def split_rows(
@@ -126,12 +109,35 @@ def split_rows(
         SchemaError: A typed input column cannot convert to its table column's type.
     """
     input_types = {f.name: f.dataType for f in frame.schema.fields}
+    _require_convertible(input_types, spec, present, source)
+    lenience = Lenience.of(spec)
+    op = normalise_op_code(F.col(IN_OP))
+    keep = F.col(IN_KEEP) if IN_KEEP in frame.columns else None
+    checked = _checked_columns(spec, present, input_types, op, keep, lenience)
+    reasons = [op_code_problem(F.col(IN_OP), op), *checked.reasons]
+    coerced = [F.col(IN_COERCED)] if IN_COERCED in input_types else []
+    return _split_checked(frame, spec, op, checked.values, reasons, coerced + checked.coerced, keep)
+
+
+@dataclass(frozen=True)
+class _CheckedColumns:
+    """The table's columns of a feed, typed, and what is wrong with them per row."""
+
+    values: list[Column]  # one per table column, in table order
+    reasons: list[Column]  # why a row cannot be applied (null: nothing)
+    coerced: list[Column]  # whether a lenient conversion changed a row's value
+
+
+def _require_convertible(
+    input_types: dict[str, T.DataType], spec: TableSpec, present: Collection[str], source: str
+) -> None:
+    """Refuse the batch when a typed input column cannot convert to its column's type."""
     incompatible = [
         f"{name} ({input_types[name].simpleString().upper()} in the feed, "
         f"{spec.column(name).type} in the table)"
         for name in spec.column_names
         if name in present
-        and not _convertible(input_types[name], spark_type(spec.column(name).type))
+        and not convertible(input_types[name], spark_type(spec.column(name).type))
     ]
     if incompatible:
         raise SchemaError(
@@ -139,39 +145,57 @@ def split_rows(
             f"{', '.join(incompatible)}; cast them in the feed or fix the table definition",
             source=source,
         )
-    lenience = Lenience.of(spec)
-    op = normalise_op_code(F.col(IN_OP))
+
+
+def _checked_columns(
+    spec: TableSpec,
+    present: Collection[str],
+    input_types: dict[str, T.DataType],
+    op: Column,
+    keep: Column | None,
+    lenience: Lenience,
+) -> _CheckedColumns:
+    """Convert each table column and list its problems; absent columns read as null."""
     is_delete = F.coalesce(op == F.lit(DELETE), F.lit(False))
     required = set(required_columns(spec))
-    keep = [F.col(IN_KEEP)] if IN_KEEP in frame.columns else []
-    values: list[Column] = []
-    reasons: list[Column] = [op_code_problem(F.col(IN_OP), op)]
-    coerced: list[Column] = [F.col(IN_COERCED)] if IN_COERCED in input_types else []
+    out = _CheckedColumns([], [], [])
     for column in spec.columns:
         target = spark_type(column.type)
         if column.name not in present:
-            values.append(F.lit(None).cast(target).alias(column.name))
+            out.values.append(F.lit(None).cast(target).alias(column.name))
             continue
         src = F.col(column.name)
-        converted = _convert(src, input_types[column.name], target, lenience)
+        converted = convert_value(src, input_types[column.name], target, lenience)
         value = converted.value
         checked = F.lit(True) if column.name in required else ~is_delete
-        if keep and column.name not in required:  # a kept value is neither read nor checked
-            kept = F.coalesce(F.array_contains(keep[0], F.lit(column.name)), F.lit(False))
+        if keep is not None and column.name not in required:  # kept: neither read nor checked
+            kept = F.coalesce(F.array_contains(keep, F.lit(column.name)), F.lit(False))
             value = F.when(~kept, value)
             checked = checked & ~kept
-        values.append(value.alias(column.name))
-        reasons.extend(
+        out.values.append(value.alias(column.name))
+        out.reasons.extend(
             _problems(column, spec, src, input_types[column.name], converted, lenience, checked)
         )
         found = f"{IN_PROBLEMS}:{column.name}"  # what the reader found, e.g. a JSON object
         if found in input_types:
-            reasons.append(F.when(checked, F.col(f"`{found}`")))
+            out.reasons.append(F.when(checked, F.col(f"`{found}`")))
         if lenience.round_decimals:
-            coerced.append(checked & converted.inexact)
+            out.coerced.append(checked & converted.inexact)
         if lenience.replace_invalid_utf8:
-            coerced.append(checked & converted.bad_utf8)
+            out.coerced.append(checked & converted.bad_utf8)
+    return out
 
+
+def _split_checked(
+    frame: DataFrame,
+    spec: TableSpec,
+    op: Column,
+    values: list[Column],
+    reasons: list[Column],
+    coerced: list[Column],
+    keep: Column | None,
+) -> tuple[DataFrame, DataFrame, ObservedCount]:
+    """The applicable rows and the dead letters, with the observation counting them."""
     combined = F.concat_ws("; ", *reasons)
     reason = (
         F.when(F.col(IN_MALFORMED).isNotNull(), F.col(IN_MALFORMED))
@@ -179,6 +203,7 @@ def split_rows(
         .otherwise(F.lit(None).cast("string"))
     )
     any_coerced = F.coalesce(_any(coerced), F.lit(False))
+    kept = [keep] if keep is not None else []
     checked_rows = frame.select(
         *values,
         op.alias(OP),
@@ -187,13 +212,13 @@ def split_rows(
         any_coerced.alias(_IN_COERCED),
         F.col(IN_RAW).cast("string").alias(IN_RAW),
         F.col(IN_SOURCE).cast("string").alias(IN_SOURCE),
-        *keep,
+        *kept,
     )
     accepted = F.col(_IN_REASON).isNull()
     counts = ObservedCount(
         checked_rows, ~accepted, "rejected", coerced=accepted & F.col(_IN_COERCED)
     )
-    rows = counts.frame.where(accepted).select(*spec.column_names, OP, SEQ, *keep)
+    rows = counts.frame.where(accepted).select(*spec.column_names, OP, SEQ, *kept)
     rejected = checked_rows.where(~accepted).select(
         F.make_valid_utf8(F.col(IN_RAW)).alias(RAW),  # the dead-letter file is UTF-8 JSON
         F.col(_IN_REASON).alias(REASON),
@@ -209,18 +234,6 @@ def op_input(op_column: str | None, get: Callable[[str], Column]) -> Column:
     return op.alias(IN_OP)
 
 
-def _convertible(src: T.DataType, dst: T.DataType) -> bool:
-    if isinstance(src, T.StringType | T.NullType) or src == dst:
-        return True
-    if isinstance(dst, T.StringType):
-        return True
-    if isinstance(src, (*_NUMERIC, T.DecimalType, T.BooleanType)):
-        return isinstance(dst, (*_NUMERIC, T.DecimalType, T.BooleanType))
-    if isinstance(src, _TEMPORAL):
-        return isinstance(dst, T.DateType | T.TimestampType)
-    return False
-
-
 def _any(flags: list[Column]) -> Column:
     if not flags:
         return F.lit(False)
@@ -230,54 +243,12 @@ def _any(flags: list[Column]) -> Column:
     return result
 
 
-def _convert(
-    src: Column, src_type: T.DataType, target: T.DataType, lenience: Lenience
-) -> _Converted:
-    no = F.lit(False)
-    null = F.lit(None).cast(target)
-    if isinstance(src_type, T.NullType):
-        return _Converted(null, no, no, no)
-    if isinstance(src_type, T.StringType):
-        bad_utf8 = src.isNotNull() & ~F.is_valid_utf8(src)
-        if isinstance(target, T.StringType):
-            value = F.make_valid_utf8(src) if lenience.replace_invalid_utf8 else src
-            return _Converted(value, no, no, bad_utf8)
-        text = F.trim(src)
-        converted, failed, inexact = convert_text(text, target)
-        value = F.when(text == F.lit(""), null).otherwise(converted)
-        return _Converted(value, src.isNotNull() & (text != F.lit("")) & failed, inexact, no)
-    if src_type == target:
-        return _Converted(src, no, no, no)
-    if isinstance(src_type, _NESTED):
-        return _Converted(F.to_json(src), no, no, no)
-    value = src.try_cast(target)
-    failed = src.isNotNull() & value.isNull()
-    fractional = isinstance(src_type, T.FloatType | T.DoubleType) or (
-        isinstance(src_type, T.DecimalType) and src_type.scale > 0
-    )
-    if fractional and isinstance(target, _INTEGRAL):
-        failed = failed | (value.isNotNull() & (value.cast(src_type) != src))
-    if isinstance(target, T.BooleanType) and not isinstance(src_type, T.BooleanType):
-        failed = failed | (src.isNotNull() & ~src.isin(0, 1))
-    if isinstance(src_type, T.TimestampType | T.TimestampNTZType) and isinstance(
-        target, T.DateType
-    ):
-        failed = failed | (value.isNotNull() & (value.cast(src_type) != src))
-    if isinstance(target, T.FloatType) and isinstance(src_type, T.DoubleType | T.DecimalType):
-        infinite = F.abs(value) == F.lit(float("inf"))
-        failed = failed | (infinite & (F.abs(src.cast("double")) != F.lit(float("inf"))))
-    inexact = no
-    if isinstance(target, T.DecimalType):
-        inexact = inexact_number(src, src_type, value)
-    return _Converted(value, failed, inexact, no)
-
-
 def _problems(
     column: TableColumn,
     spec: TableSpec,
     src: Column,
     src_type: T.DataType,
-    converted: _Converted,
+    converted: ConvertedValue,
     lenience: Lenience,
     checked: Column,
 ) -> list[Column]:

@@ -74,52 +74,86 @@ def map_columns(
             other column without ``partial``, lacks the op-code column, has columns the table
             does not know, or has two column names that differ only in case.
     """
-    by_lower: dict[str, list[str]] = {}
-    for name in input_columns:
-        by_lower.setdefault(name.strip().lower(), []).append(name)
-    problems: list[str] = []
-    ambiguous = sorted(n for names in by_lower.values() if len(names) > 1 for n in names)
-    if ambiguous:
+    by_lower = _names_by_lower_case(input_columns)
+    problems = _ambiguous_names(by_lower)
+    op_column = _op_column(by_lower, op_code_column)
+    if op_code_column is not None and op_column is None:
         problems.append(
-            f"column names differ only in case: {', '.join(ambiguous)}; rename one of each pair"
+            f"op code column {op_code_column!r} is missing; add it, or name the column "
+            "that holds the op codes"
         )
-
-    op_column: str | None = None
-    if op_code_column is not None:
-        candidates = by_lower.get(op_code_column.strip().lower())
-        if candidates:
-            op_column = candidates[0]
-        else:
-            problems.append(
-                f"op code column {op_code_column!r} is missing; add it, or name the column "
-                "that holds the op codes"
-            )
-
-    table_names = set(spec.column_names)
-    present: dict[str, str] = {}
-    for name in spec.column_names:
-        if name in by_lower:
-            present[name] = by_lower[name][0]
-    unknown = [
-        name
-        for lowered, names in by_lower.items()
-        for name in names
-        if lowered not in table_names
-        and (op_column is None or lowered != op_column.strip().lower())
-        and not (ignore is not None and ignore(name))
-    ]
+    present = {name: by_lower[name][0] for name in spec.column_names if name in by_lower}
+    unknown = _unknown_columns(by_lower, spec, op_column, ignore)
     absent = [n for n in spec.column_names if n not in present and n not in derived]
     required = set(required_columns(spec))
     missing_keys = [n for n in absent if n in required]
     missing_others = [n for n in absent if n not in required]
+    problems += _fit_problems(missing_keys, [] if partial else missing_others, unknown)
+    if problems:
+        raise SchemaError(
+            f"{source} does not fit table {spec.name}: {'; '.join(problems)}",
+            source=source,
+            missing=tuple(missing_keys + ([] if partial else missing_others)),
+            unknown=tuple(unknown),
+        )
     filled = tuple(missing_others) if partial else ()
+    return ColumnMapping(present=present, filled=filled, op_column=op_column)
 
+
+def _names_by_lower_case(input_columns: Iterable[str]) -> dict[str, list[str]]:
+    """Input column names grouped by their trimmed lower-case form, in input order."""
+    by_lower: dict[str, list[str]] = {}
+    for name in input_columns:
+        by_lower.setdefault(name.strip().lower(), []).append(name)
+    return by_lower
+
+
+def _ambiguous_names(by_lower: Mapping[str, list[str]]) -> list[str]:
+    ambiguous = sorted(n for names in by_lower.values() if len(names) > 1 for n in names)
+    if not ambiguous:
+        return []
+    return [f"column names differ only in case: {', '.join(ambiguous)}; rename one of each pair"]
+
+
+def _op_column(by_lower: Mapping[str, list[str]], op_code_column: str | None) -> str | None:
+    """The input column holding the op codes, or None if there is none (or none is asked)."""
+    if op_code_column is None:
+        return None
+    candidates = by_lower.get(op_code_column.strip().lower())
+    return candidates[0] if candidates else None
+
+
+def _unknown_columns(
+    by_lower: Mapping[str, list[str]],
+    spec: TableSpec,
+    op_column: str | None,
+    ignore: Callable[[str], bool] | None,
+) -> list[str]:
+    """Input columns that are neither table columns, the op-code column nor ignored."""
+    table_names = set(spec.column_names)
+    op_lower = None if op_column is None else op_column.strip().lower()
+    return [
+        name
+        for lowered, names in by_lower.items()
+        for name in names
+        if lowered not in table_names
+        and lowered != op_lower
+        and not (ignore is not None and ignore(name))
+    ]
+
+
+def _fit_problems(
+    missing_keys: list[str], missing_others: list[str], unknown: list[str]
+) -> list[str]:
+    """What to tell the user about missing and unknown columns (``missing_others`` only when
+    the feed is not a partial update)."""
+    problems = []
     if missing_keys:
         problems.append(
             f"missing key column(s) {', '.join(missing_keys)}; primary key, partition and "
             "ordering columns must be in every feed"
         )
-    if missing_others and not partial:
+    if missing_others:
         problems.append(
             f"missing column(s) {', '.join(missing_others)}; add them to the feed, or send "
             "it as a partial update (versioned upsert --partial, upsert(..., partial=True)) "
@@ -130,11 +164,4 @@ def map_columns(
             f"unknown column(s) {', '.join(unknown)}; remove them from the feed or add them "
             "to the table"
         )
-    if problems:
-        raise SchemaError(
-            f"{source} does not fit table {spec.name}: {'; '.join(problems)}",
-            source=source,
-            missing=tuple(missing_keys + ([] if partial else missing_others)),
-            unknown=tuple(unknown),
-        )
-    return ColumnMapping(present=present, filled=filled, op_column=op_column)
+    return problems

@@ -145,13 +145,7 @@ def read_feed(
             of an unconvertible type.
         InputError: A path does not exist, the format cannot be told, or arguments clash.
     """
-    if format is not None and format not in FEED_FORMATS:
-        raise InputError(f"unknown feed format {format!r}; use one of {', '.join(FEED_FORMATS)}")
-    if format == "debezium" and op_code_column is not None:
-        raise InputError("Debezium feeds carry their own op codes; do not pass op_code_column")
-    if ordering_from is not None and format != "debezium":
-        raise InputError("ordering_from is for Debezium feeds; pass format='debezium'")
-    op_column = None if format == "debezium" else (op_code_column or spec.op_code_column)
+    _check_arguments(format, op_code_column, ordering_from)
     options = (
         DebeziumOptions.resolve(
             spec.properties, ordering_column=spec.ordering_column, ordering_from=ordering_from
@@ -159,16 +153,45 @@ def read_feed(
         if format == "debezium"
         else None
     )
+    op_column = None if format == "debezium" else (op_code_column or spec.op_code_column)
     reading = _Reading(spec, op_column, partial, options)
     if isinstance(source, DataFrame) or _is_arrow_table(source):
-        label = "DataFrame" if isinstance(source, DataFrame) else "pyarrow.Table"
-        if format not in (None, "debezium"):
-            raise InputError(f"format={format!r} is for files; a {label} needs none")
-        frame = source if isinstance(source, DataFrame) else spark.createDataFrame(source)
-        records = frame.select(F.struct(F.col("*")).alias(IN_RECORD), F.lit(label).alias(IN_SOURCE))
-        records = records.withColumn(IN_SEQ, F.monotonically_increasing_id())
-        return _from_records(_typed(records), frame.schema, reading, format, label)
+        return _from_frame(spark, source, reading, format)
+    return _from_files(spark, source, reading, format)
 
+
+def _check_arguments(
+    format: FeedFormat | None, op_code_column: str | None, ordering_from: str | None
+) -> None:
+    if format is not None and format not in FEED_FORMATS:
+        raise InputError(f"unknown feed format {format!r}; use one of {', '.join(FEED_FORMATS)}")
+    if format == "debezium" and op_code_column is not None:
+        raise InputError("Debezium feeds carry their own op codes; do not pass op_code_column")
+    if ordering_from is not None and format != "debezium":
+        raise InputError("ordering_from is for Debezium feeds; pass format='debezium'")
+
+
+def _from_frame(
+    spark: SparkSession,
+    source: DataFrame | pa.Table,
+    reading: _Reading,
+    format: FeedFormat | None,
+) -> Feed:
+    """A feed from a Spark DataFrame or a ``pyarrow.Table``, in partition and row order."""
+    label = "DataFrame" if isinstance(source, DataFrame) else "pyarrow.Table"
+    if format not in (None, "debezium"):
+        raise InputError(f"format={format!r} is for files; a {label} needs none")
+    frame = source if isinstance(source, DataFrame) else spark.createDataFrame(source)
+    records = frame.select(F.struct(F.col("*")).alias(IN_RECORD), F.lit(label).alias(IN_SOURCE))
+    records = records.withColumn(IN_SEQ, F.monotonically_increasing_id())
+    return _from_records(_typed(records), frame.schema, reading, format, label)
+
+
+def _from_files(
+    spark: SparkSession, source: FeedSource, reading: _Reading, format: FeedFormat | None
+) -> Feed:
+    """A feed from CSV, JSON Lines, Parquet or Debezium files (paths, globs, directories)."""
+    spec = reading.spec
     paths = feed_paths(source)
     fmt = format or format_from_names(paths)
     files = list_feed_files(spark, paths)
@@ -176,7 +199,7 @@ def read_feed(
         return _empty_feed(spark, spec)
     label = describe(files, fmt)
     if fmt == "csv":
-        read = read_csv(spark, files, spec, op_column, partial=partial)
+        read = read_csv(spark, files, spec, reading.op_column, partial=reading.partial)
         if read is None:
             return _empty_feed(spark, spec)
         frame, present, filled = read
@@ -192,15 +215,23 @@ def read_feed(
             )
 
         return _from_records(_typed(scan_in_order(files, scan)), schema, reading, fmt, label)
+    return _from_json_lines(spark, files, reading, fmt, label)
+
+
+def _from_json_lines(
+    spark: SparkSession, files: list[str], reading: _Reading, fmt: str, label: str
+) -> Feed:
+    """A feed from JSON Lines files: plain rows, or Debezium events when ``fmt`` says so."""
+    spec = reading.spec
     json = read_json_lines(
         spark,
         files,
         spec,
         debezium=fmt == "debezium",
-        op_column=op_column,
+        op_column=reading.op_column,
         label=label,
-        partial=partial,
-        options=options,
+        partial=reading.partial,
+        options=reading.debezium,
     )
     if not json.schema.fields:  # no line is a JSON object: every line is a dead letter
         records = json.records

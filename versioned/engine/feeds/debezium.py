@@ -27,8 +27,14 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from versioned.engine.feeds.debezium_decode import SCHEMA_TYPE, column_semantic, decode
+from versioned.engine.feeds.debezium_decode import SCHEMA_TYPE
 from versioned.engine.feeds.debezium_options import DebeziumOptions, ordering_paths, ordering_value
+from versioned.engine.feeds.debezium_values import (
+    envelope_row,
+    field_type,
+    flattened_row,
+    row_values,
+)
 from versioned.engine.feeds.op_codes import DELETE, normalise_op_code
 from versioned.engine.feeds.rows import (
     IN_KEEP,
@@ -40,7 +46,7 @@ from versioned.engine.feeds.rows import (
     IN_SOURCE,
     ObservedCount,
 )
-from versioned.engine.feeds.schema import ColumnMapping, map_columns, required_columns
+from versioned.engine.feeds.schema import ColumnMapping, map_columns
 from versioned.engine.spark.types import spark_type
 from versioned.errors import SchemaError
 from versioned.schema import TableSpec
@@ -80,10 +86,17 @@ class DebeziumEvents:
 
     Both are taken while the first action reads the feed; `tombstones` and `truncates` fall
     back to a Spark job of their own when that observation is not available.
+
+    Attributes:
+        frame: The events, observed: read it (not the frame given) for the counts.
+        tombstone: Whether an event is a tombstone.
+        truncate: Whether an event is a truncate.
     """
 
     def __init__(self, frame: DataFrame, tombstone: Column, truncate: Column) -> None:
         self._frame = frame
+        self.tombstone = tombstone
+        self.truncate = truncate
         self._conditions = {"tombstones": tombstone, "truncates": truncate}
         self._tombstones = ObservedCount(frame, tombstone, "tombstones")
         self._truncates = ObservedCount(self._tombstones.frame, truncate, "truncates")
@@ -113,13 +126,13 @@ def debezium_shape(
         SchemaError: An envelope has no ``op`` field, or the ordering source is missing.
     """
     options = options or DebeziumOptions()
-    wrapped = isinstance(_child(fields, ("payload",)), T.StructType)
+    wrapped = isinstance(field_type(fields, ("payload",)), T.StructType)
     base = _event_fields(fields, wrapped)
-    after = _child(base, ("after",))
-    halves = [h for h in (after, _child(base, ("before",))) if h is not None]
+    after = field_type(base, ("after",))
+    halves = [h for h in (after, field_type(base, ("before",))) if h is not None]
     envelope = any(isinstance(h, T.StructType) for h in halves)
     if envelope:
-        if _child(base, ("op",)) is None:
+        if field_type(base, ("op",)) is None:
             raise SchemaError(
                 "Debezium envelope without an 'op' field; send the connector's full change "
                 "events or flattened rows (ExtractNewRecordState)"
@@ -137,7 +150,7 @@ def debezium_shape(
             options.ordering_from,
             envelope=envelope,
             target=target,
-            has=lambda path: _child(base, path) is not None,
+            has=lambda path: field_type(base, path) is not None,
         )
     return DebeziumShape(
         wrapped,
@@ -221,131 +234,85 @@ def debezium_rows(
     present = {k: v for k, v in mapping.present.items() if k not in derived}
     record = F.col(IN_RECORD)
     event = record.getField("payload") if shape.wrapped else record
-    schema = _event_schema(record, fields) if shape.has_schema else None
-    base = _event_fields(fields, shape.wrapped)
-    read = _envelope if shape.envelope else _flattened
-    op_in, raw = read(event, base, present)
-    is_delete = F.coalesce(normalise_op_code(op_in) == F.lit(DELETE), F.lit(False))
-    columns, problems, keeps = _row_values(
-        spec, present, raw, is_delete, schema, shape.envelope, options
-    )
-    keeps = [F.lit(n) for n in mapping.filled] + keeps
-    present_names = set(present)
+    row = _event_row(record, event, fields, shape, spec, present, options)
+    columns = list(row.columns)
     if shape.ordering is not None and ordering is not None:
         target = spark_type(spec.column(ordering).type)
         columns.append(ordering_value(event, *shape.ordering, target).alias(ordering))
-        present_names.add(ordering)
-    malformed = F.col(IN_MALFORMED)
-    if problems:
-        decoded = F.concat_ws("; ", *problems)
-        malformed = F.coalesce(malformed, F.when(decoded != F.lit(""), decoded))
+    keeps = [F.lit(n) for n in mapping.filled] + row.keeps
     extra = [F.array_compact(F.array(*keeps)).alias(IN_KEEP)] if keeps else []
-    if shape.wrapped and json_lines:
-        # A bare event among {schema, payload} events is not a tombstone: reject it.
-        keys = F.coalesce(F.json_object_keys(F.col(IN_RAW)), F.array().cast("array<string>"))
-        bare = record.isNotNull() & ~F.array_contains(keys, F.lit("payload"))
-        malformed = F.when(bare, F.lit(_BARE_EVENT)).otherwise(malformed)
-    no_error = malformed.isNull()
+    malformed = _malformed(record, row.problems, wrapped_lines=shape.wrapped and json_lines)
     payload_null = event.isNull() if shape.wrapped else F.lit(False)
-    tombstone = no_error & (record.isNull() | payload_null)
-    truncate = (
-        no_error
-        & ~tombstone
-        & F.coalesce(F.lower(F.trim(op_in.cast("string"))) == F.lit("t"), F.lit(False))
-    )
-    events = DebeziumEvents(frame, tombstone, truncate)
-    rows = events.frame.where(~tombstone & ~truncate).select(
+    events = _events(frame, record, payload_null, malformed, row.op_in)
+    rows = events.frame.where(~events.tombstone & ~events.truncate).select(
         *columns,
-        op_in.alias(IN_OP),
+        row.op_in.alias(IN_OP),
         malformed.alias(IN_MALFORMED),
         F.col(IN_RAW),
         F.col(IN_SOURCE),
         F.col(IN_SEQ),
         *extra,
     )
-    return rows, mapping, frozenset(present_names), events
+    return rows, mapping, frozenset(set(present) | derived), events
 
 
-def _row_values(
+@dataclass(frozen=True)
+class _EventRow:
+    """The row of each event: its op code as sent, the decoded values of the table columns,
+    why they cannot be used (null: they can), and which hold the TOAST placeholder."""
+
+    op_in: Column
+    columns: list[Column]
+    problems: list[Column]
+    keeps: list[Column]
+
+
+def _event_row(
+    record: Column,
+    event: Column,
+    fields: T.StructType,
+    shape: DebeziumShape,
     spec: TableSpec,
     present: dict[str, str],
-    raw: dict[str, tuple[Column, T.DataType]],
-    is_delete: Column,
-    schema: Column | None,
-    envelope: bool,
     options: DebeziumOptions,
-) -> tuple[list[Column], list[Column], list[Column]]:
-    """Per table column: the decoded value, why it cannot be used (or null), and whether it
-    is the TOAST placeholder (the column's name in ``#keep``)."""
-    required = set(required_columns(spec))
-    columns: list[Column] = []
-    problems: list[Column] = []
-    keeps: list[Column] = []
-    for name, field in present.items():
-        value, kind = raw[name]
-        target = spark_type(spec.column(name).type)
-        kept = F.lit(False)
-        if name not in required and _may_hold_placeholder(kind):
-            kept = _is_placeholder(value, kind, options) & ~is_delete
-            keeps.append(F.when(kept, F.lit(name)))
-        if _decodes(kind, target, schema is not None):
-            text = _as_text(value, kind)
-            semantic = column_semantic(schema, field, envelope=envelope)
-            scale = target.scale if isinstance(target, T.DecimalType) else None
-            value, problem = decode(
-                text, target, semantic, column_scale=scale, timestamp_unit=options.timestamp_unit
-            )
-            checked = ~kept & (F.lit(True) if name in required else ~is_delete)
-            problems.append(F.when(checked, F.concat(F.lit(f"column {name}: "), problem)))
-        columns.append(value.alias(name))
-    return columns, problems, keeps
-
-
-def _envelope(
-    event: Column, base: T.StructType, present: dict[str, str]
-) -> tuple[Column, dict[str, tuple[Column, T.DataType]]]:
-    """Op code and row values (with their types) of envelopes: ``after``, or ``before`` for a
-    delete."""
-    op_in = event.getField("op").cast("string")
+) -> _EventRow:
+    schema = _event_schema(record, fields) if shape.has_schema else None
+    base = _event_fields(fields, shape.wrapped)
+    read = envelope_row if shape.envelope else flattened_row
+    op_in, raw = read(event, base, present)
     is_delete = F.coalesce(normalise_op_code(op_in) == F.lit(DELETE), F.lit(False))
-    halves = {
-        half: kind
-        for half in ("before", "after")
-        if isinstance(kind := _child(base, (half,)), T.StructType)
-    }
-    values: dict[str, tuple[Column, T.DataType]] = {}
-    for name, field in present.items():
-        after = event.getField("after").getField(field)
-        before = event.getField("before").getField(field)
-        in_after = "after" in halves and field in halves["after"].fieldNames()
-        in_before = "before" in halves and field in halves["before"].fieldNames()
-        kind = halves["after" if in_after else "before"][field].dataType
-        if in_after and in_before:
-            value = F.when(is_delete, before).otherwise(after)
-            if halves["before"][field].dataType != kind:  # typed frames whose halves differ
-                value = F.when(is_delete, before.cast("string")).otherwise(after.cast("string"))
-                kind = T.StringType()
-        else:
-            value = after if in_after else before
-        values[name] = (value, kind)
-    return op_in, values
-
-
-def _flattened(
-    event: Column, base: T.StructType, present: dict[str, str]
-) -> tuple[Column, dict[str, tuple[Column, T.DataType]]]:
-    """Op code and row values of flattened rows: ``__deleted`` wins, then ``__op``."""
-    names = base.fieldNames()
-    deleted = (
-        F.coalesce(
-            F.lower(event.getField("__deleted").cast("string")) == F.lit("true"), F.lit(False)
-        )
-        if "__deleted" in names
-        else F.lit(False)
+    columns, problems, keeps = row_values(
+        spec, present, raw, is_delete, schema, shape.envelope, options
     )
-    op = event.getField("__op").cast("string") if "__op" in names else F.lit("r")
-    values = {name: (event.getField(f), base[f].dataType) for name, f in present.items()}
-    return F.when(deleted, F.lit("d")).otherwise(op), values
+    return _EventRow(op_in, columns, problems, keeps)
+
+
+def _malformed(record: Column, problems: list[Column], *, wrapped_lines: bool) -> Column:
+    """Why an event cannot be read (null: it can): the reader's finding, else its values'."""
+    malformed = F.col(IN_MALFORMED)
+    if problems:
+        decoded = F.concat_ws("; ", *problems)
+        malformed = F.coalesce(malformed, F.when(decoded != F.lit(""), decoded))
+    if wrapped_lines:
+        # A bare event among {schema, payload} events is not a tombstone: reject it.
+        keys = F.coalesce(F.json_object_keys(F.col(IN_RAW)), F.array().cast("array<string>"))
+        bare = record.isNotNull() & ~F.array_contains(keys, F.lit("payload"))
+        malformed = F.when(bare, F.lit(_BARE_EVENT)).otherwise(malformed)
+    return malformed
+
+
+def _events(
+    frame: DataFrame, record: Column, payload_null: Column, malformed: Column, op_in: Column
+) -> DebeziumEvents:
+    """The tombstones (a null event or payload) and truncates (``op = t``) among the events."""
+    no_error = malformed.isNull()
+    tombstone = no_error & (record.isNull() | payload_null)
+    truncate = (
+        no_error
+        & ~tombstone
+        & F.coalesce(F.lower(F.trim(op_in.cast("string"))) == F.lit("t"), F.lit(False))
+    )
+    return DebeziumEvents(frame, tombstone, truncate)
 
 
 def _event_schema(record: Column, fields: T.StructType) -> Column:
@@ -359,50 +326,10 @@ def _event_schema(record: Column, fields: T.StructType) -> Column:
     return F.from_json(text, SCHEMA_TYPE)
 
 
-def _may_hold_placeholder(kind: T.DataType) -> bool:
-    return isinstance(kind, T.StringType | T.BinaryType)
-
-
-def _is_placeholder(value: Column, kind: T.DataType, options: DebeziumOptions) -> Column:
-    if isinstance(kind, T.BinaryType):
-        return F.coalesce(value == F.lit(bytearray(options.placeholder_bytes)), F.lit(False))
-    return F.coalesce(value.isin(*options.placeholder_texts()), F.lit(False))
-
-
-def _decodes(kind: T.DataType, target: T.DataType, has_schema: bool) -> bool:
-    """Whether values of input type ``kind`` go through the decoding for a ``target`` column."""
-    if isinstance(kind, T.StringType):
-        return True
-    integral = isinstance(kind, T.ByteType | T.ShortType | T.IntegerType | T.LongType)
-    encoded = isinstance(kind, T.BinaryType | T.StructType)
-    if isinstance(target, T.DateType | T.TimestampType):
-        return integral
-    if isinstance(target, T.StringType):
-        return has_schema and (integral or encoded)
-    return isinstance(target, T.NumericType) and encoded
-
-
-def _as_text(value: Column, kind: T.DataType) -> Column:
-    if isinstance(kind, T.BinaryType):
-        return F.base64(value)
-    if isinstance(kind, T.StructType | T.ArrayType | T.MapType):
-        return F.to_json(value)
-    return value.cast("string")
-
-
 def _event_fields(fields: T.StructType, wrapped: bool) -> T.StructType:
     """The fields of the event itself, inside the ``payload`` wrapper if there is one."""
-    payload = _child(fields, ("payload",)) if wrapped else None
+    payload = field_type(fields, ("payload",)) if wrapped else None
     return payload if isinstance(payload, T.StructType) else fields
-
-
-def _child(struct: T.StructType, path: tuple[str, ...]) -> T.DataType | None:
-    kind: T.DataType = struct
-    for name in path:
-        if not isinstance(kind, T.StructType) or name not in kind.fieldNames():
-            return None
-        kind = kind[name].dataType
-    return kind
 
 
 def _strings(struct: T.StructType) -> T.StructType:

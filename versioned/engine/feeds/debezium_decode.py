@@ -146,13 +146,33 @@ def decode(
         ``(value, problem)``: the value as text for the feed conversion (``text`` itself when
         nothing applies or decoding fails), and why the row cannot be used (or null).
     """
-    name = semantic.name
     trimmed = F.trim(text)
     number = F.when(F.regexp_like(trimmed, F.lit(_INTEGER)), trimmed.try_cast("long"))
+    cases = _named_cases(text, number, target, semantic)
+    unnamed, problem = _unnamed_cases(
+        text, number, target, semantic.name.isNull(), column_scale, timestamp_unit
+    )
+    cases += unnamed
+    if not cases:
+        return text, problem
+    chosen = F.when(cases[0][0], cases[0][1])
+    for condition, value in cases[1:]:
+        chosen = chosen.when(condition, value)
+    return F.coalesce(chosen, text), problem
+
+
+_Case = tuple[Column, Column]  # (when, the value as text)
+
+
+def _named_cases(
+    text: Column, number: Column, target: T.DataType, semantic: Semantic
+) -> list[_Case]:
+    """Decodings chosen by the values' semantic type, those that can feed a ``target`` column."""
+    name = semantic.name
     temporal = isinstance(target, T.DateType | T.TimestampType)
     textual = isinstance(target, T.StringType)
     numeric = isinstance(target, T.NumericType)
-    cases: list[tuple[Column, Column]] = []
+    cases: list[_Case] = []
     if temporal or textual:
         cases += [
             (name.isin(*DAYS), _date_text(number)),
@@ -171,42 +191,53 @@ def decode(
             (name == F.lit(DECIMAL), decimal_text(text, semantic.scale)),
             (name == F.lit(VARIABLE_SCALE_DECIMAL), _variable_scale_text(text)),
         ]
+    return cases
+
+
+def _unnamed_cases(
+    text: Column,
+    number: Column,
+    target: T.DataType,
+    unnamed: Column,
+    column_scale: int | None,
+    timestamp_unit: str | None,
+) -> tuple[list[_Case], Column]:
+    """Decodings of values without a semantic type, by the ``target`` type alone, and why a
+    value cannot be decoded (an integer TIMESTAMP of unknown unit), or null."""
+    trimmed = F.trim(text)
     problem = F.lit(None).cast("string")
-    unnamed = name.isNull()
     if isinstance(target, T.DateType):
-        cases.append((unnamed & number.isNotNull(), _date_text(number)))
-    elif isinstance(target, T.TimestampType):
-        if timestamp_unit is None:
-            problem = F.when(
-                unnamed & number.isNotNull(),
-                F.concat(
-                    F.lit("'"),
-                    trimmed,
-                    F.lit(
-                        "' is an integer TIMESTAMP without a schema (ms, µs or ns?); send "
-                        "schemas (value.converter.schemas.enable=true) or set table property "
-                        f"{TIMESTAMP_UNIT_PROPERTY} to ms, us or ns"
-                    ),
+        return [(unnamed & number.isNotNull(), _date_text(number))], problem
+    if isinstance(target, T.TimestampType):
+        if timestamp_unit is not None:
+            return [
+                (unnamed & number.isNotNull(), _integer_timestamp(number, timestamp_unit))
+            ], problem
+        problem = F.when(
+            unnamed & number.isNotNull(),
+            F.concat(
+                F.lit("'"),
+                trimmed,
+                F.lit(
+                    "' is an integer TIMESTAMP without a schema (ms, µs or ns?); send "
+                    "schemas (value.converter.schemas.enable=true) or set table property "
+                    f"{TIMESTAMP_UNIT_PROPERTY} to ms, us or ns"
                 ),
-            )
-        else:
-            cases.append((unnamed & number.isNotNull(), _integer_timestamp(number, timestamp_unit)))
-    elif isinstance(target, T.DecimalType):
-        cases += [
+            ),
+        )
+        return [], problem
+    if isinstance(target, T.DecimalType):
+        scale = F.lit(column_scale if column_scale is not None else 0)
+        return [
             (unnamed & trimmed.startswith("{"), _variable_scale_text(text)),
             (
                 unnamed
                 & ~F.regexp_like(trimmed, F.lit(_NUMBER))
                 & ~F.regexp_like(trimmed, F.lit(_NOT_BASE64)),
-                decimal_text(text, F.lit(column_scale if column_scale is not None else 0)),
+                decimal_text(text, scale),
             ),
-        ]
-    if not cases:
-        return text, problem
-    chosen = F.when(cases[0][0], cases[0][1])
-    for condition, value in cases[1:]:
-        chosen = chosen.when(condition, value)
-    return F.coalesce(chosen, text), problem
+        ], problem
+    return [], problem
 
 
 def decimal_text(base64: Column, scale: Column) -> Column:

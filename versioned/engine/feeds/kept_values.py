@@ -127,12 +127,27 @@ def _filled(
     snapshot: Snapshot,
     broadcast_limit: int,
 ) -> Feed:
+    """The feed with the kept values of ``columns`` filled in (see `_with_kept_values`)."""
     pk = list(spec.primary_key)
     keys = spark.createDataFrame(rows.where(_kept(feed)).select(*pk).distinct().toArrow())
     affected = rows.join(F.broadcast(keys), pk, "left_semi")
     others = rows.join(F.broadcast(keys), pk, "left_anti").drop(IN_KEEP)
     stored = _stored_rows(spark, fileio, spec, snapshot, keys, columns, broadcast_limit)
+    filled = _with_kept_values(spec, affected, stored, columns)
+    not_null = [c for c in columns if not spec.column(c).nullable]
+    if not not_null:
+        result = others.unionByName(filled.select(*spec.column_names, OP, SEQ))
+        return replace(feed, rows=result, keeps=False)
+    return _without_null_kept_values(feed, spec, others, filled, not_null)
 
+
+def _with_kept_values(
+    spec: TableSpec, affected: DataFrame, stored: DataFrame, columns: list[str]
+) -> DataFrame:
+    """The rows of keys that keep values, each kept value filled in: from the key's latest
+    earlier row of the batch (null after a delete), else from the stored row. ``#kept_<c>``
+    says whether column ``c`` was kept."""
+    pk = list(spec.primary_key)
     order = [F.col(SEQ).asc()]
     if spec.ordering_column is not None:
         order.insert(0, F.col(spec.ordering_column).asc_nulls_first())
@@ -162,12 +177,14 @@ def _filled(
         for c in columns
     }
     out = [values.get(c, F.col(c)).alias(c) for c in spec.column_names] + [F.col(OP), F.col(SEQ)]
-    filled = joined.select(*out, *[keeps[c].alias(f"#kept_{c}") for c in columns])
+    return joined.select(*out, *[keeps[c].alias(f"#kept_{c}") for c in columns])
 
-    not_null = [c for c in columns if not spec.column(c).nullable]
-    if not not_null:
-        result = others.unionByName(filled.select(*spec.column_names, OP, SEQ))
-        return replace(feed, rows=result, keeps=False)
+
+def _without_null_kept_values(
+    feed: Feed, spec: TableSpec, others: DataFrame, filled: DataFrame, not_null: list[str]
+) -> Feed:
+    """The feed with rows whose kept value is null in a NOT NULL column moved to the dead
+    letters (the key is not stored, so there was nothing to keep)."""
     problems = [
         F.when(
             F.col(f"#kept_{c}") & F.col(c).isNull(),

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from versioned.cli.context import CliContext, output_option, pass_cli, progress_printer
 from versioned.cli.render import echo, render_record, render_rows
 from versioned.errors import CommitConflictError, PermissionDeniedError
+
+if TYPE_CHECKING:
+    from versioned.options import CompactionThresholds
 
 PLAN_COLUMNS = [
     "table",
@@ -110,46 +113,24 @@ def compact(
       versioned compact test.sell --partition store_id=7/create_date=2024-01-01 --dry-run
       versioned compact --all --min-versions 20        # scheduled: past the thresholds
     """
-    from versioned.layouts.version_partition.compaction_plan import (
-        CompactionOptions,
-        CompactionThresholds,
-    )
+    from versioned.layouts.version_partition.compaction_plan import CompactionOptions
 
     if bool(name) == all_tables:
         raise click.UsageError("give DB.TABLE or --all (not both)")
     if all_tables and partitions:
         raise click.UsageError("--partition needs DB.TABLE, not --all")
-    thresholds = None
-    if all_tables or any(v is not None for v in (min_versions, max_index_entries, min_small_files)):
-        default = CompactionThresholds()
-        thresholds = CompactionThresholds(
-            min_versions=min_versions or default.min_versions,
-            max_index_entries=max_index_entries or default.max_index_entries,
-            min_small_files=min_small_files or default.min_small_files,
-        )
+    thresholds = _thresholds(all_tables, min_versions, max_index_entries, min_small_files)
     options = CompactionOptions(rows_per_file=rows_per_file) if rows_per_file else None
     say = progress_printer(quiet)
     tables = [state.table(name, "write")] if name else _writable_tables(state, say)
-
-    plans = []
-    for table in tables:
-        planned = table.compact(
+    plans = [
+        (table, p)
+        for table in tables
+        for p in table.compact(
             list(partitions) or None, thresholds=thresholds, options=options, dry_run=True
-        )
-        plans += [(table, p) for p in planned.partitions]
-    plan_rows = [
-        {
-            "table": str(table.name),
-            "partition": p.partition or "(table)",
-            "high_water_mark": p.high_water_mark,
-            "versions": p.versions_compacted,
-            "files": p.files_removed,
-            "rows_estimate": p.rows,
-            "files_to_write": p.files_added,
-            "why": p.message,
-        }
-        for table, p in plans
+        ).partitions
     ]
+    plan_rows = [_plan_row(table, p) for table, p in plans]
     if dry_run or not plans:
         if not plans:
             say("nothing to compact")
@@ -164,6 +145,45 @@ def compact(
         )
         results += [{"table": str(table.name), **_result_row(p)} for p in done.partitions]
     echo(render_rows(results, state.output, RESULT_COLUMNS))
+    _exit_if_conflicts(results)
+
+
+def _thresholds(
+    all_tables: bool,
+    min_versions: int | None,
+    max_index_entries: int | None,
+    min_small_files: int | None,
+) -> CompactionThresholds | None:
+    """The thresholds partitions must pass: the defaults for --all, filled in where a threshold
+    option is given; None (every partition worth compacting) otherwise."""
+    from versioned.layouts.version_partition.compaction_plan import CompactionThresholds
+
+    given = (min_versions, max_index_entries, min_small_files)
+    if not all_tables and all(v is None for v in given):
+        return None
+    default = CompactionThresholds()
+    return CompactionThresholds(
+        min_versions=min_versions or default.min_versions,
+        max_index_entries=max_index_entries or default.max_index_entries,
+        min_small_files=min_small_files or default.min_small_files,
+    )
+
+
+def _plan_row(table: Any, p: Any) -> dict[str, Any]:
+    return {
+        "table": str(table.name),
+        "partition": p.partition or "(table)",
+        "high_water_mark": p.high_water_mark,
+        "versions": p.versions_compacted,
+        "files": p.files_removed,
+        "rows_estimate": p.rows,
+        "files_to_write": p.files_added,
+        "why": p.message,
+    }
+
+
+def _exit_if_conflicts(results: list[dict[str, Any]]) -> None:
+    """Exit with the conflict code when writers kept a partition from being compacted."""
     conflicts = [r for r in results if r["status"] == "conflict"]
     if conflicts:
         click.echo(

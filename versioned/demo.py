@@ -14,12 +14,16 @@ import random
 import shutil
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
 from versioned.api.catalog import Catalog, connect
 from versioned.cli.render import render_record, render_rows
+from versioned.layouts.base import DEAD_LETTER_DIR
+
+if TYPE_CHECKING:
+    from versioned.api.table import Table
 
 SELL_COLUMNS = (
     "sell_id BIGINT, acct_id BIGINT, change_ts STRING, create_ts STRING, payment_type_id STRING,"
@@ -62,7 +66,17 @@ def run(workdir: Path) -> None:
     rng = random.Random(42)
     cat: Catalog = connect(warehouse=str(workdir / "warehouse"), user="demo")
     print(f"warehouse: {cat.settings.warehouse}\ncatalog:   {cat.settings.catalog_url}")
+    sell = _create_sell(cat)
+    _apply_batches(sell, rng, workdir)
+    _query_latest(cat)
+    first = _show_history(sell)
+    _travel_in_time(sell, first)
+    _show_dead_letters(Path(cat.settings.warehouse) / "test.db/sell" / DEAD_LETTER_DIR)
+    print("\nDone. Try: .venv/bin/versioned --warehouse", cat.settings.warehouse, "show test.sell")
+    cat.close()
 
+
+def _create_sell(cat: Catalog) -> Table:
     _title("create table test.sell (partitioned by store_id, create_date)")
     sell = cat.create_table(
         "test.sell",
@@ -72,23 +86,41 @@ def run(workdir: Path) -> None:
         op_code_column="op_code",
     )
     print(render_record({k: v for k, v in sell.describe().items() if k != "columns"}, "table"))
+    return sell
 
-    def apply(label: str, changes: Any, **kw: Any) -> None:
-        _title(label)
-        started = time.monotonic()
-        result = sell.upsert(changes, progress=lambda m: print(f"  .. {m}"), **kw)
-        print(render_record(result.to_dict(), "table"))
-        print(f"  ({time.monotonic() - started:.1f}s)")
 
+def _apply(sell: Table, label: str, changes: Any, **kw: Any) -> None:
+    _title(label)
+    started = time.monotonic()
+    result = sell.upsert(changes, progress=lambda m: print(f"  .. {m}"), **kw)
+    print(render_record(result.to_dict(), "table"))
+    print(f"  ({time.monotonic() - started:.1f}s)")
+
+
+def _apply_batches(sell: Table, rng: random.Random, workdir: Path) -> None:
+    """The four change batches: an initial load, changes, a CSV file with bad rows, edge cases."""
     initial = [_sale(rng, i, 1, "I", "2024-01-02 10:00:00") for i in range(1, 31)]
-    apply("batch 1: initial load of 30 sales", pa.Table.from_pylist(initial))
+    _apply(sell, "batch 1: initial load of 30 sales", pa.Table.from_pylist(initial))
 
     batch2 = [_sale(rng, i, 2, "U", "2024-01-02 11:00:00") for i in (1, 2, 3, 4, 5)]
     batch2 += [_sale(rng, i, 2, "I", "2024-01-02 11:00:00") for i in (31, 32, 33)]
     batch2 += [{**_sale(rng, i, 2, "D", "2024-01-02 11:00:00")} for i in (6, 7)]
-    apply("batch 2: 5 updates, 3 inserts, 2 deletes", pa.Table.from_pylist(batch2))
+    _apply(sell, "batch 2: 5 updates, 3 inserts, 2 deletes", pa.Table.from_pylist(batch2))
 
-    csv = workdir / "batch3.csv"
+    csv = _write_batch3_csv(rng, workdir / "batch3.csv")
+    _apply(sell, "batch 3 (CSV file): update, insert, delete and two malformed rows", str(csv))
+
+    batch4 = [_sale(rng, 6, 4, "I", "2024-01-02 13:00:00")]  # a deleted sale comes back
+    batch4 += [_sale(rng, 2, 4, "U", "2024-01-02 13:00:00"), _sale(rng, 2, 4, "D", "t")]
+    batch4 += [_sale(rng, 999, 4, "D", "2024-01-02 13:00:00")]  # unknown key: a no-op
+    _apply(
+        sell,
+        "batch 4: re-insert a deleted sale; update+delete of one key; unknown delete",
+        pa.Table.from_pylist(batch4),
+    )
+
+
+def _write_batch3_csv(rng: random.Random, csv: Path) -> Path:
     rows3 = [_sale(rng, 1, 3, "U", "2024-01-02 12:00:00"), _sale(rng, 40, 3, "I", "x")]
     rows3.append(_sale(rng, 8, 3, "D", "2024-01-02 12:00:00"))
     header = list(rows3[0])
@@ -96,16 +128,10 @@ def run(workdir: Path) -> None:
     lines.append("not-a-number,1,2024,,cash,open,12.5,3,U,1,2024-01-01")  # dead letter
     lines.append("41,1,2024,,cash,open,7.0,3,X,1,2024-01-01")  # unknown op code
     csv.write_text("\n".join(lines) + "\n")
-    apply("batch 3 (CSV file): update, insert, delete and two malformed rows", str(csv))
+    return csv
 
-    batch4 = [_sale(rng, 6, 4, "I", "2024-01-02 13:00:00")]  # a deleted sale comes back
-    batch4 += [_sale(rng, 2, 4, "U", "2024-01-02 13:00:00"), _sale(rng, 2, 4, "D", "t")]
-    batch4 += [_sale(rng, 999, 4, "D", "2024-01-02 13:00:00")]  # unknown key: a no-op
-    apply(
-        "batch 4: re-insert a deleted sale; update+delete of one key; unknown delete",
-        pa.Table.from_pylist(batch4),
-    )
 
+def _query_latest(cat: Catalog) -> None:
     _title("SQL over the latest view: sales per store")
     query = (
         "SELECT store_id, COUNT(*) AS sales, ROUND(SUM(total_amt), 2) AS revenue "
@@ -122,6 +148,9 @@ def run(workdir: Path) -> None:
         ).collect()
     )
 
+
+def _show_history(sell: Table) -> int:
+    """Print the table's history; return its first version."""
     _title("history")
     history = sell.history()
     print(
@@ -137,8 +166,10 @@ def run(workdir: Path) -> None:
             "table",
         )
     )
+    return history[0].version
 
-    first = history[0].version
+
+def _travel_in_time(sell: Table, first: int) -> None:
     _title(f"time travel: sales 1-8 as of version {first}")
     _show(
         sell.read(as_of=first)
@@ -156,12 +187,12 @@ def run(workdir: Path) -> None:
         .collect()
     )
 
-    dead = sorted((Path(cat.settings.warehouse) / "test.db/sell/_dead_letter").rglob("*.json"))
+
+def _show_dead_letters(folder: Path) -> None:
+    dead = sorted(folder.rglob("*.json"))
     _title("dead letters (kept with their reason)")
     for path in dead:
         print(path.read_text().strip())
-    print("\nDone. Try: .venv/bin/versioned --warehouse", cat.settings.warehouse, "show test.sell")
-    cat.close()
 
 
 def main() -> None:

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from versioned.catalog.records import DEFAULT_TXN_TIMEOUT_S
 from versioned.errors import InputError
 from versioned.layouts.version_partition.bloom import DEFAULT_ERROR_RATE
 
-TXN_TIMEOUT_S = 300.0
+TXN_TIMEOUT_S = DEFAULT_TXN_TIMEOUT_S
 """Timeout of a write's transaction: a writer heartbeats it; one silent this long is aborted."""
 
 BROADCAST_LIMIT = 20_000_000

@@ -62,6 +62,11 @@ class PartitionInfo:
     created_at: float
 
 
+DEFAULT_TXN_TIMEOUT_S = 300.0
+"""Timeout of a transaction unless its client asks for another: one whose heartbeat is
+silent this long is expired (aborted, its locks released)."""
+
+
 @dataclass(frozen=True)
 class TransactionInfo:
     """A catalog transaction."""

@@ -32,6 +32,7 @@ from versioned.catalog.engine import create_engine, ensure_schema
 from versioned.catalog.lock_wait import wait_for_lock
 from versioned.catalog.models import TableRow
 from versioned.catalog.records import (
+    DEFAULT_TXN_TIMEOUT_S,
     CommitInfo,
     DatabaseInfo,
     DataFile,
@@ -192,7 +193,9 @@ class MetaStore:
 
     # transactions -----------------------------------------------------------------------------
 
-    def open_transactions(self, count: int = 1, *, timeout_s: float = 300.0) -> list[int]:
+    def open_transactions(
+        self, count: int = 1, *, timeout_s: float = DEFAULT_TXN_TIMEOUT_S
+    ) -> list[int]:
         """Open ``count`` transactions with consecutive, never reused ids."""
 
         return self._db.write(
@@ -201,7 +204,7 @@ class MetaStore:
             )
         )
 
-    def begin(self, *, timeout_s: float = 300.0) -> int:
+    def begin(self, *, timeout_s: float = DEFAULT_TXN_TIMEOUT_S) -> int:
         """Open one transaction; heartbeat it more often than ``timeout_s``."""
         return self.open_transactions(1, timeout_s=timeout_s)[0]
 

@@ -7,6 +7,7 @@ import pytest
 from versioned.layouts.acid.directories import (
     ACID_VERSION_CONTENT,
     ACID_VERSION_MARKER,
+    AcidDir,
     BaseDir,
     BucketFile,
     DeltaDir,
@@ -35,9 +36,9 @@ NAMES = [
 
 
 @pytest.mark.parametrize(("name", "parsed"), NAMES)
-def test_names_format_and_parse_as_hive_writes_them(name: str, parsed: object) -> None:
+def test_names_format_and_parse_as_hive_writes_them(name: str, parsed: AcidDir) -> None:
     assert parse_directory(name) == parsed
-    assert parsed.name == name  # type: ignore[attr-defined]
+    assert parsed.name == name
 
 
 def test_visibility_zero_means_no_suffix() -> None:

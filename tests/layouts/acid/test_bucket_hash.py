@@ -243,3 +243,22 @@ def test_bad_arguments_are_clear_errors() -> None:
         bucket_ids(rows, ["nope"], ["BIGINT"], 4)
     with pytest.raises(InputError, match="does not fit"):
         hive_hash(300, "TINYINT")
+
+
+@pytest.mark.parametrize("hive_type", EVERY_TYPE)
+def test_empty_and_all_null_columns(hive_type: str) -> None:
+    kind = arrow_type(hive_type)
+    assert column_hashes(pa.array([], kind), hive_type).tolist() == []
+    assert column_hashes(pa.array([None, None], kind), hive_type).tolist() == [0, 0]
+    assert column_hashes(pa.chunked_array([], kind), hive_type).tolist() == []
+
+
+def test_other_arrow_encodings_hash_their_values() -> None:
+    words = ["a", "é", "a", None]
+    expected = [hive_hash(w, "STRING") for w in words]
+    assert column_hashes(pa.array(words).dictionary_encode(), "STRING").tolist() == expected
+    assert column_hashes(pa.array(words, pa.large_string()), "STRING").tolist() == expected
+    small = pa.array([1, -2, None], pa.int8())
+    assert column_hashes(small, "BIGINT").tolist() == [
+        hive_hash(v, "BIGINT") for v in small.to_pylist()
+    ]

@@ -78,20 +78,36 @@ def _named_modules(draw: ModuleType) -> set[str]:
     names: set[str] = set()
     for c in draw.pictures().values():
         for item in c.texts():
-            names.update(re.findall(r"[\w/]+\.py\b", item.text))
+            names.update(re.findall(MODULE, item.text))
     return names
 
 
-def test_modules_named_in_the_pictures_exist(draw: ModuleType) -> None:
-    package = ROOT / "versioned"
-    files = {p.relative_to(package).as_posix() for p in package.rglob("*.py")}
-    files |= {p.relative_to(ROOT).as_posix() for p in (ROOT / "tests").rglob("*.py")}
-    named = _named_modules(draw)
-    missing = sorted(
+MODULE = r"[\w/]+\.py\b"
+
+
+def _missing(names: set[str]) -> list[str]:
+    """Names that end no path of a file of the package, the tests or docs/."""
+    files = [
+        p.relative_to(ROOT).as_posix()
+        for top in ("versioned", "tests", "docs")
+        for p in (ROOT / top).rglob("*.py")
+    ]
+    return sorted(
         name
-        for name in named
+        for name in names
         if name.rsplit("/", 1)[-1] not in BEING_BUILT
         and not any(f == name or f.endswith("/" + name) for f in files)
     )
+
+
+def test_modules_named_in_the_pictures_exist(draw: ModuleType) -> None:
+    named = _named_modules(draw)
     assert len(named) > 40
-    assert missing == []
+    assert _missing(named) == []
+
+
+def test_modules_named_in_architecture_md_exist() -> None:
+    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    named = set(re.findall(MODULE, text))
+    assert len(named) > 30
+    assert _missing(named) == []

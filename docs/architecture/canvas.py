@@ -155,7 +155,7 @@ def to_svg(canvas: Canvas) -> str:
     w, h = _num(canvas.width), _num(canvas.height)
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" '
-        f'viewBox="0 0 {w} {h}" font-family="{FONT_FAMILY}">',
+        f'viewBox="0 0 {w} {h}" font-family="{FONT_FAMILY}" style="white-space: pre">',
         f"<title>{escape(canvas.title)}</title>",
         f'<rect x="0" y="0" width="{w}" height="{h}" fill="#ffffff"/>',
     ]

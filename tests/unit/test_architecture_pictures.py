@@ -29,6 +29,7 @@ def draw() -> Iterator[ModuleType]:
         sys.path.remove(str(FOLDER))
         sys.modules.pop("draw", None)
         sys.modules.pop("canvas", None)
+        sys.modules.pop("content", None)
 
 
 def test_committed_svgs_are_what_the_script_draws(tmp_path: Path) -> None:

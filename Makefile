@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test wheel-smoke lint bench clean
+.PHONY: demo test wheel-smoke lint docs bench clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -16,7 +16,7 @@ demo: $(STAMP)
 	$(PY) -m versioned.demo
 
 test: $(STAMP)
-	$(VENV)/bin/ruff check versioned tests benchmarks
+	$(VENV)/bin/ruff check versioned tests benchmarks docs
 	$(VENV)/bin/mypy
 	$(PY) -m pytest
 
@@ -26,8 +26,13 @@ wheel-smoke:
 	bash .ci/wheel-smoke.sh $(PYTHON)
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check versioned tests benchmarks
+	$(VENV)/bin/ruff check versioned tests benchmarks docs
 	$(VENV)/bin/mypy
+
+# Redraw the pictures of docs/architecture.md (standard library only; a test checks that the
+# committed SVGs are what the script draws). `--png` adds previews to look at (matplotlib).
+docs:
+	$(PYTHON) docs/architecture/draw.py
 
 bench: $(STAMP)
 	$(PY) -m benchmarks.upsert

@@ -79,7 +79,6 @@ def test_spec_round_trips_through_plain_data():
         ({"columns": "id BIGINT, id STRING, p STRING"}, "duplicate column"),
         ({"columns": "id BIGINT, version_id INT, p STRING"}, "reserved"),
         ({"columns": "id BIGINT, __key_hash BIGINT, p STRING"}, "reserved"),
-        ({"layout": "acid", "file_format": "parquet"}, "ORC"),
         ({"layout": "hudi"}, "unknown layout"),
         ({"bucket_by": "v"}, "--buckets"),
         ({"buckets": 4}, "--bucket-by"),
@@ -93,7 +92,9 @@ def test_invalid_specs_say_what_is_wrong(kw, message):
 
 
 def test_acid_layout_defaults_to_orc():
-    assert _spec(layout="acid").file_format == "orc"
+    from versioned.layouts.base import layout_of
+
+    assert layout_of("acid").default_file_format == "orc"
 
 
 def test_errors_pickle_with_their_attributes():

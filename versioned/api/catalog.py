@@ -10,7 +10,6 @@ from versioned.api.table import Table
 from versioned.catalog import MetaStore
 from versioned.catalog.records import GrantInfo, Privilege, TableInfo
 from versioned.config import Settings, resolve_settings
-from versioned.errors import InputError
 from versioned.layouts.base import layout_of
 from versioned.names import TableName, check_queryable_name, principal
 from versioned.schema import Column, TableSpec
@@ -196,7 +195,7 @@ class Catalog:
         qualified names registered.
         """
         session = spark or self.spark
-        names = [i.spec.name for i in self.tables() if i.spec.layout == "versioned"]
+        names = [i.spec.name for i in self.tables() if layout_of(i.spec.layout).supports("views")]
         return self._register(session, names)
 
     def sql(self, query: str) -> DataFrame:
@@ -220,34 +219,27 @@ class Catalog:
         names = query_tables(session, query)
         for name in names:
             info = self.store.table(name)  # raises unless it exists and the user may read it
-            if info.spec.layout != "versioned":
-                raise InputError(
-                    f"{name} uses the {info.spec.layout} layout, which SQL cannot read yet"
-                )
+            layout_of(info.spec.layout).require("views", name)
         self._register(session, names)
         with user_query_errors():
             return session.sql(query)
 
     @cached_property
     def _query_session(self) -> SparkSession:
-        from versioned.engine.version_partition.views import query_session
+        from versioned.engine.spark.sql_guard import query_session
 
         return query_session(self.spark)
 
     def _register(self, session: SparkSession, names: Sequence[TableName]) -> list[str]:
-        from versioned.engine.version_partition.views import register_view
+        from versioned.engine.table_engine import engine_for
 
         source = f"{self.settings.catalog_url}|{self.fileio.full_path('')}"
-        return [
-            register_view(
-                session,
-                self.fileio,
-                self.store.snapshot(name),
-                source=source,
-                broadcast_limit=self.broadcast_limit,
-            )
-            for name in names
-        ]
+        registered = []
+        for name in names:
+            snapshot = self.store.snapshot(name)
+            engine = engine_for(layout_of(snapshot.table.spec.layout), "views", name)
+            registered.append(engine.register_view(self, session, snapshot, source))
+        return registered
 
     # import and export ------------------------------------------------------------------------
 

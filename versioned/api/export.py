@@ -13,6 +13,7 @@ from versioned.catalog.records import Snapshot
 from versioned.collections.matching import label
 from versioned.collections.metadata import CollectionMetadata
 from versioned.errors import InputError, NoSuchPartitionError, StorageError, UnsafePathError
+from versioned.layouts.base import layout_of
 from versioned.names import TableName
 from versioned.storage.filesystem import FileIO
 
@@ -62,7 +63,7 @@ def export_table(
     See `Catalog.export`.
     """
     from versioned.engine.spark.collection_writer import write_collection
-    from versioned.engine.version_partition.reader import read_latest
+    from versioned.engine.table_engine import engine_for
 
     started = time.monotonic()
     dest = os.fspath(dest)
@@ -70,18 +71,11 @@ def export_table(
     catalog.store.check(table_name, "read")
     table = catalog.table(table_name)
     spec = table.spec
-    if spec.layout != "versioned":
-        raise InputError(
-            f"export of {spec.name}: the {spec.layout} layout cannot be exported by this "
-            "release yet",
-            table=str(spec.name),
-        )
+    engine = engine_for(layout_of(spec.layout), "export", spec.name)
     _refuse_inside_warehouse(catalog.fileio, dest)
     snapshot = _partitions_of(table.snapshot(as_of), partition)
     _refuse_used_destination(dest)  # before Spark starts; the writer checks again
-    frame = read_latest(
-        catalog.spark, catalog.fileio, snapshot, broadcast_limit=catalog.broadcast_limit
-    )
+    frame = engine.read(catalog, snapshot, with_version=False)
     header = CollectionMetadata.from_spec(
         snapshot.table.spec,  # the columns of the exported version
         table=spec.name,

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from versioned.catalog.records import CommitInfo, Snapshot, TableInfo
 from versioned.errors import InputError
+from versioned.layouts.base import layout_of
 from versioned.names import TableName
 from versioned.results import CommitResult
 from versioned.schema import Column, TableSpec
@@ -18,11 +19,8 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
     from versioned.api.catalog import Catalog
-    from versioned.layouts.version_partition.compaction_plan import (
-        CompactionOptions,
-        CompactionThresholds,
-    )
-    from versioned.options import WriteOptions
+    from versioned.engine.table_engine import TableEngine
+    from versioned.options import CompactionOptions, CompactionThresholds, WriteOptions
     from versioned.results import CompactionResult, VacuumResult
 
 
@@ -107,7 +105,7 @@ class Table:
             InputError: A Debezium batch holds a truncate event (nothing is written).
             CommitConflictError: Concurrent writers kept winning the race; try again.
         """
-        self._require_layout("upsert")
+        self._engine("upsert")  # an unsupported layout fails before anything is read
         from versioned.api.feed_precheck import precheck_feed
 
         started = time.monotonic()
@@ -144,8 +142,8 @@ class Table:
         from versioned.engine.feeds.kept_values import kept_values_filled
         from versioned.engine.feeds.reader import read_feed
         from versioned.engine.spark.errors import unreadable_input_errors
-        from versioned.engine.version_partition.writer import write_batch
 
+        engine = self._engine(operation)
         spark = self.catalog.spark
         with unreadable_input_errors(_describe_source(changes)):
             if evolve:
@@ -156,17 +154,14 @@ class Table:
                 feed = read_feed(spark, changes, info.spec, **feed_args)
             with kept_values_filled(
                 spark,
-                self.catalog.fileio,
+                lambda snapshot: engine.read(self.catalog, snapshot, with_version=True),
                 info.spec,
                 feed,
                 lambda: self.catalog.store.snapshot(self.name),
-                broadcast_limit=self.catalog.broadcast_limit,
                 progress=progress,
             ) as ready:
-                result = write_batch(
-                    spark,
-                    self.catalog.store,
-                    self.catalog.fileio,
+                result = engine.write(
+                    self.catalog,
                     info,
                     ready,
                     options=options,
@@ -209,7 +204,7 @@ class Table:
         """Add and widen columns in one ``alter`` commit (see `add_columns`)."""
         from versioned.schema_changes import SchemaChange
 
-        self._require_layout("alter")
+        layout_of(self.spec.layout).require("alter", self.name)
         commit = self.catalog.store.alter_table(self.name, SchemaChange.parse(add, widen))
         self.refresh()
         return commit
@@ -236,7 +231,7 @@ class Table:
             PermissionDeniedError: The user may not write the table.
             QueryError: ``where`` does not parse or names unknown columns.
         """
-        self._require_layout("delete")
+        self._engine("delete")
         from versioned.engine.feeds.row_delete import DELETE_OP_COLUMN, delete_changes
 
         started = time.monotonic()
@@ -270,17 +265,9 @@ class Table:
 
         The snapshot is resolved once, now; later commits do not change the DataFrame.
         """
-        self._require_layout("read")
-        from versioned.engine.version_partition.reader import read_latest
-
+        engine = self._engine("read")
         snapshot = self.snapshot(as_of)  # a missing version fails before Spark starts
-        return read_latest(
-            self.catalog.spark,
-            self.catalog.fileio,
-            snapshot,
-            broadcast_limit=self.catalog.broadcast_limit,
-            with_version=with_version,
-        )
+        return engine.read(self.catalog, snapshot, with_version=with_version)
 
     def changes(self, since: int | None = None, until: int | None = None) -> DataFrame:
         """Net change per key between version ``since`` and ``until`` (default: latest).
@@ -288,8 +275,7 @@ class Table:
         Each row has ``_change`` (``insert``, ``update`` or ``delete``) and the record's
         columns: the new values, or for a delete the last values before it.
         """
-        self._require_layout("changes")
-        from versioned.engine.version_partition.net_changes import net_changes
+        engine = self._engine("changes")
 
         before = self.snapshot(since) if since is not None else None
         after = self.snapshot(until)
@@ -300,13 +286,7 @@ class Table:
                 since=since,
                 until=until,
             )
-        return net_changes(
-            self.catalog.spark,
-            self.catalog.fileio,
-            before,
-            after,
-            broadcast_limit=self.catalog.broadcast_limit,
-        )
+        return engine.changes(self.catalog, before, after)
 
     def compact(
         self,
@@ -336,8 +316,7 @@ class Table:
             PermissionDeniedError: The user may not write the table.
             NoSuchPartitionError: A named partition does not exist.
         """
-        self._require_layout("compact")
-        from versioned.engine.version_partition.compactor import compact_table
+        engine = self._engine("compact")
         from versioned.layouts.version_partition.compaction_plan import partition_values
 
         store = self.catalog.store
@@ -349,16 +328,13 @@ class Table:
                 store.partition(self.name, partition_values(info.spec.partition_by, p))
                 for p in partitions
             ]
-        result = compact_table(
-            lambda: self.catalog.spark,
-            store,
-            self.catalog.fileio,
+        result = engine.compact(
+            self.catalog,
             info,
             partitions=chosen,
             thresholds=thresholds,
             options=options,
             dry_run=dry_run,
-            broadcast_limit=self.catalog.broadcast_limit,
             progress=progress,
         )
         self.refresh()
@@ -378,15 +354,13 @@ class Table:
         ``grace_hours``. ``read(as_of=V)`` for a version older than the retention fails
         afterwards with a clear error. ``_dead_letter/`` is never touched.
         """
-        self._require_layout("vacuum")
-        from versioned.engine.version_partition.vacuum import vacuum_table
+        engine = self._engine("vacuum")
 
         store = self.catalog.store
         store.check(self.name, "write")
         info = self.refresh().info
-        result = vacuum_table(
-            store,
-            self.catalog.fileio,
+        result = engine.vacuum(
+            self.catalog,
             info,
             retain_hours=retain_hours,
             grace_hours=grace_hours,
@@ -396,12 +370,15 @@ class Table:
         self.refresh()
         return result
 
-    def _require_layout(self, operation: str) -> None:
-        if self.spec.layout != "versioned":
-            raise InputError(
-                f"{operation} of {self.name}: the {self.spec.layout} layout is not supported by "
-                "this release yet; use a table with --layout versioned"
-            )
+    def _engine(self, operation: str) -> TableEngine:
+        """The engine of the table's layout for ``operation``.
+
+        Raises:
+            NotSupportedError: The layout does not implement it.
+        """
+        from versioned.engine.table_engine import engine_for
+
+        return engine_for(layout_of(self.spec.layout), operation, self.name)
 
     def describe(self) -> dict[str, Any]:
         """Definition, ownership, location, partitions and current version as plain data."""

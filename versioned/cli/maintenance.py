@@ -9,6 +9,7 @@ import click
 from versioned.cli.context import CliContext, output_option, pass_cli, progress_printer
 from versioned.cli.render import echo, render_record, render_rows
 from versioned.errors import CommitConflictError, PermissionDeniedError
+from versioned.layouts.base import layout_of
 
 if TYPE_CHECKING:
     from versioned.options import CompactionThresholds
@@ -212,7 +213,7 @@ def _result_row(p: Any) -> dict[str, Any]:
 def _writable_tables(state: CliContext, say: Any) -> list[Any]:
     found = []
     for info in state.catalog.tables():
-        if info.spec.layout != "versioned":
+        if not layout_of(info.spec.layout).supports("compact"):
             continue
         try:
             state.catalog.store.check(info.spec.name, "write")

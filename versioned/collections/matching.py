@@ -20,6 +20,7 @@ from versioned.collections.errors import (
 )
 from versioned.collections.metadata import CollectionMetadata, CollectionPartition
 from versioned.errors import InputError
+from versioned.layouts.base import layout_of, layouts
 from versioned.names import TableName, identifier
 from versioned.schema import Column, TableSpec
 from versioned.storage.partition_spec import LIST_SPEC
@@ -128,12 +129,14 @@ def plan_import(
         CollectionError: ``partition`` selects no partition of the collection.
     """
     spec = existing or _new_spec(metadata, name, partition)
-    if spec.layout != "versioned" or metadata.layout != "versioned":
+    layout = layout_of(spec.layout)
+    if not layout.supports("import"):
         raise mismatch(
             str(name),
             [
-                f"layout {metadata.layout} in the collection, {spec.layout} in the table: "
-                "this release imports into the versioned layout only"
+                f"the table's layout {spec.layout} cannot import collections in this release "
+                "(the collection's rows are plain files: import them into a table of a layout "
+                f"that can, e.g. {', '.join(x.name for x in layouts() if x.supports('import'))})"
             ],
         )
     if partition is not None and not metadata.partition_by:

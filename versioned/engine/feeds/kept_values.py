@@ -39,13 +39,13 @@ from versioned.engine.feeds.op_codes import DELETE
 from versioned.engine.feeds.reader import Feed
 from versioned.engine.feeds.rows import IN_KEEP, OP, RAW, REASON, SEQ, SOURCE
 from versioned.engine.spark.types import spark_type
-from versioned.engine.version_partition.reader import read_latest
 from versioned.errors import InputError
 from versioned.layouts.version_partition.paths import VERSION_KEY
 from versioned.schema import TableSpec
-from versioned.storage.filesystem import FileIO
 
 Progress = Callable[[str], None]
+LatestReader = Callable[[Snapshot], DataFrame]
+"""A snapshot's live rows with the version that wrote each (column ``version_id``)."""
 _PRIOR = "#prior_"
 _STORED = "#stored_"
 
@@ -53,24 +53,23 @@ _STORED = "#stored_"
 @contextmanager
 def kept_values_filled(
     spark: SparkSession,
-    fileio: FileIO,
+    read_latest: LatestReader,
     spec: TableSpec,
     feed: Feed,
     snapshot: Callable[[], Snapshot],
     *,
-    broadcast_limit: int,
     progress: Progress | None = None,
 ) -> Iterator[Feed]:
     """The feed with every kept value filled in, ready for the writer.
 
     Args:
         spark: The session.
-        fileio: The warehouse's file access.
+        read_latest: The table layout's reader: the live rows of a snapshot with the
+            version that wrote each (`versioned.engine.table_engine.TableEngine.read`).
         spec: The table.
         feed: The normalised feed.
         snapshot: Resolves the table's latest committed snapshot (called only when some
             row keeps a value).
-        broadcast_limit: Passed to the latest-view read.
         progress: Called with a short message when stored rows are read.
 
     Yields:
@@ -106,7 +105,7 @@ def kept_values_filled(
             return
         columns = [c for c in spec.column_names if c in set(summary["cols"] or ())]
         say(f"reading the stored values of {len(columns)} column(s) for {count} changes")
-        yield _filled(spark, fileio, spec, feed, rows, columns, snapshot(), broadcast_limit)
+        yield _filled(spark, read_latest, spec, feed, rows, columns, snapshot())
     finally:
         rows.unpersist()
 
@@ -119,20 +118,19 @@ def _kept(feed: Feed) -> Column:
 
 def _filled(
     spark: SparkSession,
-    fileio: FileIO,
+    read_latest: LatestReader,
     spec: TableSpec,
     feed: Feed,
     rows: DataFrame,
     columns: list[str],
     snapshot: Snapshot,
-    broadcast_limit: int,
 ) -> Feed:
     """The feed with the kept values of ``columns`` filled in (see `_with_kept_values`)."""
     pk = list(spec.primary_key)
     keys = spark.createDataFrame(rows.where(_kept(feed)).select(*pk).distinct().toArrow())
     affected = rows.join(F.broadcast(keys), pk, "left_semi")
     others = rows.join(F.broadcast(keys), pk, "left_anti").drop(IN_KEEP)
-    stored = _stored_rows(spark, fileio, spec, snapshot, keys, columns, broadcast_limit)
+    stored = _stored_rows(read_latest, spec, snapshot, keys, columns)
     filled = _with_kept_values(spec, affected, stored, columns)
     not_null = [c for c in columns if not spec.column(c).nullable]
     if not not_null:
@@ -214,21 +212,17 @@ def _without_null_kept_values(
 
 
 def _stored_rows(
-    spark: SparkSession,
-    fileio: FileIO,
+    read_latest: LatestReader,
     spec: TableSpec,
     snapshot: Snapshot,
     keys: DataFrame,
     columns: list[str],
-    broadcast_limit: int,
 ) -> DataFrame:
     """The latest stored values of ``columns`` for each key in ``keys`` (primary key)."""
     pk = list(spec.primary_key)
     if spec.partition_by and set(spec.partition_by) <= set(pk):
         snapshot = _only_partitions_of(spec, snapshot, keys)
-    latest = read_latest(
-        spark, fileio, snapshot, broadcast_limit=broadcast_limit, with_version=True
-    ).join(F.broadcast(keys), pk, "left_semi")
+    latest = read_latest(snapshot).join(F.broadcast(keys), pk, "left_semi")
     newest = latest.groupBy(*pk).agg(
         F.max_by(F.struct(*[F.col(c) for c in columns]), F.col(VERSION_KEY)).alias("#s")
     )

@@ -12,7 +12,7 @@ and its unresolved logical plan is walked before anything is analysed or execute
 
 The caller then checks that the user may read each table named, and runs the query in a
 session where file-based relations and reflection functions do not exist
-(`versioned.engine.version_partition.views.query_session`), a second line of defence.
+(`query_session`), a second line of defence.
 """
 
 from __future__ import annotations
@@ -179,3 +179,22 @@ def _items(seq: Any) -> Iterable[Any]:
     iterator = seq.iterator()
     while iterator.hasNext():
         yield iterator.next()
+
+
+_REFLECTION = ("reflect", "java_method", "try_reflect")
+
+
+def query_session(spark: SparkSession) -> SparkSession:
+    """A session for user queries: same SparkContext and session catalog as ``spark``, but
+    its own temporary views and settings, no SQL on files and no reflection functions.
+
+    ``spark`` itself is not changed.
+    """
+    session = spark.newSession()
+    session.conf.set("spark.sql.runSQLOnFiles", "false")
+    jvm: Any = session._jvm
+    identifier = jvm.org.apache.spark.sql.catalyst.FunctionIdentifier
+    registry = session._jsparkSession.sessionState().functionRegistry()
+    for name in _REFLECTION:
+        registry.dropFunction(identifier(name, jvm.scala.Some("builtin"), jvm.scala.Some("system")))
+    return session

@@ -23,7 +23,6 @@ tables registered with it; the ones it replaces are dropped.
 from __future__ import annotations
 
 import hashlib
-from typing import Any
 
 from pyspark.sql import SparkSession
 
@@ -38,24 +37,7 @@ from versioned.storage.partition_paths import parse_partition_path
 PRIVATE_DATABASE = "__versioned"
 _FINGERPRINT = "versioned.fingerprint"
 _INTERNAL = "versioned.internal_tables"
-_REFLECTION = ("reflect", "java_method", "try_reflect")
 _ADD_BATCH = 500
-
-
-def query_session(spark: SparkSession) -> SparkSession:
-    """A session for user queries: same SparkContext and session catalog as ``spark``, but
-    its own temporary views and settings, no SQL on files and no reflection functions.
-
-    ``spark`` itself is not changed.
-    """
-    session = spark.newSession()
-    session.conf.set("spark.sql.runSQLOnFiles", "false")
-    jvm: Any = session._jvm
-    identifier = jvm.org.apache.spark.sql.catalyst.FunctionIdentifier
-    registry = session._jsparkSession.sessionState().functionRegistry()
-    for name in _REFLECTION:
-        registry.dropFunction(identifier(name, jvm.scala.Some("builtin"), jvm.scala.Some("system")))
-    return session
 
 
 def register_view(

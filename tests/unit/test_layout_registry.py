@@ -1,0 +1,91 @@
+"""The layout registry: one place names layouts; unsupported operations fail clearly."""
+
+from __future__ import annotations
+
+import pytest
+
+import versioned
+from versioned.errors import NotSupportedError, SchemaError
+from versioned.layouts.base import OPERATIONS, layout_of, layouts
+from versioned.schema import LAYOUTS, TableSpec
+
+
+def test_every_layout_a_table_can_name_is_registered() -> None:
+    assert [layout.name for layout in layouts()] == list(LAYOUTS)
+
+
+def test_unknown_layout_names_the_known_ones() -> None:
+    with pytest.raises(SchemaError, match=r"unknown layout 'hudi'.*acid.*versioned"):
+        layout_of("hudi")
+
+
+def test_versioned_layout_supports_every_operation() -> None:
+    layout = layout_of("versioned")
+    assert all(layout.supports(op) for op in OPERATIONS)
+    assert layout.default_file_format == "parquet"
+
+
+def test_unsupported_operation_names_layout_and_operation() -> None:
+    with pytest.raises(NotSupportedError) as caught:
+        layout_of("acid").require("compact", "db.t")
+    assert caught.value.layout == "acid"
+    assert caught.value.operation == "compact"
+    assert "compact of db.t" in str(caught.value)
+    assert caught.value.exit_code == 2
+
+
+def test_not_supported_error_pickles_with_its_attributes() -> None:
+    import pickle
+
+    error = NotSupportedError.of("acid", "read", "db.t")
+    again = pickle.loads(pickle.dumps(error))
+    assert (again.layout, again.operation, again.table, str(again)) == (
+        "acid",
+        "read",
+        "db.t",
+        str(error),
+    )
+
+
+def test_transaction_of_a_path_follows_the_layout() -> None:
+    assert layout_of("versioned").transaction_of("a=1/version_id=42/part-0.parquet") == 42
+    assert layout_of("versioned").transaction_of("_staging/txn=7/x.parquet") == 7
+    assert layout_of("versioned").transaction_of("a=1/part-0.parquet") is None
+    assert layout_of("acid").transaction_of("a=1/delta_0000005_0000005/bucket_00000") == 5
+
+
+def test_layout_refuses_a_file_format_it_cannot_store() -> None:
+    spec = TableSpec.build("db.t", columns="id INT", primary_key="id", file_format="parquet")
+    with pytest.raises(SchemaError, match="acid layout stores orc files, not parquet"):
+        layout_of("acid").check_spec(spec)
+    layout_of("versioned").check_spec(spec)  # no error
+
+
+def test_create_table_with_an_unbuilt_layout_creates_nothing(tmp_path) -> None:
+    with versioned.connect(warehouse=str(tmp_path)) as cat:
+        with pytest.raises(NotSupportedError, match="acid layout does not support create"):
+            cat.create_table("db.t", columns="id INT, v STRING", primary_key="id", layout="acid")
+        assert cat.tables() == []
+
+
+def test_table_of_an_unbuilt_layout_refuses_each_operation_before_spark(tmp_path) -> None:
+    # A table stored by an older release (or another tool) under a layout this one lacks.
+    with versioned.connect(warehouse=str(tmp_path)) as cat:
+        spec = TableSpec.build(
+            "db.t", columns="id INT, v STRING", primary_key="id", layout="acid", file_format="orc"
+        )
+        cat.store.create_table(spec)
+        table = cat.table("db.t")
+        for call, operation in [
+            (lambda: table.upsert(str(tmp_path / "missing.csv")), "upsert"),
+            (lambda: table.read(), "read"),
+            (lambda: table.changes(), "changes"),
+            (lambda: table.compact(), "compact"),
+            (lambda: table.vacuum(), "vacuum"),
+            (lambda: table.add_columns("w STRING"), "alter"),
+            (lambda: cat.export("db.t", str(tmp_path / "out")), "export"),
+        ]:
+            with pytest.raises(NotSupportedError) as caught:
+                call()
+            assert caught.value.operation == operation
+        assert "spark" not in cat.__dict__  # refused before a SparkSession was built

@@ -1,0 +1,122 @@
+"""The engine of the version-partition layout: its writer, reader, compactor and vacuum."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from versioned.engine.table_engine import EngineContext, Progress
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+    from versioned.catalog.records import PartitionInfo, Snapshot, TableInfo
+    from versioned.engine.feeds.reader import Feed
+    from versioned.layouts.base import TableLayout
+    from versioned.options import CompactionOptions, CompactionThresholds, WriteOptions
+    from versioned.results import CommitResult, CompactionResult, VacuumResult
+
+
+class VersionPartitionEngine:
+    """Version partitions: each commit a ``version_id=V`` folder with its index and Bloom filter."""
+
+    def __init__(self, layout: TableLayout) -> None:
+        self.layout = layout
+
+    def write(
+        self,
+        ctx: EngineContext,
+        table: TableInfo,
+        feed: Feed,
+        *,
+        options: WriteOptions | None,
+        progress: Progress | None,
+        operation: str,
+    ) -> CommitResult:
+        from versioned.engine.version_partition.writer import write_batch
+
+        return write_batch(
+            ctx.spark,
+            ctx.store,
+            ctx.fileio,
+            table,
+            feed,
+            options=options,
+            progress=progress,
+            operation=operation,
+        )
+
+    def read(self, ctx: EngineContext, snapshot: Snapshot, *, with_version: bool) -> DataFrame:
+        from versioned.engine.version_partition.reader import read_latest
+
+        return read_latest(
+            ctx.spark,
+            ctx.fileio,
+            snapshot,
+            broadcast_limit=ctx.broadcast_limit,
+            with_version=with_version,
+        )
+
+    def changes(self, ctx: EngineContext, before: Snapshot | None, after: Snapshot) -> DataFrame:
+        from versioned.engine.version_partition.net_changes import net_changes
+
+        return net_changes(
+            ctx.spark, ctx.fileio, before, after, broadcast_limit=ctx.broadcast_limit
+        )
+
+    def compact(
+        self,
+        ctx: EngineContext,
+        table: TableInfo,
+        *,
+        partitions: Sequence[PartitionInfo] | None,
+        thresholds: CompactionThresholds | None,
+        options: CompactionOptions | None,
+        dry_run: bool,
+        progress: Progress | None,
+    ) -> CompactionResult:
+        from versioned.engine.version_partition.compactor import compact_table
+
+        return compact_table(
+            lambda: ctx.spark,  # a dry run plans from the catalog and starts no Spark
+            ctx.store,
+            ctx.fileio,
+            table,
+            partitions=partitions,
+            thresholds=thresholds,
+            options=options,
+            dry_run=dry_run,
+            broadcast_limit=ctx.broadcast_limit,
+            progress=progress,
+        )
+
+    def vacuum(
+        self,
+        ctx: EngineContext,
+        table: TableInfo,
+        *,
+        retain_hours: float,
+        grace_hours: float,
+        dry_run: bool,
+        progress: Progress | None,
+    ) -> VacuumResult:
+        from versioned.engine.version_partition.vacuum import vacuum_table
+
+        return vacuum_table(
+            ctx.store,
+            ctx.fileio,
+            table,
+            retain_hours=retain_hours,
+            grace_hours=grace_hours,
+            dry_run=dry_run,
+            progress=progress,
+        )
+
+    def register_view(
+        self, ctx: EngineContext, session: SparkSession, snapshot: Snapshot, source: str
+    ) -> str:
+        from versioned.engine.version_partition.views import register_view
+
+        return register_view(
+            session, ctx.fileio, snapshot, source=source, broadcast_limit=ctx.broadcast_limit
+        )

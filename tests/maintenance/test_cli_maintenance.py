@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from tests.maintenance.conftest import batch, make_table
+from tests.table.sales import batch, make_table
 from versioned.api.catalog import connect
 from versioned.cli.main import cli
 

@@ -9,7 +9,7 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 
-from tests.maintenance.conftest import apply, batch, latest, make_table, model_rows
+from tests.table.sales import apply, batch, latest, make_table, model_rows
 from versioned.api.catalog import Catalog, connect
 from versioned.errors import InputError, NoSuchPartitionError
 from versioned.options import CompactionOptions

@@ -1,4 +1,4 @@
-"""Driving `tests.maintenance.workers` child processes from a test."""
+"""Driving `tests.table.workers` child processes from a test."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ class Worker:
             [
                 sys.executable,
                 "-m",
-                "tests.maintenance.workers",
+                "tests.table.workers",
                 url,
                 warehouse,
                 table,

@@ -1,6 +1,6 @@
 """A writer or compactor process driven over stdin, for the multi-process and crash tests.
 
-``python -m tests.maintenance.workers CATALOG_URL WAREHOUSE TABLE [TXN_TIMEOUT_S]`` starts
+``python -m tests.table.workers CATALOG_URL WAREHOUSE TABLE [TXN_TIMEOUT_S]`` starts
 its own SparkSession (local[1]), prints ``ready`` and then runs one command per stdin line:
 
 * ``{"op": "upsert", "rows": [[id, amt, op, p], ...]}``
@@ -87,5 +87,5 @@ def serve(url: str, warehouse: str, table_name: str, txn_timeout_s: float) -> No
 
 if __name__ == "__main__":
     if len(sys.argv) < 4:
-        raise SystemExit("usage: python -m tests.maintenance.workers URL WAREHOUSE TABLE [TIMEOUT]")
+        raise SystemExit("usage: python -m tests.table.workers URL WAREHOUSE TABLE [TIMEOUT]")
     serve(sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4]) if len(sys.argv) > 4 else 60)

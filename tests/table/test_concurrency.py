@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
-from tests.maintenance.conftest import Row, apply, batch, make_table, model_rows
-from tests.maintenance.processes import Worker, start_workers
+from tests.table.processes import Worker, start_workers
+from tests.table.sales import Row, apply, batch, make_table, model_rows
 from versioned.api.catalog import connect
 
 PARTITIONS = "abc"

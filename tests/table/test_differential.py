@@ -29,7 +29,7 @@ import pytest
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from tests.engine.change_model import Change, Expected, FeedGenerator, Shape, TableModel, net_diff
+from tests.table.change_model import Change, Expected, FeedGenerator, Shape, TableModel, net_diff
 from versioned.api.catalog import Catalog, connect
 from versioned.api.table import Table
 from versioned.layouts.version_partition import probe

@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from tests.maintenance.conftest import Row, apply, batch, latest, make_table, model_rows
-from tests.maintenance.processes import Worker, start_workers
+from tests.table.processes import Worker, start_workers
+from tests.table.sales import Row, apply, batch, latest, make_table, model_rows
 from versioned.api.catalog import connect
 
 TXN_TIMEOUT_S = 4.0

@@ -10,9 +10,9 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from tests.maintenance.conftest import apply, batch, latest, make_table, model_rows
+from tests.table.sales import apply, batch, latest, make_table, model_rows
 from versioned.api.catalog import Catalog
-from versioned.engine import staging, vacuum
+from versioned.engine.version_partition import staging, vacuum
 from versioned.errors import NoSuchVersionError
 
 

@@ -1,4 +1,4 @@
-"""Fixtures of the compaction and vacuum tests: a catalog on the shared SparkSession."""
+"""The sales table of the maintenance tests: `(id, amt, op, p)` rows keyed by id, by p."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from tests.maintenance.workers import COLUMNS, batch_table
+from tests.table.workers import COLUMNS, batch_table
 from versioned.api.catalog import Catalog
 from versioned.api.table import Table
 

@@ -13,10 +13,10 @@ from versioned.api.table import Table
 Row = tuple[int, float | None, str, str | None]
 
 
-def make_table(cat: Catalog, name: str = "t.sales", **kw: Any) -> Table:
+def make_table(cat: Catalog, name: str = "t.sales", *, layout: str, **kw: Any) -> Table:
     """``id BIGINT, amt DOUBLE, op STRING, p STRING`` keyed by id, partitioned by p."""
     args: dict[str, Any] = dict(
-        columns=COLUMNS, primary_key="id", partition_by="p", op_code_column="op"
+        columns=COLUMNS, primary_key="id", partition_by="p", op_code_column="op", layout=layout
     )
     args.update(kw)
     return cat.create_table(name, **args)

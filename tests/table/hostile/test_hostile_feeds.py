@@ -61,10 +61,10 @@ def _files(root: Path, skip: tuple[Path, ...]) -> set[Path]:
 
 
 @pytest.fixture(scope="module")
-def run(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
+def run(spark: Any, tmp_path_factory: pytest.TempPathFactory, layout: str) -> Iterator[Run]:
     from versioned.api.catalog import connect
 
-    root = tmp_path_factory.mktemp("hostile")
+    root = tmp_path_factory.mktemp(f"hostile-{layout}")
     warehouse, inputs = root / "wh", root / "in"
     inputs.mkdir()
     outside = root.parent  # this test session's temporary tree
@@ -72,7 +72,9 @@ def run(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
     rng = random.Random(SEED)
     cat = connect(warehouse=str(warehouse), spark=spark, user="alice")
     try:
-        table = cat.create_table(TABLE, columns=COLUMNS, primary_key="k", partition_by="p")
+        table = cat.create_table(
+            TABLE, columns=COLUMNS, primary_key="k", partition_by="p", layout=layout
+        )
         state: dict[int, dict[str, Any]] = {}
         batches = {
             "csv": _csv_batch(table, rng, inputs),

@@ -16,7 +16,7 @@ import pytest
 from versioned.api.catalog import Catalog, connect
 from versioned.api.table import Table
 from versioned.engine.version_partition.compactor import compact_table
-from versioned.errors import InputError
+from versioned.errors import NotSupportedError
 
 pytestmark = pytest.mark.spark
 
@@ -247,8 +247,9 @@ def test_export_and_import_carry_the_schema_of_the_exported_version(
         other.close()
 
 
-def test_tables_of_the_acid_layout_are_not_altered_by_this_release(cat: Catalog) -> None:
-    t = cat.create_table("t.acid", columns="id INT, v STRING", primary_key="id", layout="acid")
-    with pytest.raises(InputError, match=r"alter of t\.acid: the acid layout"):
-        t.add_columns("note STRING")
-    assert t.refresh().spec.column_names == ("id", "v")
+def test_tables_of_the_acid_layout_are_not_created_by_this_release(cat: Catalog) -> None:
+    """Since issue 11 an acid table is refused at create (not altered later): nothing could
+    use it. tests/table/ runs the alter behaviour for every layout once acid is built."""
+    with pytest.raises(NotSupportedError, match=r"create of t\.acid: the acid layout"):
+        cat.create_table("t.acid", columns="id INT, v STRING", primary_key="id", layout="acid")
+    assert [i.spec.name for i in cat.tables()] == []

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from tests.maintenance.conftest import batch, make_table
+from tests.table.sales import batch, make_table
 from versioned.api.catalog import connect
 from versioned.cli.main import cli
 
@@ -31,8 +31,8 @@ def test_scheduled_compaction_exits_0_with_nothing_to_do_then_compacts_past_thre
     setup: Any,
 ) -> None:
     cat, run = setup
-    t = make_table(cat)
-    other = make_table(cat, "t.other")
+    t = make_table(cat, layout="versioned")
+    other = make_table(cat, "t.other", layout="versioned")
     other.upsert(batch([(1, 1.0, "I", "a")]))
     for v in range(3):
         t.upsert(batch([(i, float(v), "I", "ab"[i % 2]) for i in range(v, 10)]))
@@ -65,7 +65,7 @@ def test_scheduled_compaction_exits_0_with_nothing_to_do_then_compacts_past_thre
 
 def test_compact_one_partition_and_usage_errors(setup: Any) -> None:
     cat, run = setup
-    t = make_table(cat)
+    t = make_table(cat, layout="versioned")
     for v in range(2):
         t.upsert(batch([(i, float(v), "I", "ab"[i % 2]) for i in range(4)]))
     result = run("compact", "t.sales", "--partition", "p=b", "-q")
@@ -81,7 +81,7 @@ def test_compact_one_partition_and_usage_errors(setup: Any) -> None:
 
 def test_vacuum_dry_run_lists_then_vacuum_deletes(setup: Any) -> None:
     cat, run = setup
-    t = make_table(cat)
+    t = make_table(cat, layout="versioned")
     t.upsert(batch([(1, 1.0, "I", "a")]))
     t.upsert(batch([(1, 2.0, "U", "a")]))
     first = t.history()[0].version

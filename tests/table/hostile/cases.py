@@ -1,7 +1,7 @@
 """A seeded generator of hostile change feeds, each row with the outcome it must have.
 
 Every generated row has a unique key (a few keys are deliberately repeated) and knows, from
-`tests.hostile.oracle`, the canonical values the table must hold for it, or `REJECT`.
+`tests.table.hostile.oracle`, the canonical values the table must hold for it, or `REJECT`.
 Set ``HOSTILE_SEED`` to replay a failing run; the seed is in every assertion message.
 """
 
@@ -14,8 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from tests.hostile import oracle
-from tests.hostile.oracle import REJECT
+from tests.table.hostile import oracle
+from tests.table.hostile.oracle import REJECT
 from versioned.storage.partition_paths import (
     DEFAULT_PARTITION_NAME,
     MAX_SEGMENT_BYTES,

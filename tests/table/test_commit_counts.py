@@ -13,13 +13,14 @@ from versioned.api.catalog import Catalog
 pytestmark = pytest.mark.spark
 
 
-def _table(cat: Catalog, *, ordering: bool) -> Any:
+def _table(cat: Catalog, layout: str, *, ordering: bool) -> Any:
     return cat.create_table(
         "t.events",
         columns="id BIGINT, v STRING, op STRING, ts BIGINT",
         primary_key="id",
         op_code_column="op",
         ordering_column="ts" if ordering else None,
+        layout=layout,
     )
 
 
@@ -39,8 +40,10 @@ def _counts(result: Any) -> tuple[int, int, int]:
     return result.inserted + result.updated, result.stale, result.superseded
 
 
-def test_changes_replaced_in_their_batch_are_superseded_not_stale(cat: Catalog) -> None:
-    t = _table(cat, ordering=True)
+def test_changes_replaced_in_their_batch_are_superseded_not_stale(
+    cat: Catalog, layout: str
+) -> None:
+    t = _table(cat, layout, ordering=True)
     first = t.upsert(_batch([(1, "a", "I", 10), (2, "b", "I", 10)]))
     assert _counts(first) == (2, 0, 0)
     second = t.upsert(
@@ -63,8 +66,9 @@ def test_changes_replaced_in_their_batch_are_superseded_not_stale(cat: Catalog) 
 
 def test_without_an_ordering_column_nothing_is_stale_and_input_order_supersedes(
     cat: Catalog,
+    layout: str,
 ) -> None:
-    t = _table(cat, ordering=False)
+    t = _table(cat, layout, ordering=False)
     t.upsert(_batch([(1, "a", "I", 10)]))
     result = t.upsert(_batch([(1, "b", "U", 5), (1, "c", "U", 1), (2, "d", "I", 0)]))
     assert _counts(result) == (2, 0, 1)

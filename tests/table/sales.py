@@ -1,4 +1,4 @@
-"""Fixtures of the compaction and vacuum tests: a catalog on the shared SparkSession."""
+"""The sales table of the maintenance tests: `(id, amt, op, p)` rows keyed by id, by p."""
 
 from __future__ import annotations
 
@@ -6,17 +6,17 @@ from typing import Any
 
 import pyarrow as pa
 
-from tests.maintenance.workers import COLUMNS, batch_table
+from tests.table.workers import COLUMNS, batch_table
 from versioned.api.catalog import Catalog
 from versioned.api.table import Table
 
 Row = tuple[int, float | None, str, str | None]
 
 
-def make_table(cat: Catalog, name: str = "t.sales", **kw: Any) -> Table:
+def make_table(cat: Catalog, name: str = "t.sales", *, layout: str, **kw: Any) -> Table:
     """``id BIGINT, amt DOUBLE, op STRING, p STRING`` keyed by id, partitioned by p."""
     args: dict[str, Any] = dict(
-        columns=COLUMNS, primary_key="id", partition_by="p", op_code_column="op"
+        columns=COLUMNS, primary_key="id", partition_by="p", op_code_column="op", layout=layout
     )
     args.update(kw)
     return cat.create_table(name, **args)

@@ -6,13 +6,16 @@ import re
 from pathlib import Path
 from typing import Any
 
-import pyarrow.parquet as pq
 import pytest
 
-from tests.maintenance.conftest import apply, batch, latest, make_table, model_rows
+from tests.table.sales import apply, batch, latest, make_table, model_rows
 from versioned.api.catalog import Catalog, connect
 from versioned.errors import InputError, NoSuchPartitionError
 from versioned.options import CompactionOptions
+
+VERSION_FILES = (
+    "inspects version-partition files (one version of data and Bloom files per partition)"
+)
 
 
 def _three_versions(t: Any) -> dict[int, Any]:
@@ -28,8 +31,14 @@ def _three_versions(t: Any) -> dict[int, Any]:
     return model
 
 
-def test_compaction_keeps_the_latest_rows_in_one_version_per_partition(cat: Catalog) -> None:
-    t = make_table(cat)
+@pytest.mark.never(
+    ["acid"],
+    reason=VERSION_FILES,
+)
+def test_compaction_keeps_the_latest_rows_in_one_version_per_partition(
+    cat: Catalog, layout: str
+) -> None:
+    t = make_table(cat, layout=layout)
     model = _three_versions(t)
     before_version = t.history()[-1].version
     before = t.snapshot()
@@ -63,10 +72,10 @@ def test_compaction_keeps_the_latest_rows_in_one_version_per_partition(cat: Cata
     assert len(t.history()) == len(history)
 
 
-def test_writes_after_compaction_update_compacted_rows(cat: Catalog) -> None:
+def test_writes_after_compaction_update_compacted_rows(cat: Catalog, layout: str) -> None:
     """The compacted version's Bloom filter covers its keys, so later updates and deletes
     of compacted rows get index entries and win."""
-    t = make_table(cat)
+    t = make_table(cat, layout=layout)
     model = _three_versions(t)
     t.compact()
     rows = [(0, -1.0, "U", "a"), (3, None, "D", "b"), (60, 6.0, "I", "b")]
@@ -76,81 +85,8 @@ def test_writes_after_compaction_update_compacted_rows(cat: Catalog) -> None:
     assert latest(t) == model_rows(model)
 
 
-def _bloom(cat: Catalog, t: Any) -> tuple[Any, Any]:
-    """The table's only live Bloom file (one partition, compacted) and its filter."""
-    from versioned.layouts.version_partition.bloom import KeyBloomFilter
-
-    (f,) = [f for f in t.snapshot().files if f.kind == "bloom"]
-    return f, KeyBloomFilter.read(cat.fileio, f"{t.info.location}/{f.path}")
-
-
-def test_bloom_filter_holds_every_key_and_is_reused_while_it_has_room(cat: Catalog) -> None:
-    from versioned.layouts.version_partition.keys import encode_key
-
-    t = make_table(cat)
-    t.upsert(batch([(i, float(i), "I", "a") for i in range(1200)]))
-    (load,) = [f for f in t.snapshot().files if f.kind == "bloom"]
-    assert load.stats["capacity"] == 1500 and load.row_count == 1200  # 1.25x headroom
-    t.upsert(batch([(i, -1.0, "U", "a") for i in range(0, 1200, 7)]))
-    t.compact()
-    # The first compaction extends the bulk load's filter: the update batch added no key.
-    first, filt = _bloom(cat, t)
-    assert first.stats["capacity"] == 1500 and first.row_count == 1200 == filt.count
-    # Deltas: updates of known keys and 50 new keys; the filter has room, so it is reused.
-    t.upsert(batch([(i, -2.0, "U", "a") for i in range(0, 1200, 5)]))
-    t.upsert(batch([(i, 1.0, "I", "a") for i in range(2000, 2050)]))
-    t.upsert(batch([(3, None, "D", "a")]))
-    t.compact()
-    second, filt = _bloom(cat, t)
-    assert second.version > first.version and second.stats["capacity"] == 1500
-    assert 1250 <= filt.count <= 1252  # 50 new keys (the odd false positive is not re-added)
-    live = [r["id"] for r in t.read().collect()]
-    assert len(live) == 1249
-    assert all(filt.might_contain_many([encode_key((k,)) for k in live]))
-    # When it would run out of room it is rebuilt from the keys of the data files, which
-    # drops the deleted key 3.
-    t.upsert(batch([(i, 1.0, "I", "a") for i in range(3000, 3400)]))
-    t.compact()
-    third, filt = _bloom(cat, t)
-    assert third.stats["capacity"] == 2 * 1649 and filt.count == 1649
-    live = [r["id"] for r in t.read().collect()]
-    assert all(filt.might_contain_many([encode_key((k,)) for k in live]))
-
-
-def test_bloom_filter_is_rebuilt_when_no_filter_holds_most_keys(cat: Catalog) -> None:
-    """Three equal batches of new keys: extending one filter would hash most keys twice."""
-    from versioned.layouts.version_partition.keys import encode_key
-
-    t = make_table(cat)
-    for b in range(3):
-        t.upsert(batch([(i, float(i), "I", "a") for i in range(b * 1000, b * 1000 + 1000)]))
-    t.compact()
-    rebuilt, filt = _bloom(cat, t)
-    assert rebuilt.stats["capacity"] == 2 * 3000 and filt.count == 3000
-    assert all(filt.might_contain_many([encode_key((k,)) for k in range(3000)]))
-
-
-def test_rows_per_file_splits_a_partition_into_files_near_the_target(cat: Catalog) -> None:
-    t = make_table(cat)
-    t.upsert(batch([(i, float(i), "I", "a") for i in range(100)]))
-    t.upsert(batch([(i, -1.0, "U", "a") for i in range(10)]))
-    result = t.compact(options=CompactionOptions(rows_per_file=30))
-    data = [f for f in t.snapshot().files if f.kind == "data"]
-    assert result.partitions[0].files_added == len(data) + 1  # plus the Bloom filter
-    # 110 rows in files with 10 index entries: about 100 live rows, 4 files of ~25 rows,
-    # written without a shuffle from the two scan splits (one per version file: 90 and 10
-    # live rows), each rolling over after 27 rows: 27, 27, 27, 9 and 10.
-    assert 4 <= len(data) <= 5
-    assert sum(f.row_count for f in data) == 100
-    assert max(f.row_count for f in data) <= 30
-    root = Path(cat.settings.warehouse) / t.info.location
-    for f in data:
-        assert pq.ParquetFile(root / f.path).metadata.num_rows == f.row_count
-        assert "p" not in pq.ParquetFile(root / f.path).schema_arrow.names  # from the path
-
-
-def test_named_partitions_only_and_dry_run_writes_nothing(cat: Catalog) -> None:
-    t = make_table(cat, partition_by="p")
+def test_named_partitions_only_and_dry_run_writes_nothing(cat: Catalog, layout: str) -> None:
+    t = make_table(cat, partition_by="p", layout=layout)
     model = _three_versions(t)
     files_before = sorted(p for p in Path(cat.settings.warehouse).rglob("*") if p.is_file())
     plan = t.compact(["p=a"], dry_run=True)
@@ -171,12 +107,15 @@ def test_named_partitions_only_and_dry_run_writes_nothing(cat: Catalog) -> None:
         t.compact(["q=a"])
 
 
-def test_partition_spec_values_are_unescaped_and_may_hold_slashes(cat: Catalog) -> None:
+def test_partition_spec_values_are_unescaped_and_may_hold_slashes(
+    cat: Catalog, layout: str
+) -> None:
     t = cat.create_table(
         "t.two",
         columns="id BIGINT, v INT, s STRING, d STRING",
         primary_key="id",
         partition_by="s,d",
+        layout=layout,
     )
     import pyarrow as pa
 
@@ -192,8 +131,8 @@ def test_partition_spec_values_are_unescaped_and_may_hold_slashes(cat: Catalog) 
     ]
 
 
-def test_unpartitioned_table(cat: Catalog) -> None:
-    t = cat.create_table("t.flat", columns="k STRING, n INT", primary_key="k")
+def test_unpartitioned_table(cat: Catalog, layout: str) -> None:
+    t = cat.create_table("t.flat", columns="k STRING, n INT", primary_key="k", layout=layout)
     import pyarrow as pa
 
     t.upsert(pa.table({"k": ["a", "b", "c"], "n": [1, 2, 3]}))
@@ -226,11 +165,11 @@ def race_cat(spark: Any, tmp_path: Path, catalog_url: str) -> Any:
 
 
 def test_write_committed_during_compaction_wins_and_compaction_replans(
-    race_cat: Catalog, spark: Any
+    race_cat: Catalog, spark: Any, layout: str
 ) -> None:
     """The writer commits first: the compaction's compare-and-swap fails, it plans again
     above the writer's version, and the write is in the result."""
-    t = make_table(race_cat)
+    t = make_table(race_cat, layout=layout)
     model = _three_versions(t)
     other = _other(race_cat, spark)
     rows = [(0, -5.0, "U", "a"), (2, None, "D", "a"), (70, 7.0, "I", "a")]
@@ -251,9 +190,9 @@ def test_write_committed_during_compaction_wins_and_compaction_replans(
 
 
 def test_compaction_reports_a_conflict_when_writers_keep_winning(
-    race_cat: Catalog, spark: Any
+    race_cat: Catalog, spark: Any, layout: str
 ) -> None:
-    t = make_table(race_cat)
+    t = make_table(race_cat, layout=layout)
     model = _three_versions(t)
     other = _other(race_cat, spark)
     n = [100]
@@ -280,10 +219,12 @@ def test_compaction_reports_a_conflict_when_writers_keep_winning(
     assert on_disk == listed
 
 
-def test_write_planned_before_compaction_retries_above_it(race_cat: Catalog, spark: Any) -> None:
+def test_write_planned_before_compaction_retries_above_it(
+    race_cat: Catalog, spark: Any, layout: str
+) -> None:
     """The writer planned against the old head; the compaction commits first; the writer's
     compare-and-swap fails and its retry re-plans against the compacted version."""
-    t = make_table(race_cat)
+    t = make_table(race_cat, layout=layout)
     model = _three_versions(t)
     other = _other(race_cat, spark)
     compactions: list[Any] = []
@@ -302,8 +243,10 @@ def test_write_planned_before_compaction_retries_above_it(race_cat: Catalog, spa
     assert latest(t) == model_rows(model)
 
 
-def test_two_compactions_of_one_partition_never_both_commit(race_cat: Catalog, spark: Any) -> None:
-    t = make_table(race_cat)
+def test_two_compactions_of_one_partition_never_both_commit(
+    race_cat: Catalog, spark: Any, layout: str
+) -> None:
+    t = make_table(race_cat, layout=layout)
     model = _three_versions(t)
     other = _other(race_cat, spark)
     inner: list[Any] = []

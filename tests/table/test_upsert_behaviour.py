@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import warnings
 from pathlib import Path
 from typing import Any
 
@@ -13,16 +11,14 @@ import pyarrow.parquet as pq
 import pytest
 
 from versioned.api.catalog import Catalog, connect
-from versioned.engine.version_partition.reader import CompactionNeededWarning
 from versioned.errors import PermissionDeniedError, SchemaError
-from versioned.storage.filesystem import FileIO
 
 COLUMNS = "id BIGINT, amt DOUBLE, op STRING, store STRING"
 
 
-def _table(cat: Catalog, name: str = "t.sales", **kw: Any) -> Any:
+def _table(cat: Catalog, layout: str, name: str = "t.sales", **kw: Any) -> Any:
     args: dict[str, Any] = dict(
-        columns=COLUMNS, primary_key="id", partition_by="store", op_code_column="op"
+        columns=COLUMNS, primary_key="id", partition_by="store", op_code_column="op", layout=layout
     )
     args.update(kw)
     return cat.create_table(name, **args)
@@ -44,33 +40,10 @@ def _rows(frame: Any) -> list[tuple[Any, ...]]:
     return sorted(tuple(r) for r in frame.select("id", "amt", "store").collect())
 
 
-def test_write_path_reads_no_old_data_file(cat: Catalog, tmp_path: Path) -> None:
-    """Without an ordering column, only Bloom files of older versions are opened: the old
-    data files are even moved away during the write and the write still succeeds."""
-    t = _table(cat)
-    t.upsert(_batch([(i, float(i), "I", f"s{i % 3}") for i in range(100)]))
-    root = Path(cat.settings.warehouse)
-    old_data = [f.path for f in t.snapshot().files if f.kind == "data"]
-    assert old_data
-    hidden = tmp_path / "hidden"
-    for rel in old_data:
-        src = root / t.info.location / rel
-        (hidden / rel).parent.mkdir(parents=True, exist_ok=True)
-        os.replace(src, hidden / rel)
-    FileIO.reset_opened_files()
-    result = t.upsert(_batch([(5, 50.0, "U", "s2"), (7, None, "D", "s1"), (500, 1.0, "I", "s0")]))
-    opened = list(FileIO.opened_files)
-    for rel in old_data:
-        os.replace(hidden / rel, root / t.info.location / rel)
-    assert (result.inserted, result.updated, result.deleted) == (1, 1, 1)
-    assert not any(p.endswith(tuple(old_data)) for p in opened)
-    assert any("_bloom-" in p for p in opened)  # the probe did read the filters
-    latest = dict((r[0], r[1]) for r in _rows(t.read()))
-    assert latest[5] == 50.0 and 7 not in latest and latest[500] == 1.0 and len(latest) == 100
-
-
-def test_bad_rows_go_to_dead_letters_and_the_rest_commits(cat: Catalog, tmp_path: Path) -> None:
-    t = _table(cat)
+def test_bad_rows_go_to_dead_letters_and_the_rest_commits(
+    cat: Catalog, tmp_path: Path, layout: str
+) -> None:
+    t = _table(cat, layout)
     feed = tmp_path / "feed.csv"
     feed.write_text("id,amt,op,store\n1,1.5,I,a\n2,oops,I,a\n,3.0,I,a\n4,4.0,Z,b\n5,5.0,insert,b\n")
     result = t.upsert(str(feed))
@@ -89,8 +62,8 @@ def test_bad_rows_go_to_dead_letters_and_the_rest_commits(cat: Catalog, tmp_path
     assert t.history()[-1].metrics["rejected"] == 3
 
 
-def test_whole_batch_problem_fails_before_anything_is_written(cat: Catalog) -> None:
-    t = _table(cat)
+def test_whole_batch_problem_fails_before_anything_is_written(cat: Catalog, layout: str) -> None:
+    t = _table(cat, layout)
     t.upsert(_batch([(1, 1.0, "I", "a")]))
     before = sorted(p for p in Path(cat.settings.warehouse).rglob("*") if p.is_file())
     with pytest.raises(SchemaError, match="nope"):
@@ -102,8 +75,8 @@ def test_whole_batch_problem_fails_before_anything_is_written(cat: Catalog) -> N
     assert len(t.history()) == 1
 
 
-def test_permission_denied_writes_nothing(cat: Catalog, spark: Any) -> None:
-    t = _table(cat)
+def test_permission_denied_writes_nothing(cat: Catalog, spark: Any, layout: str) -> None:
+    t = _table(cat, layout)
     t.upsert(_batch([(1, 1.0, "I", "a")]))
     mallory = connect(
         catalog=cat.settings.catalog_url,
@@ -124,8 +97,8 @@ def test_permission_denied_writes_nothing(cat: Catalog, spark: Any) -> None:
     mallory.close()
 
 
-def test_json_and_parquet_inputs(cat: Catalog, tmp_path: Path) -> None:
-    t = _table(cat)
+def test_json_and_parquet_inputs(cat: Catalog, tmp_path: Path, layout: str) -> None:
+    t = _table(cat, layout)
     jl = tmp_path / "b.jsonl"
     jl.write_text(
         '{"id": 1, "amt": 1.0, "op": "I", "store": "a"}\n'
@@ -140,8 +113,8 @@ def test_json_and_parquet_inputs(cat: Catalog, tmp_path: Path) -> None:
     assert _rows(t.read()) == [(1, 10.0, "a")]
 
 
-def test_debezium_envelopes(cat: Catalog, tmp_path: Path) -> None:
-    t = _table(cat, columns="id BIGINT, amt DOUBLE, store STRING", op_code_column=None)
+def test_debezium_envelopes(cat: Catalog, tmp_path: Path, layout: str) -> None:
+    t = _table(cat, layout, columns="id BIGINT, amt DOUBLE, store STRING", op_code_column=None)
     plain = [
         {"op": "c", "after": {"id": 1, "amt": 1.0, "store": "a"}, "source": {"lsn": 10}},
         {"op": "c", "after": {"id": 2, "amt": 2.0, "store": "a"}, "source": {"lsn": 11}},
@@ -169,8 +142,8 @@ def test_debezium_envelopes(cat: Catalog, tmp_path: Path) -> None:
     assert _rows(t.read()) == [(1, 1.5, "a")]
 
 
-def test_hostile_partition_values_round_trip(cat: Catalog) -> None:
-    t = _table(cat)
+def test_hostile_partition_values_round_trip(cat: Catalog, layout: str) -> None:
+    t = _table(cat, layout)
     values = ["../x", "a/b", "%", "a=b", "ünï", None, "x'y\\z"]
     t.upsert(_batch([(i, float(i), "I", v) for i, v in enumerate(values)]))
     assert sorted(r[2] or "" for r in _rows(t.read())) == sorted(v or "" for v in values)
@@ -185,8 +158,8 @@ def test_hostile_partition_values_round_trip(cat: Catalog) -> None:
     assert sorted(tuple(r) for r in got) == sorted(latest.values())
 
 
-def test_sql_view_equals_read_and_follows_new_commits(cat: Catalog) -> None:
-    t = _table(cat)
+def test_sql_view_equals_read_and_follows_new_commits(cat: Catalog, layout: str) -> None:
+    t = _table(cat, layout)
     t.upsert(_batch([(1, 1.0, "I", "a"), (2, 2.0, "I", "b"), (3, 3.0, "I", "b")]))
     assert "t.sales" in cat.register_views()
     assert sorted(
@@ -197,24 +170,12 @@ def test_sql_view_equals_read_and_follows_new_commits(cat: Catalog) -> None:
     assert sorted(tuple(r) for r in view.collect()) == [(1, 1.0, "a"), (2, 20.0, "b")]
 
 
-def test_shuffle_join_fallback_warns_and_agrees(cat: Catalog) -> None:
-    t = _table(cat)
-    t.upsert(_batch([(i, float(i), "I", "a") for i in range(20)]))
-    t.upsert(_batch([(i, -1.0, "U", "a") for i in range(10)]))
-    expected = _rows(t.read())
-    cat.broadcast_limit = 5
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        got = _rows(t.read())
-    assert any(issubclass(w.category, CompactionNeededWarning) for w in caught)
-    assert got == expected
-    assert sum(1 for r in got if r[1] == -1.0) == 10
-
-
-def test_losing_a_commit_race_retries_as_a_newer_version(cat: Catalog, spark: Any) -> None:
+def test_losing_a_commit_race_retries_as_a_newer_version(
+    cat: Catalog, spark: Any, layout: str
+) -> None:
     """Writer B commits to the same partition while A is between planning and committing:
     A's commit loses the compare-and-swap and A retries as a new version."""
-    t = _table(cat)
+    t = _table(cat, layout)
     t.upsert(_batch([(1, 1.0, "I", "a"), (2, 2.0, "I", "a")]))
     other = connect(
         catalog=cat.settings.catalog_url,
@@ -235,15 +196,17 @@ def test_losing_a_commit_race_retries_as_a_newer_version(cat: Catalog, spark: An
     assert versions == sorted(versions) and len(versions) == 3
 
 
-def test_unpartitioned_table_and_composite_key(cat: Catalog) -> None:
-    t = cat.create_table("t.pairs", columns="a BIGINT, b STRING, v INT", primary_key="a,b")
+def test_unpartitioned_table_and_composite_key(cat: Catalog, layout: str) -> None:
+    t = cat.create_table(
+        "t.pairs", columns="a BIGINT, b STRING, v INT", primary_key="a,b", layout=layout
+    )
     t.upsert(pa.table({"a": [1, 1, 2], "b": ["x", "y", "x"], "v": [1, 2, 3]}))
     t.upsert(pa.table({"a": [1, 2], "b": ["y", "y"], "v": [20, 30]}))
     got = sorted(tuple(r) for r in t.read().collect())
     assert got == [(1, "x", 1), (1, "y", 20), (2, "x", 3), (2, "y", 30)]
 
 
-def test_float_keys_and_partitions_match_as_sql_equality_does(cat: Catalog) -> None:
+def test_float_keys_and_partitions_match_as_sql_equality_does(cat: Catalog, layout: str) -> None:
     """The latest view joins on a hash of the key columns: -0.0 and 0.0 (and every NaN) must
     hash alike, as the Bloom key encoding and SQL equality treat them, or an update of key
     0.0 would leave the row of -0.0 alive next to it."""
@@ -252,6 +215,7 @@ def test_float_keys_and_partitions_match_as_sql_equality_does(cat: Catalog) -> N
         columns="k DOUBLE NOT NULL, v STRING, p STRING",
         primary_key="k",
         partition_by="p",
+        layout=layout,
     )
     t.upsert(
         pa.table({"k": [-0.0, float("nan"), 1.5], "v": ["a", "b", "c"], "p": ["x", None, "x"]})

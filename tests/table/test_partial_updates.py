@@ -29,11 +29,11 @@ def rows(cat: Catalog, name: str = "shop.items") -> dict[int, tuple[Any, ...]]:
 
 
 @pytest.fixture
-def items(cat: Catalog, tmp_path: Path) -> Any:
+def items(cat: Catalog, tmp_path: Path, layout: str) -> Any:
     # every partition column is in the key: the stored rows are read from those partitions only
     t = cat.create_table(
         "shop.items", columns=COLUMNS, primary_key="store,id", partition_by="store",
-        op_code_column="op",
+        op_code_column="op", layout=layout,
     )  # fmt: skip
     t.upsert(
         csv(tmp_path / "full.csv", "op,store,id,name,qty,note\nI,a,1,one,1,n1\nI,a,2,two,2,n2\n")

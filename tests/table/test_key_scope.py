@@ -7,7 +7,6 @@ travel, `changes()` and compaction all see one row.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -18,12 +17,11 @@ from versioned.api.catalog import Catalog, connect
 from versioned.collections.errors import CollectionError
 from versioned.collections.write import write as write_collection
 from versioned.errors import CommitConflictError
-from versioned.storage.filesystem import FileIO
 
 pytestmark = pytest.mark.spark
 
 
-def _moving(cat: Catalog, *, ordering: bool = False, name: str = "m.t") -> Any:
+def _moving(cat: Catalog, layout: str, *, ordering: bool = False, name: str = "m.t") -> Any:
     return cat.create_table(
         name,
         columns="id INT, v STRING, p STRING" + (", seq BIGINT" if ordering else ""),
@@ -31,6 +29,7 @@ def _moving(cat: Catalog, *, ordering: bool = False, name: str = "m.t") -> Any:
         partition_by="p",
         op_code_column="op",
         ordering_column="seq" if ordering else None,
+        layout=layout,
     )
 
 
@@ -47,9 +46,9 @@ def _rows(frame: Any) -> list[tuple[Any, ...]]:
     return sorted(tuple(r) for r in frame.select("id", "v", "p").collect())
 
 
-def test_a_key_that_moves_partition_keeps_one_row(cat: Catalog) -> None:
+def test_a_key_that_moves_partition_keeps_one_row(cat: Catalog, layout: str) -> None:
     """The issue's repro: id 1 moves from x to z and must not stay live in x."""
-    t = _moving(cat)
+    t = _moving(cat, layout)
     t.upsert(_batch([("I", 1, "a", "x"), ("I", 2, "b", "y")]))
     result = t.upsert(_batch([("U", 1, "moved", "z")]))
     assert _rows(t.read()) == [(1, "moved", "z"), (2, "b", "y")]
@@ -58,11 +57,11 @@ def test_a_key_that_moves_partition_keeps_one_row(cat: Catalog) -> None:
     assert sorted(r[0] for r in cat.sql("SELECT id FROM m.t").collect()) == [1, 2]
 
 
-def test_a_partition_scoped_key_keeps_one_row_per_partition(cat: Catalog) -> None:
+def test_a_partition_scoped_key_keeps_one_row_per_partition(cat: Catalog, layout: str) -> None:
     """When every partition column is in the key, the same id in two partitions is two rows."""
     t = cat.create_table(
         "m.s", columns="id INT, v STRING, p STRING", primary_key="p,id", partition_by="p",
-        op_code_column="op",
+        op_code_column="op", layout=layout,
     )  # fmt: skip
     t.upsert(_batch([("I", 1, "a", "x")]))
     t.upsert(_batch([("U", 1, "other", "z")]))
@@ -70,36 +69,15 @@ def test_a_partition_scoped_key_keeps_one_row_per_partition(cat: Catalog) -> Non
     assert t.describe()["key_scope"] == "partition"
 
 
-def test_describe_says_the_key_scope_and_why(cat: Catalog) -> None:
-    info = _moving(cat).describe()
+def test_describe_says_the_key_scope_and_why(cat: Catalog, layout: str) -> None:
+    info = _moving(cat, layout).describe()
     assert info["key_scope"] == "table"
     assert "p is not part of the primary key" in info["key_scope_reason"]
 
 
-def test_moving_a_key_reads_no_old_data_file(cat: Catalog, tmp_path: Path) -> None:
-    """Only Bloom files are opened: the old data files are moved away during the write."""
-    t = _moving(cat)
-    t.upsert(_batch([("I", i, "a", f"p{i % 5}") for i in range(50)]))
-    root = Path(cat.settings.warehouse) / t.info.location
-    old_data = [f.path for f in t.snapshot().files if f.kind == "data"]
-    hidden = tmp_path / "hidden"
-    for rel in old_data:
-        (hidden / rel).parent.mkdir(parents=True, exist_ok=True)
-        os.replace(root / rel, hidden / rel)
-    FileIO.reset_opened_files()
-    result = t.upsert(_batch([("U", 3, "to p9", "p9"), ("D", 4, None, None)]))
-    opened = list(FileIO.opened_files)
-    for rel in old_data:
-        os.replace(hidden / rel, root / rel)
-    assert not any(p.endswith(tuple(old_data)) for p in opened)
-    assert (result.updated, result.deleted, result.ignored_deletes) == (1, 1, 0)
-    rows = _rows(t.read())
-    assert (3, "to p9", "p9") in rows and all(r[0] != 4 for r in rows) and len(rows) == 49
-
-
-def test_a_delete_without_partition_values_finds_the_row(cat: Catalog) -> None:
+def test_a_delete_without_partition_values_finds_the_row(cat: Catalog, layout: str) -> None:
     """A Debezium delete of a table without REPLICA IDENTITY FULL carries only the key."""
-    t = _moving(cat)
+    t = _moving(cat, layout)
     t.upsert(_batch([("I", 1, "a", "x"), ("I", 2, "b", "y")]))
     result = t.upsert(_batch([("D", 2, None, None)]))
     assert (result.deleted, result.ignored_deletes) == (1, 0)
@@ -108,16 +86,16 @@ def test_a_delete_without_partition_values_finds_the_row(cat: Catalog) -> None:
     assert [p.values for p in cat.store.partitions(t.name)] == [("x",), ("y",)]
 
 
-def test_moves_within_one_batch_keep_the_last(cat: Catalog) -> None:
-    t = _moving(cat)
+def test_moves_within_one_batch_keep_the_last(cat: Catalog, layout: str) -> None:
+    t = _moving(cat, layout)
     t.upsert(_batch([("I", 1, "a", "x")]))
     moves = [("U", 1, "b", "y"), ("U", 1, "c", "z"), ("I", 5, "n", "y"), ("U", 5, "m", "x")]
     t.upsert(_batch(moves))
     assert _rows(t.read()) == [(1, "c", "z"), (5, "m", "x")]
 
 
-def test_time_travel_and_changes_see_a_move_as_an_update(cat: Catalog) -> None:
-    t = _moving(cat)
+def test_time_travel_and_changes_see_a_move_as_an_update(cat: Catalog, layout: str) -> None:
+    t = _moving(cat, layout)
     v1 = t.upsert(_batch([("I", 1, "a", "x"), ("I", 2, "b", "x")])).version
     v2 = t.upsert(_batch([("U", 1, "a", "y")])).version
     v3 = t.upsert(_batch([("D", 1, None, "y"), ("U", 2, "b2", "z")])).version
@@ -130,8 +108,8 @@ def test_time_travel_and_changes_see_a_move_as_an_update(cat: Catalog) -> None:
     assert changes == [("delete", 1, "a", "x"), ("update", 2, "b2", "z")]
 
 
-def test_compaction_of_either_partition_agrees_after_a_move(cat: Catalog) -> None:
-    t = _moving(cat)
+def test_compaction_of_either_partition_agrees_after_a_move(cat: Catalog, layout: str) -> None:
+    t = _moving(cat, layout)
     t.upsert(_batch([("I", i, "a", "x") for i in range(10)]))
     t.upsert(_batch([("U", i, "b", "y") for i in range(5)]))
     before = _rows(t.read())
@@ -145,9 +123,9 @@ def test_compaction_of_either_partition_agrees_after_a_move(cat: Catalog) -> Non
     assert (0, "c", "x") in rows and sum(r[0] == 0 for r in rows) == 1 and len(rows) == 10
 
 
-def test_a_late_change_in_another_partition_is_stale(cat: Catalog) -> None:
+def test_a_late_change_in_another_partition_is_stale(cat: Catalog, layout: str) -> None:
     """Staleness compares against the key's state in whatever partition it lives."""
-    t = _moving(cat, ordering=True)
+    t = _moving(cat, layout, ordering=True)
     t.upsert(_batch([("I", 1, "new", "x", 10)], ordering=True))
     result = t.upsert(_batch([("U", 1, "old", "y", 5)], ordering=True))
     assert result.stale == 1
@@ -156,8 +134,9 @@ def test_a_late_change_in_another_partition_is_stale(cat: Catalog) -> None:
 
 def test_a_tombstone_stops_a_late_insert_in_any_partition_also_after_compaction(
     cat: Catalog,
+    layout: str,
 ) -> None:
-    t = _moving(cat, ordering=True)
+    t = _moving(cat, layout, ordering=True)
     t.upsert(_batch([("I", 1, "a", "x", 10), ("I", 2, "b", "x", 10)], ordering=True))
     t.upsert(_batch([("D", 1, None, "x", 20)], ordering=True))
     late = _batch([("I", 1, "late", "y", 15)], ordering=True)
@@ -171,11 +150,11 @@ def test_a_tombstone_stops_a_late_insert_in_any_partition_also_after_compaction(
 
 
 def test_a_commit_planned_before_another_commit_of_the_table_retries(
-    cat: Catalog, spark: Any
+    cat: Catalog, spark: Any, layout: str
 ) -> None:
     """Writer B inserts id 7 into partition q while A, planned before, moves id 7 into r:
     the partitions differ, yet A must not commit against its stale plan (two live rows)."""
-    t = _moving(cat)
+    t = _moving(cat, layout)
     t.upsert(_batch([("I", 1, "a", "x")]))
     other = connect(
         catalog=cat.settings.catalog_url, warehouse=cat.settings.warehouse, spark=spark,
@@ -192,8 +171,10 @@ def test_a_commit_planned_before_another_commit_of_the_table_retries(
     assert _rows(t.read()) == [(1, "a", "x"), (7, "from A", "r")]
 
 
-def test_the_catalog_refuses_a_commit_against_an_old_table_sequence(cat: Catalog) -> None:
-    t = _moving(cat)
+def test_the_catalog_refuses_a_commit_against_an_old_table_sequence(
+    cat: Catalog, layout: str
+) -> None:
+    t = _moving(cat, layout)
     t.upsert(_batch([("I", 1, "a", "x")]))
     store = cat.store
     planned = store.snapshot(t.name).seq
@@ -204,19 +185,23 @@ def test_the_catalog_refuses_a_commit_against_an_old_table_sequence(cat: Catalog
     store.abort(txn, "test")
 
 
-def test_an_imported_key_retires_its_row_in_another_partition(cat: Catalog, tmp_path: Path) -> None:
+def test_an_imported_key_retires_its_row_in_another_partition(
+    cat: Catalog, tmp_path: Path, layout: str
+) -> None:
     """Import is an upsert of whole partitions: an imported key that lives elsewhere moves."""
-    source = _moving(cat, name="m.src")
+    source = _moving(cat, layout, name="m.src")
     source.upsert(_batch([("I", 1, "imported", "new"), ("I", 9, "only new", "new")]))
     cat.export("m.src", tmp_path / "out")
-    t = _moving(cat)
+    t = _moving(cat, layout)
     t.upsert(_batch([("I", 1, "old", "x"), ("I", 2, "b", "y")]))
     result = cat.import_(tmp_path / "out", table="m.t")
     assert result.rows == 2
     assert _rows(t.read()) == [(1, "imported", "new"), (2, "b", "y"), (9, "only new", "new")]
 
 
-def test_an_import_with_a_key_in_two_partitions_is_refused(cat: Catalog, tmp_path: Path) -> None:
+def test_an_import_with_a_key_in_two_partitions_is_refused(
+    cat: Catalog, tmp_path: Path, layout: str
+) -> None:
     frame = cat.spark.createDataFrame([(1, "a", "x"), (1, "b", "y")], "id INT, v STRING, p STRING")
     write_collection(
         frame,
@@ -227,7 +212,7 @@ def test_an_import_with_a_key_in_two_partitions_is_refused(cat: Catalog, tmp_pat
         partition_by=["p"],
         op_code_column="op",
     )
-    t = _moving(cat)
+    t = _moving(cat, layout)
     t.upsert(_batch([("I", 5, "e", "z")]))
     with pytest.raises(CollectionError, match="two partitions of the collection"):
         cat.import_(tmp_path / "dup", table="m.t")

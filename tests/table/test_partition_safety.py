@@ -15,8 +15,10 @@ from versioned.api.catalog import Catalog
 COLUMNS = "k BIGINT, p STRING, v STRING"
 
 
-def _table(cat: Catalog) -> Any:
-    return cat.create_table("db.t", columns=COLUMNS, primary_key="k", partition_by="p")
+def _table(cat: Catalog, layout: str) -> Any:
+    return cat.create_table(
+        "db.t", columns=COLUMNS, primary_key="k", partition_by="p", layout=layout
+    )
 
 
 def _batch(rows: list[tuple[int, str | None, str]]) -> pa.Table:
@@ -26,9 +28,10 @@ def _batch(rows: list[tuple[int, str | None, str]]) -> pa.Table:
 
 def test_default_partition_name_next_to_a_null_is_a_dead_letter_and_the_rest_commits(
     cat: Catalog,
+    layout: str,
 ) -> None:
     """Issue 10 item 5: this batch failed with "partition 5 appears twice in one commit"."""
-    t = _table(cat)
+    t = _table(cat, layout)
     result = t.upsert(
         _batch([(1, None, "null"), (2, "__HIVE_DEFAULT_PARTITION__", "literal"), (3, "a", "a")])
     )
@@ -40,18 +43,20 @@ def test_default_partition_name_next_to_a_null_is_a_dead_letter_and_the_rest_com
     assert sorted((p.values for p in cat.store.partitions(t.name)), key=str) == [("a",), (None,)]
 
 
-def test_a_partition_value_too_long_for_a_directory_is_a_dead_letter(cat: Catalog) -> None:
+def test_a_partition_value_too_long_for_a_directory_is_a_dead_letter(
+    cat: Catalog, layout: str
+) -> None:
     """Issue 10 item 5: one such value failed the whole batch."""
-    t = _table(cat)
+    t = _table(cat, layout)
     result = t.upsert(_batch([(1, "x" * 300, "long"), (2, "b", "ok")]))
     assert (result.inserted, result.rejected) == (1, 1)
     assert [tuple(r) for r in t.read().select("k", "p").collect()] == [(2, "b")]
     assert [p.values for p in cat.store.partitions(t.name)] == [("b",)]
 
 
-def test_a_failed_write_leaves_no_partition_rows_behind(cat: Catalog) -> None:
+def test_a_failed_write_leaves_no_partition_rows_behind(cat: Catalog, layout: str) -> None:
     """Partitions are created by the commit: a write that fails before it creates none."""
-    t = _table(cat)
+    t = _table(cat, layout)
     t.upsert(_batch([(1, "a", "first")]))
     # A file where the writer's private staging directory must go makes Spark's write fail.
     staging = Path(cat.settings.warehouse) / t.info.location / "_staging"
@@ -64,10 +69,10 @@ def test_a_failed_write_leaves_no_partition_rows_behind(cat: Catalog) -> None:
     assert [tuple(r) for r in t.read().select("k", "v").collect()] == [(1, "first")]
 
 
-def test_a_batch_whose_every_row_is_rejected_counts_them(cat: Catalog) -> None:
+def test_a_batch_whose_every_row_is_rejected_counts_them(cat: Catalog, layout: str) -> None:
     """Spark reports no observed counts when every row is rejected (the plan is empty); the
     write then counts the dead letters itself instead of failing."""
-    t = _table(cat)
+    t = _table(cat, layout)
     result = t.upsert(_batch([(1, "__HIVE_DEFAULT_PARTITION__", "a"), (2, "x" * 300, "b")]))
     assert (result.inserted, result.rejected) == (0, 2)
     assert t.read().count() == 0 and cat.store.partitions(t.name) == []

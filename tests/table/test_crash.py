@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from tests.maintenance.conftest import Row, apply, batch, latest, make_table, model_rows
-from tests.maintenance.processes import Worker, start_workers
+from tests.table.processes import Worker, start_workers
+from tests.table.sales import Row, apply, batch, latest, make_table, model_rows
 from versioned.api.catalog import connect
 
 TXN_TIMEOUT_S = 4.0
@@ -61,11 +61,11 @@ def _kill_during(worker: Worker, op: str, stage: str, delay: float, rows: list[R
 
 @pytest.mark.slow
 def test_killed_upserts_and_compactions_leave_the_table_before_or_after(
-    spark: Any, tmp_path: Path, catalog_url: str
+    spark: Any, tmp_path: Path, catalog_url: str, layout: str
 ) -> None:
     warehouse = str(tmp_path / "wh")
     cat = connect(catalog=catalog_url, warehouse=warehouse, spark=spark, user="alice")
-    t = make_table(cat, "t.crash")
+    t = make_table(cat, "t.crash", layout=layout)
     model: dict[int, Any] = {}
     for v in range(3):  # several versions, so compaction has work in both partitions
         rows: list[Row] = [(i, float(v * 100 + i), "I", "ab"[i % 2]) for i in range(v, 40, 2)]
@@ -81,7 +81,7 @@ def test_killed_upserts_and_compactions_leave_the_table_before_or_after(
     ]
     context = f"seed {seed}, plan {plan}, catalog {catalog_url.split(':')[0]}"
     workers = start_workers(
-        len(plan), catalog_url, warehouse, "t.crash", txn_timeout_s=TXN_TIMEOUT_S
+        len(plan), catalog_url, warehouse, "t.crash", layout, txn_timeout_s=TXN_TIMEOUT_S
     )
     outcomes = []
     try:

@@ -1,7 +1,8 @@
 """A writer or compactor process driven over stdin, for the multi-process and crash tests.
 
-``python -m tests.maintenance.workers CATALOG_URL WAREHOUSE TABLE [TXN_TIMEOUT_S]`` starts
-its own SparkSession (local[1]), prints ``ready`` and then runs one command per stdin line:
+``python -m tests.table.workers CATALOG_URL WAREHOUSE TABLE LAYOUT [TXN_TIMEOUT_S]`` starts
+its own SparkSession (local[1]), opens the table (which must have the layout the test runs
+for), prints ``ready`` and then runs one command per stdin line:
 
 * ``{"op": "upsert", "rows": [[id, amt, op, p], ...]}``
 * ``{"op": "compact"}``
@@ -44,7 +45,7 @@ def _say(line: str) -> None:
     sys.stdout.flush()
 
 
-def serve(url: str, warehouse: str, table_name: str, txn_timeout_s: float) -> None:
+def serve(url: str, warehouse: str, table_name: str, layout: str, txn_timeout_s: float) -> None:
     """Run commands from stdin until ``exit`` or end of input."""
     faulthandler.register(signal.SIGUSR1, all_threads=True)  # the test asks when stuck
     import versioned
@@ -58,6 +59,8 @@ def serve(url: str, warehouse: str, table_name: str, txn_timeout_s: float) -> No
     )
     catalog = versioned.connect(catalog=url, warehouse=warehouse, spark=spark, user="alice")
     table = catalog.table(table_name)
+    if table.spec.layout != layout:
+        raise SystemExit(f"{table_name} has the {table.spec.layout} layout, not {layout}")
     spark.range(4).count()  # start the executor before timing starts
     write_options = WriteOptions(txn_timeout_s=txn_timeout_s, max_attempts=10)
     compact_options = CompactionOptions(txn_timeout_s=txn_timeout_s)
@@ -86,6 +89,9 @@ def serve(url: str, warehouse: str, table_name: str, txn_timeout_s: float) -> No
 
 
 if __name__ == "__main__":
-    if len(sys.argv) < 4:
-        raise SystemExit("usage: python -m tests.maintenance.workers URL WAREHOUSE TABLE [TIMEOUT]")
-    serve(sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4]) if len(sys.argv) > 4 else 60)
+    if len(sys.argv) < 5:
+        raise SystemExit(
+            "usage: python -m tests.table.workers URL WAREHOUSE TABLE LAYOUT [TIMEOUT]"
+        )
+    url, warehouse, table, layout = sys.argv[1:5]
+    serve(url, warehouse, table, layout, float(sys.argv[5]) if len(sys.argv) > 5 else 60)

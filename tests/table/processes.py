@@ -1,4 +1,4 @@
-"""Driving `tests.maintenance.workers` child processes from a test."""
+"""Driving `tests.table.workers` child processes from a test."""
 
 from __future__ import annotations
 
@@ -25,17 +25,20 @@ class WorkerFailed(AssertionError):
 class Worker:
     """One child process with its own SparkSession, running commands sent over stdin."""
 
-    def __init__(self, url: str, warehouse: str, table: str, *, txn_timeout_s: float = 60) -> None:
+    def __init__(
+        self, url: str, warehouse: str, table: str, layout: str, *, txn_timeout_s: float = 60
+    ) -> None:
         self._stderr = tempfile.TemporaryFile(mode="w+")  # noqa: SIM115  # closed by close()
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
         self.proc = subprocess.Popen(
             [
                 sys.executable,
                 "-m",
-                "tests.maintenance.workers",
+                "tests.table.workers",
                 url,
                 warehouse,
                 table,
+                layout,
                 str(txn_timeout_s),
             ],
             cwd=ROOT,
@@ -132,10 +135,13 @@ class Worker:
 
 
 def start_workers(
-    count: int, url: str, warehouse: str, table: str, *, txn_timeout_s: float = 60
+    count: int, url: str, warehouse: str, table: str, layout: str, *, txn_timeout_s: float = 60
 ) -> list[Worker]:
-    """Start ``count`` workers at once (their JVMs start in parallel) and wait until ready."""
-    workers = [Worker(url, warehouse, table, txn_timeout_s=txn_timeout_s) for _ in range(count)]
+    """Start ``count`` workers at once (their JVMs start in parallel) and wait until ready;
+    each checks that ``table`` has the ``layout`` the test runs for."""
+    workers = [
+        Worker(url, warehouse, table, layout, txn_timeout_s=txn_timeout_s) for _ in range(count)
+    ]
     try:
         for worker in workers:
             worker.wait_ready()

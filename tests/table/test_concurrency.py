@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
-from tests.maintenance.conftest import Row, apply, batch, make_table, model_rows
-from tests.maintenance.processes import Worker, start_workers
+from tests.table.processes import Worker, start_workers
+from tests.table.sales import Row, apply, batch, make_table, model_rows
 from versioned.api.catalog import connect
 
 PARTITIONS = "abc"
@@ -51,11 +51,11 @@ def _batches(rng: random.Random, writer: int, partitions: str) -> list[list[Row]
 
 @pytest.mark.slow
 def test_writers_and_a_compactor_agree_with_replaying_the_committed_versions(
-    spark: Any, tmp_path: Path, catalog_url: str
+    spark: Any, tmp_path: Path, catalog_url: str, layout: str
 ) -> None:
     warehouse = str(tmp_path / "wh")
     cat = connect(catalog=catalog_url, warehouse=warehouse, spark=spark, user="alice")
-    t = make_table(cat, "t.shared")
+    t = make_table(cat, "t.shared", layout=layout)
     initial: list[Row] = [
         (_key(p, k), float(k), "I", p) for p in PARTITIONS for k in range(KEYS_PER_PARTITION)
     ]
@@ -65,7 +65,7 @@ def test_writers_and_a_compactor_agree_with_replaying_the_committed_versions(
     plans = {w: _batches(rng, w, parts) for w, parts in WRITERS.items()}
     context = f"seed {seed}, catalog {catalog_url.split(':')[0]}"
 
-    workers = start_workers(len(WRITERS) + 1, catalog_url, warehouse, "t.shared")
+    workers = start_workers(len(WRITERS) + 1, catalog_url, warehouse, "t.shared", layout)
     writers, compactor = workers[:-1], workers[-1]
     reported: dict[int, list[int]] = {w: [] for w in WRITERS}
     pauses = random.Random(seed)

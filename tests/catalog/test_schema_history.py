@@ -176,7 +176,7 @@ def test_a_version_1_catalog_is_upgraded_on_open_and_keeps_its_tables(
     _as_written_by_version_1(catalog_url)
 
     with MetaStore.connect(catalog_url, "alice") as store:
-        assert _schema_versions(catalog_url) == [1, 2] == [1, SCHEMA_VERSION]
+        assert _schema_versions(catalog_url) == list(range(1, SCHEMA_VERSION + 1))
         assert _shape(catalog_url) == fresh_shape
         assert store.snapshot(ORDERS, as_of=version).table.spec == orders_spec()
         store.alter_table(ORDERS, SchemaChange.parse(add="note STRING"))
@@ -206,6 +206,6 @@ def test_connections_opening_a_version_1_catalog_at_once_upgrade_it_once(
     for t in threads:
         t.join()
     assert errors == []
-    assert _schema_versions(catalog_url) == [1, 2]
+    assert _schema_versions(catalog_url) == list(range(1, SCHEMA_VERSION + 1))
     with MetaStore.connect(catalog_url, "alice") as store:
         assert store.snapshot(ORDERS).table.spec == orders_spec()

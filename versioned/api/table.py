@@ -260,13 +260,19 @@ class Table:
         with user_query_errors("--where"):
             return frame.where(where)
 
-    def read(self, as_of: int | None = None, *, with_version: bool = False) -> DataFrame:
+    def read(
+        self, as_of: int | None = None, *, with_version: bool = False, with_row_id: bool = False
+    ) -> DataFrame:
         """The latest version of every live record (at version ``as_of`` if given).
 
         The snapshot is resolved once, now; later commits do not change the DataFrame.
+        ``with_row_id`` adds Hive's ``ROW__ID`` struct ``(writeid, bucketid, rowid)``
+        (acid layout only; others raise `NotSupportedError`).
         """
         engine = self._engine("read")
         snapshot = self.snapshot(as_of)  # a missing version fails before Spark starts
+        if with_row_id:
+            return engine.read(self.catalog, snapshot, with_version=with_version, with_row_id=True)
         return engine.read(self.catalog, snapshot, with_version=with_version)
 
     def changes(self, since: int | None = None, until: int | None = None) -> DataFrame:

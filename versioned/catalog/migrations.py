@@ -48,7 +48,26 @@ def _table_schemas_v2(conn: Connection) -> None:
         conn.execute(sa.insert(schemas), rows)
 
 
-MIGRATIONS: dict[int, Step] = {2: _table_schemas_v2}
+def _table_write_ids_v3(conn: Connection) -> None:
+    """Version 3: ``table_write_ids``, the per-table write ids of the acid layout (empty)."""
+    meta = sa.MetaData()
+    sa.Table("tables", meta, sa.Column("id", sa.Integer, primary_key=True))
+    sa.Table("transactions", meta, sa.Column("id", sa.BigInteger, primary_key=True))
+    write_ids = sa.Table(
+        "table_write_ids",
+        meta,
+        sa.Column("table_id", sa.Integer, sa.ForeignKey("tables.id"), primary_key=True),
+        sa.Column("write_id", sa.BigInteger, primary_key=True, autoincrement=False),
+        sa.Column(
+            "txn_id", sa.BigInteger, sa.ForeignKey("transactions.id"), nullable=False, index=True
+        ),
+        sa.Column("allocated_at", sa.Double, nullable=False),
+        sa.UniqueConstraint("table_id", "txn_id"),
+    )
+    write_ids.create(conn, checkfirst=True)
+
+
+MIGRATIONS: dict[int, Step] = {2: _table_schemas_v2, 3: _table_write_ids_v3}
 """Step that brings a catalog from version ``v - 1`` to ``v``, by ``v``."""
 
 

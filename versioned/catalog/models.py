@@ -306,3 +306,19 @@ class SchemaRow(Base):
     seq: Mapped[int] = mapped_column(sa.BigInteger)
     columns: Mapped[list[dict[str, Any]]] = mapped_column(sa.JSON)
     created_at: Mapped[float]
+
+
+class WriteIdRow(Base):
+    """A write id of one table, allocated to a transaction (Hive's ``TXN_TO_WRITE_ID``).
+
+    Write ids count from 1 per table; a transaction has at most one per table. The id's
+    state is its transaction's: open, committed or aborted.
+    """
+
+    __tablename__ = "table_write_ids"
+    __table_args__ = (sa.UniqueConstraint("table_id", "txn_id"),)
+
+    table_id: Mapped[int] = mapped_column(sa.ForeignKey("tables.id"), primary_key=True)
+    write_id: Mapped[int] = mapped_column(sa.BigInteger, primary_key=True, autoincrement=False)
+    txn_id: Mapped[int] = mapped_column(sa.ForeignKey("transactions.id"), index=True)
+    allocated_at: Mapped[float]

@@ -218,3 +218,38 @@ class GrantInfo:
     table: str | None
     granted_by: str
     granted_at: float
+
+
+@dataclass(frozen=True)
+class TableWriteIds:
+    """The write ids of one table as a snapshot sees them (Hive's ``ValidWriteIdList``).
+
+    A write id is valid if it is at most ``high_water_mark`` and neither open nor aborted.
+    For a snapshot of an older commit, a write id committed after it counts as open.
+
+    Attributes:
+        table: ``db.table``.
+        high_water_mark: The highest write id the snapshot knows (0: none).
+        open_ids: Write ids at or below the mark whose transaction had not committed.
+        aborted_ids: Write ids at or below the mark whose transaction aborted.
+        versions: The version (committing transaction id) of every valid write id.
+    """
+
+    table: str
+    high_water_mark: int
+    open_ids: tuple[int, ...]
+    aborted_ids: tuple[int, ...]
+    versions: Mapping[int, int] = field(default_factory=dict)
+
+    @property
+    def min_open(self) -> int | None:
+        """The lowest open write id, or ``None``."""
+        return self.open_ids[0] if self.open_ids else None
+
+    def is_valid(self, write_id: int) -> bool:
+        """Whether rows written with ``write_id`` are visible in the snapshot."""
+        return (
+            write_id <= self.high_water_mark
+            and write_id not in self.open_ids
+            and write_id not in self.aborted_ids
+        )

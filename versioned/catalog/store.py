@@ -26,6 +26,7 @@ from versioned.catalog import (
     snapshots,
     tables,
     transactions,
+    write_ids,
 )
 from versioned.catalog.connection import CatalogConnection
 from versioned.catalog.engine import create_engine, ensure_schema
@@ -44,6 +45,7 @@ from versioned.catalog.records import (
     Privilege,
     Snapshot,
     TableInfo,
+    TableWriteIds,
     TransactionInfo,
     TxnSnapshot,
 )
@@ -238,6 +240,24 @@ class MetaStore:
         """High-water mark, open and aborted transaction ids (what ACID readers may see)."""
         return self._db.read(transactions.snapshot)
 
+    # write ids (acid layout) ------------------------------------------------------------------
+
+    def allocate_write_ids(self, name: TableName, txn_ids: Sequence[int]) -> list[int]:
+        """Per-table write ids for open transactions, contiguous in the order given (needs
+        write); transactions that have them already get the same ones back.
+
+        Raises:
+            TransactionExpiredError: A transaction expired (it is aborted).
+            TransactionStateError: A transaction was committed or aborted.
+        """
+        return self._expiring_on_table(
+            name, lambda s, t: write_ids.allocate(s, t, txn_ids, time.time())
+        )
+
+    def write_ids(self, name: TableName, seq: int) -> TableWriteIds:
+        """The table's write ids as its snapshot at commit ``seq`` sees them (needs read)."""
+        return self._on_table(name, "read", lambda s, t: write_ids.write_id_list(s, t, seq))
+
     # locks ------------------------------------------------------------------------------------
 
     def lock(
@@ -418,6 +438,14 @@ class MetaStore:
             return work(s, table)
 
         return self._db.write(unit) if write else self._db.read(unit)
+
+    def _expiring_on_table(self, name: TableName, work: Callable[[Session, TableRow], T]) -> T:
+        """`_on_table` with write permission and the table row locked, reaping on expiry."""
+        try:
+            return self._on_table(name, "write", work, write=True, lock=True)
+        except TransactionExpiredError:
+            self.reap_expired()
+            raise
 
     def _expiring(self, work: Callable[[Session], T]) -> T:
         """Run a write; when it finds a transaction expired, abort that one, then re-raise."""

@@ -18,6 +18,7 @@ from versioned.catalog.models import (
     PartitionRow,
     SchemaRow,
     TableRow,
+    WriteIdRow,
 )
 from versioned.catalog.records import DatabaseInfo, TableInfo
 from versioned.errors import (
@@ -195,6 +196,7 @@ def drop_table(session: Session, table: TableRow) -> TableInfo:
     session.execute(sa.delete(CommitRow).where(CommitRow.table_id == tid))
     session.execute(sa.delete(PartitionRow).where(PartitionRow.table_id == tid))
     session.execute(sa.delete(SchemaRow).where(SchemaRow.table_id == tid))
+    session.execute(sa.delete(WriteIdRow).where(WriteIdRow.table_id == tid))
     session.execute(sa.delete(TableRow).where(TableRow.id == tid))
     session.expunge(table)
     return info

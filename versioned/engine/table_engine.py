@@ -70,8 +70,16 @@ class TableEngine(Protocol):
         """Apply a typed feed as one commit (the upsert, and a delete by predicate)."""
         ...
 
-    def read(self, ctx: EngineContext, snapshot: Snapshot, *, with_version: bool) -> DataFrame:
-        """The live rows of a snapshot (``with_version``: the version that wrote each)."""
+    def read(
+        self,
+        ctx: EngineContext,
+        snapshot: Snapshot,
+        *,
+        with_version: bool,
+        with_row_id: bool = False,
+    ) -> DataFrame:
+        """The live rows of a snapshot (``with_version``: the version that wrote each;
+        ``with_row_id``: Hive's ``ROW__ID`` struct, layouts that have one)."""
         ...
 
     def changes(self, ctx: EngineContext, before: Snapshot | None, after: Snapshot) -> DataFrame:

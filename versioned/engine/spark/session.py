@@ -16,6 +16,7 @@ from __future__ import annotations
 import atexit
 import os
 import shutil
+import sys
 import tempfile
 from functools import cache
 from pathlib import Path
@@ -129,6 +130,9 @@ def get_or_create_spark(
     level = session_log_level(log_level)
     spark_conf = SparkConf().setMaster(master).setAppName(app_name)
     spark_conf.setAll(list(session_conf(conf, level=level).items()))
+    # Python workers (``mapInArrow``: the acid layout's bucket hash) run this interpreter,
+    # which has versioned's dependencies, unless PYSPARK_PYTHON names another.
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     if SparkContext._active_spark_context is None and _can_launch_jvm():
         from versioned.engine.spark.jvm_output import launch_gateway
 

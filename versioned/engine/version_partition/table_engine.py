@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from versioned.engine.table_engine import EngineContext, Progress
+from versioned.errors import NotSupportedError
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -46,8 +47,20 @@ class VersionPartitionEngine:
             operation=operation,
         )
 
-    def read(self, ctx: EngineContext, snapshot: Snapshot, *, with_version: bool) -> DataFrame:
+    def read(
+        self,
+        ctx: EngineContext,
+        snapshot: Snapshot,
+        *,
+        with_version: bool,
+        with_row_id: bool = False,
+    ) -> DataFrame:
         from versioned.engine.version_partition.reader import read_latest
+
+        if with_row_id:
+            raise NotSupportedError.of(
+                self.layout.name, "read with ROW__ID", snapshot.table.spec.name
+            )
 
         return read_latest(
             ctx.spark,

@@ -1,0 +1,152 @@
+"""Merge on read of the acid layout, in Spark.
+
+The rows of a snapshot are the insert events of the chosen base and insert deltas whose
+``currentTransaction`` write id is valid, minus those matched by a valid delete event on
+``(partition, originalTransaction, bucket, rowId)``: a ROW__ID is unique within one
+partition only. The delete events are broadcast when there are at most ``broadcast_limit``.
+Files are scanned natively (Spark's ORC reader, nested columns pruned to what is selected);
+partition values come from each file's path.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+
+from pyspark.sql import Column as SparkColumn
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from versioned.catalog.records import Snapshot
+from versioned.engine.spark.types import spark_type
+from versioned.layouts.acid import orc_schema as s
+from versioned.layouts.acid.snapshot_dirs import BucketFileRef, SnapshotFiles
+from versioned.layouts.acid.write_ids import ValidWriteIdList
+from versioned.schema import TableSpec
+from versioned.storage.filesystem import FileIO
+
+ROW_ID_FIELDS = (s.ORIGINAL_WRITE_ID, s.BUCKET, s.ROW_ID)
+
+
+def row_struct_type(spec: TableSpec) -> T.StructType:
+    """The Spark type of the ``row`` field: the data columns, in table order."""
+    return T.StructType([T.StructField(c.name, spark_type(c.type)) for c in spec.data_columns])
+
+
+def event_schema(spec: TableSpec) -> T.StructType:
+    """The ACID event struct as Spark reads it from a bucket file."""
+    return T.StructType(
+        [
+            T.StructField(s.OPERATION, T.IntegerType()),
+            T.StructField(s.ORIGINAL_WRITE_ID, T.LongType()),
+            T.StructField(s.BUCKET, T.IntegerType()),
+            T.StructField(s.ROW_ID, T.LongType()),
+            T.StructField(s.CURRENT_WRITE_ID, T.LongType()),
+            T.StructField(s.ROW, row_struct_type(spec)),
+        ]
+    )
+
+
+def read_events(
+    spark: SparkSession, fileio: FileIO, snapshot: Snapshot, refs: Sequence[BucketFileRef]
+) -> DataFrame:
+    """The events of exactly the files ``refs`` (no directory listing), with the partition
+    columns (values from the catalog).
+
+    The ORC library takes a file for Hive ACID when its top-level fields are the six event
+    fields, and then reads a requested schema that is not exactly those six as the ``row``
+    struct. So Spark must request all six and nothing else: each partition is one scan
+    (partition values added as literals, not discovered from paths) and a filter that is
+    always true names every event field (``row`` through one field, so that Spark still
+    reads only the ``row`` fields that are selected).
+    """
+    spec = snapshot.table.spec
+    schema = event_schema(spec)
+    partition_fields = [
+        T.StructField(p, spark_type(spec.column(p).type)) for p in spec.partition_by
+    ]
+    root = fileio.full_path(snapshot.table.location)
+    by_partition: dict[int | None, list[str]] = {}
+    for ref in refs:
+        by_partition.setdefault(ref.file.partition_id, []).append(f"{root}/{ref.file.path}")
+    touch = _names_every_event_field(spec)
+    frames = []
+    for pid, paths in by_partition.items():
+        values = snapshot.partitions[pid].values if pid is not None else ()
+        frames.append(
+            spark.read.format("orc")
+            .schema(schema)
+            .load(paths)
+            .where(touch)
+            .select(
+                *schema.names,
+                *[
+                    F.lit(v).cast(f.dataType).alias(f.name)
+                    for f, v in zip(partition_fields, values, strict=True)
+                ],
+            )
+        )
+    if not frames:
+        return spark.createDataFrame([], T.StructType([*schema.fields, *partition_fields]))
+    return functools.reduce(DataFrame.unionByName, frames)
+
+
+def _names_every_event_field(spec: TableSpec) -> SparkColumn:
+    """A condition true for every event that names all six event fields.
+
+    Spark drops a condition it can prove true (``x IS NOT NULL OR ...`` once it knows
+    ``x`` is not null), so this one is opaque to it: ``greatest`` of non-negative ints.
+    """
+    first = F.col(s.ROW).getField(spec.data_columns[0].name)
+    parts = [F.when(F.col(name).isNull(), F.lit(0)).otherwise(F.lit(1)) for name in s.EVENT_FIELDS]
+    parts.append(F.when(first.isNull(), F.lit(0)).otherwise(F.lit(1)))
+    return F.greatest(*parts) >= F.lit(0)
+
+
+def valid_write_id(column: SparkColumn, write_ids: ValidWriteIdList) -> SparkColumn:
+    """Whether the write id in ``column`` is valid in ``write_ids`` (a Spark condition)."""
+    condition = column <= F.lit(write_ids.high_water_mark)
+    exceptions = sorted({*write_ids.open_ids, *write_ids.aborted_ids})
+    if exceptions:
+        condition = condition & ~column.isin(exceptions)
+    return condition
+
+
+def live_events(
+    spark: SparkSession,
+    fileio: FileIO,
+    snapshot: Snapshot,
+    files: SnapshotFiles,
+    *,
+    broadcast_limit: int,
+) -> DataFrame:
+    """The insert events of the snapshot's live rows: ``operation ... row`` and partition
+    columns, merged with the delete events."""
+    spec = snapshot.table.spec
+    write_ids = files.write_ids
+    rows = read_events(spark, fileio, snapshot, files.inserts).where(
+        valid_write_id(F.col(s.CURRENT_WRITE_ID), write_ids)
+    )
+    if not files.deletes:
+        return rows
+    deletes = (
+        read_events(spark, fileio, snapshot, files.deletes)
+        .where(valid_write_id(F.col(s.CURRENT_WRITE_ID), write_ids))
+        .select(*[F.col(c).alias(f"#d_{c}") for c in (*spec.partition_by, *ROW_ID_FIELDS)])
+    )
+    if sum(r.file.row_count for r in files.deletes) <= broadcast_limit:
+        deletes = F.broadcast(deletes)
+    cond = [F.col(c) == F.col(f"#d_{c}") for c in ROW_ID_FIELDS] + [
+        F.col(p).eqNullSafe(F.col(f"#d_{p}")) for p in spec.partition_by
+    ]
+    return rows.join(deletes, cond, "left_anti")
+
+
+def row_id_struct() -> SparkColumn:
+    """Hive's ``ROW__ID``: ``struct<writeid:bigint, bucketid:int, rowid:bigint>``."""
+    return F.struct(
+        F.col(s.ORIGINAL_WRITE_ID).alias("writeid"),
+        F.col(s.BUCKET).alias("bucketid"),
+        F.col(s.ROW_ID).alias("rowid"),
+    )

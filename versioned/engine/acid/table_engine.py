@@ -1,0 +1,108 @@
+"""The engine of the acid layout: Hive ACID deltas written and merged on read in Spark.
+
+Built: upsert and delete (`writer`), read with time travel, ``version_id`` and ``ROW__ID``
+(`reader`), net changes. Compaction, vacuum, SQL views, export and import are not yet: the
+layout's capabilities (`versioned.layouts.base`) do not list them, so `Table` refuses them
+with `NotSupportedError` before reaching this class.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, NoReturn
+
+from versioned.engine.table_engine import EngineContext, Progress
+from versioned.errors import NotSupportedError
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+    from versioned.catalog.records import PartitionInfo, Snapshot, TableInfo
+    from versioned.engine.feeds.reader import Feed
+    from versioned.layouts.base import TableLayout
+    from versioned.options import CompactionOptions, CompactionThresholds, WriteOptions
+    from versioned.results import CommitResult, CompactionResult, VacuumResult
+
+
+class AcidEngine:
+    """Hive ACID: ``delta_W_W_0000`` / ``delete_delta_W_W_0000`` folders of bucket ORC files."""
+
+    def __init__(self, layout: TableLayout) -> None:
+        self.layout = layout
+
+    def write(
+        self,
+        ctx: EngineContext,
+        table: TableInfo,
+        feed: Feed,
+        *,
+        options: WriteOptions | None,
+        progress: Progress | None,
+        operation: str,
+    ) -> CommitResult:
+        from versioned.engine.acid.writer import WriteContext, write_batch
+
+        context = WriteContext(ctx.spark, ctx.store, ctx.fileio, self.layout, ctx.broadcast_limit)
+        return write_batch(
+            context, table, feed, options=options, progress=progress, operation=operation
+        )
+
+    def read(
+        self,
+        ctx: EngineContext,
+        snapshot: Snapshot,
+        *,
+        with_version: bool,
+        with_row_id: bool = False,
+    ) -> DataFrame:
+        from versioned.engine.acid.reader import read_rows
+
+        return read_rows(
+            ctx.spark,
+            ctx.store,
+            ctx.fileio,
+            snapshot,
+            broadcast_limit=ctx.broadcast_limit,
+            with_version=with_version,
+            with_row_id=with_row_id,
+        )
+
+    def changes(self, ctx: EngineContext, before: Snapshot | None, after: Snapshot) -> DataFrame:
+        from versioned.engine.net_changes import net_changes_between
+
+        return net_changes_between(
+            ctx.spark, lambda snapshot: self.read(ctx, snapshot, with_version=False), before, after
+        )
+
+    def compact(
+        self,
+        ctx: EngineContext,
+        table: TableInfo,
+        *,
+        partitions: Sequence[PartitionInfo] | None,
+        thresholds: CompactionThresholds | None,
+        options: CompactionOptions | None,
+        dry_run: bool,
+        progress: Progress | None,
+    ) -> CompactionResult:
+        self._missing("compact", table)
+
+    def vacuum(
+        self,
+        ctx: EngineContext,
+        table: TableInfo,
+        *,
+        retain_hours: float,
+        grace_hours: float,
+        dry_run: bool,
+        progress: Progress | None,
+    ) -> VacuumResult:
+        self._missing("vacuum", table)
+
+    def register_view(
+        self, ctx: EngineContext, session: SparkSession, snapshot: Snapshot, source: str
+    ) -> str:
+        self._missing("views", snapshot.table)
+
+    def _missing(self, operation: str, table: TableInfo) -> NoReturn:
+        raise NotSupportedError.of(self.layout.name, operation, table.spec.name)

@@ -1,0 +1,253 @@
+"""Applying a change batch to an acid table as one transaction with one write id W.
+
+1. Normalise and deduplicate the feed as every layout does (`engine.feeds`), add each row's
+   Hive bucket.
+2. Find the current ROW__ID and ordering value of the batch's keys (`row_lookup`).
+3. A change older than its key's stored ordering value is stale and skipped. Updates and
+   deletes of stored keys become delete events in ``delete_delta_W_W_0000/bucket_N`` of the
+   stored row's partition and bucket; inserts and updates become insert events in
+   ``delta_W_W_0000/bucket_N`` (split update, as Hive 3).
+4. One catalog commit lists the files, guarded by the heads of the partitions it touches
+   (and the table's commit sequence when keys may move), and retried as a new transaction
+   and write id when another writer won.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from pyspark import StorageLevel
+from pyspark.sql import Column as SparkColumn
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from versioned.catalog.records import PartitionCommit, PartitionInfo, Snapshot, TableInfo
+from versioned.catalog.store import MetaStore
+from versioned.engine.acid.bucketing import BUCKET_COLUMN, with_buckets
+from versioned.engine.acid.dead_letters import write_dead_letters
+from versioned.engine.acid.event_writer import (
+    WrittenFile,
+    write_delete_events,
+    write_insert_events,
+)
+from versioned.engine.acid.events import ROW_ID_FIELDS
+from versioned.engine.acid.reader import files_of
+from versioned.engine.acid.row_lookup import STORED, lookup_scope, stored_rows
+from versioned.engine.acid.transaction import AcidTransaction, acid_transaction
+from versioned.engine.feeds.batch_dedup import CHANGES, latest_per_key
+from versioned.engine.feeds.reader import Feed
+from versioned.engine.feeds.rows import OP
+from versioned.errors import CommitConflictError
+from versioned.layouts.base import TableLayout
+from versioned.options import WriteOptions
+from versioned.results import CommitResult
+from versioned.schema import TableSpec
+from versioned.storage.filesystem import FileIO
+
+Progress = Callable[[str], None]
+_FOUND, _STALE = "#found", "#stale"
+_COUNTS = ("inserted", "updated", "deleted", "ignored_deletes", "stale", "superseded")
+
+
+@dataclass(frozen=True)
+class WriteContext:
+    """What a write needs besides the batch."""
+
+    spark: SparkSession
+    store: MetaStore
+    fileio: FileIO
+    layout: TableLayout
+    broadcast_limit: int
+
+
+def write_batch(
+    ctx: WriteContext,
+    table: TableInfo,
+    feed: Feed,
+    *,
+    options: WriteOptions | None = None,
+    progress: Progress | None = None,
+    operation: str = "upsert",
+) -> CommitResult:
+    """Apply ``feed`` to the acid ``table`` as one commit and return what was committed.
+
+    A feed without a row to apply commits nothing (``version=None``).
+    """
+    opts = options or WriteOptions()
+    say = progress or (lambda _msg: None)
+    started = time.monotonic()
+    spec = table.spec
+    batch = latest_per_key(_empty_partitions_as_null(feed.rows, spec), spec, with_change_count=True)
+    batch = with_buckets(batch, spec).persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        say("reading the batch")
+        rejected = write_dead_letters(feed, ctx.fileio, ctx.layout.dead_letter_dir(table.location))
+        if batch.isEmpty():
+            say("nothing to apply")
+            seconds = round(time.monotonic() - started, 3)
+            return CommitResult(None, 0, 0, 0, 0, rejected[0], seconds=seconds)
+        for attempt in range(1, opts.max_attempts + 1):
+            try:
+                with acid_transaction(ctx.store, spec.name, timeout_s=opts.txn_timeout_s) as txn:
+                    return _write(ctx, table, feed, batch, txn, say, rejected, started, operation)
+            except CommitConflictError as err:  # the transaction was aborted on the way out
+                if attempt == opts.max_attempts:
+                    raise
+                say(f"commit conflict ({err}); retrying as a new transaction")
+        raise AssertionError("unreachable")  # pragma: no cover
+    finally:
+        batch.unpersist()
+
+
+def _empty_partitions_as_null(rows: DataFrame, spec: TableSpec) -> DataFrame:
+    """``""`` partition values are Hive's default partition, like null (before dedup)."""
+    for p in spec.partition_by:
+        if rows.schema[p].dataType.typeName() == "string":
+            rows = rows.withColumn(
+                p, F.when(F.col(p) == F.lit(""), F.lit(None)).otherwise(F.col(p))
+            )
+    return rows
+
+
+def _plan(ctx: WriteContext, spec: TableSpec, snapshot: Snapshot, batch: DataFrame) -> DataFrame:
+    """The batch joined with each key's stored row, with ``#found`` and ``#stale``."""
+    files = files_of(ctx.store, snapshot)
+    scope = lookup_scope(batch, spec, snapshot)
+    stored = stored_rows(
+        ctx.spark,
+        ctx.fileio,
+        snapshot,
+        files,
+        batch,
+        scope,
+        broadcast_limit=ctx.broadcast_limit,
+    )
+    keys = list(spec.record_key)
+    cond = [F.col(k).eqNullSafe(F.col(STORED + k)) for k in keys]
+    planned = batch.join(stored, cond, "left")
+    found = F.col(STORED + ROW_ID_FIELDS[-1]).isNotNull()
+    stale: SparkColumn = F.lit(False)
+    order = spec.ordering_column
+    if order:
+        new, old = F.col(order), F.col(STORED + order)
+        stale = found & new.isNotNull() & old.isNotNull() & (new < old)
+    return planned.withColumn(_FOUND, found).withColumn(_STALE, stale)
+
+
+def _counts(planned: DataFrame) -> dict[str, int]:
+    found, stale = F.col(_FOUND), F.col(_STALE)
+    delete = F.col(OP) == F.lit("D")
+    live = ~stale
+
+    def count(condition: SparkColumn) -> SparkColumn:
+        return F.sum(F.when(condition, F.lit(1)).otherwise(F.lit(0)))
+
+    row = planned.agg(
+        count(live & ~delete & ~found).alias("inserted"),
+        count(live & ~delete & found).alias("updated"),
+        count(live & delete & found).alias("deleted"),
+        count(live & delete & ~found).alias("ignored_deletes"),
+        count(stale).alias("stale"),
+        F.sum(F.col(CHANGES) - F.lit(1)).alias("superseded"),
+    ).first()
+    assert row is not None
+    return {k: int(row[k] or 0) for k in _COUNTS}
+
+
+def _write(
+    ctx: WriteContext,
+    table: TableInfo,
+    feed: Feed,
+    batch: DataFrame,
+    txn: AcidTransaction,
+    say: Progress,
+    rejected: tuple[int, str | None],
+    started: float,
+    operation: str,
+) -> CommitResult:
+    spec = table.spec
+    snapshot = ctx.store.snapshot(spec.name)
+    say(f"looking up the stored rows of the batch's keys (write id {txn.write_id})")
+    planned = _plan(ctx, spec, snapshot, batch).persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        counts = _counts(planned)
+        stage = ctx.layout.staging_dir(table.location, txn.txn_id)
+        say(f"writing {counts['inserted'] + counts['updated']} rows as write id {txn.write_id}")
+        live = ~F.col(_STALE)
+        inserts = planned.where(live & (F.col(OP) != F.lit("D")))
+        deletes = planned.where(live & F.col(_FOUND)).select(
+            *[F.col(STORED + c).alias(c) for c in (*spec.partition_by, *ROW_ID_FIELDS)]
+        )
+        args: dict[str, Any] = {"write_id": txn.write_id, "version": txn.txn_id}
+        written = write_delete_events(deletes, spec, ctx.fileio, table.location, stage, **args)
+        written += write_insert_events(
+            inserts.select(*spec.column_names, BUCKET_COLUMN),
+            spec,
+            ctx.fileio,
+            table.location,
+            stage,
+            **args,
+        )
+    finally:
+        planned.unpersist()
+    changes = _partition_commits(snapshot, written, txn.txn_id)
+    data = [w.add for w in written if w.add.kind != "acid_marker"]
+    metrics = {
+        **counts,
+        "rejected": rejected[0],
+        "coerced": feed.coerced_count(),
+        "dead_letter": rejected[1],
+        "write_id": txn.write_id,
+        "partitions": len(changes),
+        "files_written": len(data),
+        "bytes_written": sum(a.size_bytes for a in data),
+    }
+    txn.commit(
+        operation=operation,
+        partitions=changes,
+        metrics=metrics,
+        expected_seq=snapshot.seq if spec.keys_move else None,
+    )
+    say(f"committed version {txn.txn_id} (write id {txn.write_id})")
+    return CommitResult(
+        version=txn.txn_id,
+        rejected=rejected[0],
+        coerced=feed.coerced_count(),
+        partitions=len(changes),
+        files_written=len(data),
+        bytes_written=sum(a.size_bytes for a in data),
+        seconds=round(time.monotonic() - started, 3),
+        **counts,
+    )
+
+
+def _partition_commits(
+    snapshot: Snapshot, written: list[WrittenFile], version: int
+) -> list[PartitionCommit]:
+    """One guarded change per touched partition; a new partition is created by the commit."""
+    by_values: dict[tuple[str | None, ...], PartitionInfo] = {
+        p.values: p for p in snapshot.partitions.values()
+    }
+    files: dict[tuple[str | None, ...], list[Any]] = {}
+    for w in written:
+        files.setdefault(w.partition_values, []).append(w.add)
+    changes = []
+    for values, adds in files.items():
+        info = by_values.get(values)
+        pid = None if info is None else info.id
+        changes.append(
+            PartitionCommit(
+                partition_id=pid,
+                expected_head=None if info is None else info.head_version,
+                new_head=version,
+                add=tuple(
+                    type(a)(pid, a.path, a.kind, a.version, a.size_bytes, a.row_count, a.stats)
+                    for a in adds
+                ),
+                values=None if info is not None else values,
+            )
+        )
+    return changes

@@ -12,7 +12,7 @@ import pytest
 
 from tests.maintenance.conftest import apply, batch, latest, make_table, model_rows
 from versioned.api.catalog import Catalog
-from versioned.engine import staging, vacuum
+from versioned.engine.version_partition import staging, vacuum
 from versioned.errors import NoSuchVersionError
 
 

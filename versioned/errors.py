@@ -124,6 +124,21 @@ class CommitConflictError(CatalogError):
     exit_code = 75
 
 
+class CommitRetriesExhaustedError(CommitConflictError):
+    """Every attempt of a write lost its commit to a concurrent writer (``attempts``)."""
+
+    @classmethod
+    def after(cls, attempts: int, last: CommitConflictError) -> CommitRetriesExhaustedError:
+        """The error for giving up after ``attempts`` attempts, the last lost to ``last``."""
+        context = {k: v for k, v in vars(last).items() if k != "message"}
+        return cls(
+            f"gave up after {attempts} attempt(s), each lost to a concurrent commit; the "
+            f"last: {last.message.rstrip('.')}. Nothing of this write is visible: run it "
+            "again when fewer writers change the same partitions",
+            **{**context, "attempts": attempts},
+        )
+
+
 # --- transactions and locks -----------------------------------------------------------------
 
 

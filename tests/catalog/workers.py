@@ -12,7 +12,10 @@ import traceback
 from typing import Any
 
 from versioned.catalog import FileAdd, MetaStore, PartitionCommit
+from versioned.catalog.write_transaction import write_transaction
+from versioned.errors import VersionedError
 from versioned.names import TableName
+from versioned.storage.filesystem import FileIO
 
 FILES_PER_COMMIT = 200
 CRASH_TABLE = TableName("crash", "events")
@@ -85,8 +88,39 @@ def commit_loop(url: str) -> None:
             first = False
 
 
+def stalled_commit(url: str, warehouse: str, timeout_s: float) -> None:
+    """Open a write transaction, write a file, print ``txn <id>``, wait for a line on stdin
+    (the test stops this process meanwhile, so no heartbeat goes out), then try to commit;
+    prints the outcome: ``committed`` or the error's class name."""
+    store = MetaStore.connect(url, "alice")
+    fileio = FileIO.for_root(warehouse)
+    table = TableName("sales", "orders")
+    partition = store.add_partition(table, ["s1", "2024-01-01"])
+    outcome = "committed"
+    try:
+        with write_transaction(store, table, timeout_s=timeout_s, fileio=fileio) as tx:
+            rel = tx.own_file(f"stalled/version_id={tx.id}/part-0.parquet")
+            fileio.write_bytes_atomic(rel, b"rows")
+            print(f"txn {tx.id}", flush=True)
+            sys.stdin.readline()
+            add = FileAdd(partition.id, rel, "data", tx.id, 4, 1)
+            tx.commit(
+                operation="upsert",
+                partitions=[PartitionCommit(partition.id, None, tx.id, add=(add,))],
+            )
+    except VersionedError as err:
+        outcome = type(err).__name__
+    print(outcome, flush=True)
+    store.close()
+
+
 if __name__ == "__main__":
     if sys.argv[1:2] == ["commit-loop"]:
         commit_loop(sys.argv[2])
+    elif sys.argv[1:2] == ["stalled-commit"]:
+        stalled_commit(sys.argv[2], sys.argv[3], float(sys.argv[4]))
     else:
-        raise SystemExit("usage: python -m tests.catalog.workers commit-loop URL")
+        raise SystemExit(
+            "usage: python -m tests.catalog.workers commit-loop URL | "
+            "stalled-commit URL WAREHOUSE TIMEOUT_S"
+        )

@@ -194,6 +194,34 @@ def test_losing_a_commit_race_retries_as_a_newer_version(
     assert _rows(t.read()) == [(1, 10.0, "a"), (2, 20.0, "a"), (3, 3.0, "a")]
     versions = [c.version for c in t.history()]
     assert versions == sorted(versions) and len(versions) == 3
+    assert _unlisted_files(cat, t) == set()  # the lost attempt removed what it wrote
+
+
+def _unlisted_files(cat: Catalog, t: Any) -> set[str]:
+    """Files under the table that no catalog record lists (dead letters aside)."""
+    root = Path(cat.settings.warehouse) / t.info.location
+    listed = {f.path for f in cat.store.all_files(t.name)}
+    on_disk = {str(p.relative_to(root)) for p in root.rglob("*") if p.is_file()}
+    return {p for p in on_disk - listed if not p.startswith("_dead_letter/")}
+
+
+def test_a_write_that_fails_before_its_commit_removes_the_files_it_wrote(cat: Catalog) -> None:
+    """The failed write's transaction is aborted and its index and Bloom files (written
+    while planning) are deleted at once, not left for vacuum."""
+    t = _table(cat)
+    t.upsert(_batch([(1, 1.0, "I", "a")]))
+
+    def fail(message: str) -> None:
+        if message.startswith("writing"):
+            raise RuntimeError("the driver lost its executors")
+
+    with pytest.raises(RuntimeError, match="lost its executors"):
+        t.upsert(_batch([(1, 10.0, "U", "a"), (2, 2.0, "I", "b")]), progress=fail)
+    assert _unlisted_files(cat, t) == set()
+    aborted = cat.store.txn_snapshot().aborted_ids
+    assert len(aborted) == 1
+    assert "RuntimeError" in (cat.store.transaction(min(aborted)).abort_reason or "")
+    assert _rows(t.read()) == [(1, 1.0, "a")]
 
 
 def test_unpartitioned_table_and_composite_key(cat: Catalog, layout: str) -> None:

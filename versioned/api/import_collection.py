@@ -6,7 +6,8 @@ partition keys and values), that no partition to add holds data yet, and every l
 file (inside the folder, listed size, format, columns, row count, no null or repeated key).
 Then, in one catalog transaction V, each partition's files are copied into
 ``<partition>/version_id=V/`` with a Bloom filter over its keys (so later upserts find the
-imported keys), and one commit makes them visible. Import needs no Spark.
+imported keys), and one commit makes them visible. Import needs no Spark. A failed import
+aborts its transaction, which removes the files it copied (`write_transaction`).
 """
 
 from __future__ import annotations
@@ -23,9 +24,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
-from versioned.catalog.heartbeat import TransactionKeeper
 from versioned.catalog.records import FileAdd, PartitionCommit, Snapshot, TableInfo
 from versioned.catalog.store import MetaStore
+from versioned.catalog.write_transaction import WriteTransaction, write_transaction
 from versioned.collections.data_files import encode_partition_keys, read_key_columns
 from versioned.collections.errors import CollectionError, PartitionExistsError
 from versioned.collections.folder import CollectionFolder
@@ -66,6 +67,7 @@ from versioned.layouts.version_partition.paths import (
 from versioned.layouts.version_partition.probe import BLOOM_KIND
 from versioned.layouts.version_partition.stats import key_stats
 from versioned.names import TableName
+from versioned.options import TXN_TIMEOUT_S
 from versioned.schema import TableSpec
 from versioned.storage.filesystem import FileIO
 
@@ -73,7 +75,6 @@ if TYPE_CHECKING:
     from versioned.api.catalog import Catalog
 
 log = logging.getLogger(__name__)
-TXN_TIMEOUT_S = 300.0
 
 
 @dataclass(frozen=True)
@@ -220,80 +221,78 @@ def _commit(
     checked: list[_CheckedPartition],
     error_rate: float,
 ) -> tuple[int | None, int]:
-    """Copy, write the Bloom filters, commit; returns the version and the bytes written."""
+    """Copy, write the Bloom filters, commit; returns the version and the bytes written.
+
+    One `write_transaction`: if anything fails before the commit, the transaction is aborted
+    and the folders it wrote are removed.
+    """
     if not checked:
         return None, 0
     spec = info.spec
-    key_columns = index_key_columns(spec)
-    extension = spec.file_format
-    txn = store.begin(timeout_s=TXN_TIMEOUT_S)
-    written: list[str] = []
-    snapshot = store.snapshot(spec.name)
-    with TransactionKeeper(store, txn, interval_s=TXN_TIMEOUT_S / 4) as keeper:
-        try:
-            changes = _retire_moved_keys(fileio, info, snapshot, checked, txn, written)
-            for item in checked:
-                part = store.add_partition(spec.name, list(item.planned.values))
-                if part.head_version is not None:  # a writer got there since the check
-                    raise PartitionExistsError(
-                        f"{spec.name} partition {part.path!r} received data (version "
-                        f"{part.head_version}) while importing; nothing was imported",
-                        table=str(spec.name),
-                    )
-                adds: list[FileAdd] = []
-                for i, f in enumerate(item.files):
-                    rel = (
-                        f"{version_dir(part.path, txn)}/part-{i:05d}-{uuid.uuid4().hex}.{extension}"
-                    )
-                    target = f"{info.location}/{rel}"
-                    written.append(target)
-                    folder.fileio.copy_file(f.path, fileio, target)
-                    size = fileio.size(target)
-                    if size != f.size_bytes:
-                        raise CollectionError(
-                            f"file {f.path!r} of {folder.location} changed while it was "
-                            f"imported ({size} bytes copied, {f.size_bytes} listed)",
-                            path=f.path,
-                        )
-                    adds.append(FileAdd(part.id, rel, "data", txn, size, f.row_count))
-                bloom = KeyBloomFilter.build(
-                    item.encoded, error_rate=error_rate, headroom=WRITE_HEADROOM
-                )
-                rel = f"{index_dir(part.path, txn)}/{bloom_file_name()}"
-                written.append(f"{info.location}/{rel}")
-                size = bloom.write(fileio, f"{info.location}/{rel}")
-                stats = {**key_stats(item.keys, key_columns), **bloom.sizing_stats()}
-                adds.append(FileAdd(part.id, rel, BLOOM_KIND, txn, size, len(item.encoded), stats))
-                changes.append(
-                    PartitionCommit(part.id, expected_head=None, new_head=txn, add=tuple(adds))
-                )
-            files = [a for c in changes for a in c.add]
-            total = sum(a.size_bytes for a in files)
-            keeper.check()
-            store.commit(
-                txn,
-                spec.name,
-                operation="import",
-                partitions=changes,
-                expected_seq=snapshot.seq if spec.keys_move else None,
-                metrics={
-                    "inserted": sum(c.rows for c in checked),
-                    "moved": sum(a.row_count for a in files if a.kind == "index"),
-                    "partitions": len(changes),
-                    "files_written": len(files),
-                    "bytes_written": total,
-                    "source": folder.location,
-                    "source_table": str(folder.metadata.table or ""),
-                    "source_version": _version(folder.metadata.source.get("version")),
-                },
+    with write_transaction(store, spec.name, timeout_s=TXN_TIMEOUT_S, fileio=fileio) as tx:
+        snapshot = store.snapshot(spec.name)
+        changes = _retire_moved_keys(fileio, info, snapshot, checked, tx)
+        for item in checked:
+            changes.append(_copy_partition(store, fileio, folder, info, item, tx, error_rate))
+        files = [a for c in changes for a in c.add]
+        total = sum(a.size_bytes for a in files)
+        tx.commit(
+            operation="import",
+            partitions=changes,
+            expected_seq=snapshot.seq if spec.keys_move else None,
+            metrics={
+                "inserted": sum(c.rows for c in checked),
+                "moved": sum(a.row_count for a in files if a.kind == "index"),
+                "partitions": len(changes),
+                "files_written": len(files),
+                "bytes_written": total,
+                "source": folder.location,
+                "source_table": str(folder.metadata.table or ""),
+                "source_version": _version(folder.metadata.source.get("version")),
+            },
+        )
+    return tx.id, total
+
+
+def _copy_partition(
+    store: MetaStore,
+    fileio: FileIO,
+    folder: CollectionFolder,
+    info: TableInfo,
+    item: _CheckedPartition,
+    tx: WriteTransaction,
+    error_rate: float,
+) -> PartitionCommit:
+    """Copy one partition's files into version ``tx.id`` and write its Bloom filter."""
+    spec = info.spec
+    part = store.add_partition(spec.name, list(item.planned.values))
+    if part.head_version is not None:  # a writer got there since the check
+        raise PartitionExistsError(
+            f"{spec.name} partition {part.path!r} received data (version "
+            f"{part.head_version}) while importing; nothing was imported",
+            table=str(spec.name),
+        )
+    tx.own_dir(f"{info.location}/{version_dir(part.path, tx.id)}")
+    tx.own_dir(f"{info.location}/{index_dir(part.path, tx.id)}")
+    adds: list[FileAdd] = []
+    for i, f in enumerate(item.files):
+        rel = f"{version_dir(part.path, tx.id)}/part-{i:05d}-{uuid.uuid4().hex}.{spec.file_format}"
+        target = f"{info.location}/{rel}"
+        folder.fileio.copy_file(f.path, fileio, target)
+        size = fileio.size(target)
+        if size != f.size_bytes:
+            raise CollectionError(
+                f"file {f.path!r} of {folder.location} changed while it was "
+                f"imported ({size} bytes copied, {f.size_bytes} listed)",
+                path=f.path,
             )
-            keeper.finished(txn)
-        except BaseException:
-            for rel in written:  # uncommitted: no snapshot lists them; remove them now
-                with suppress(VersionedError):
-                    fileio.delete_file(rel, missing_ok=True)
-            raise
-    return txn, total
+        adds.append(FileAdd(part.id, rel, "data", tx.id, size, f.row_count))
+    bloom = KeyBloomFilter.build(item.encoded, error_rate=error_rate, headroom=WRITE_HEADROOM)
+    rel = f"{index_dir(part.path, tx.id)}/{bloom_file_name()}"
+    size = bloom.write(fileio, f"{info.location}/{rel}")
+    stats = {**key_stats(item.keys, index_key_columns(spec)), **bloom.sizing_stats()}
+    adds.append(FileAdd(part.id, rel, BLOOM_KIND, tx.id, size, len(item.encoded), stats))
+    return PartitionCommit(part.id, expected_head=None, new_head=tx.id, add=tuple(adds))
 
 
 def _retire_moved_keys(
@@ -301,8 +300,7 @@ def _retire_moved_keys(
     info: TableInfo,
     snapshot: Snapshot,
     checked: list[_CheckedPartition],
-    txn: int,
-    written: list[str],
+    tx: WriteTransaction,
 ) -> list[PartitionCommit]:
     """For a table-wide key: retire the imported keys' rows in the table's other partitions.
 
@@ -334,12 +332,12 @@ def _retire_moved_keys(
         moved = keys.take(pa.array(rows))
         if ordering and ordering not in moved.column_names:  # unknown here: no ordering value
             moved = moved.append_column(ordering, pa.nulls(moved.num_rows))
-        entries = build_index(spec, moved, version=txn, ops=MOVED)
-        rel = f"{index_dir(part.path, txn)}/{index_file_name()}"
-        written.append(f"{info.location}/{rel}")
+        entries = build_index(spec, moved, version=tx.id, ops=MOVED)
+        tx.own_dir(f"{info.location}/{index_dir(part.path, tx.id)}")
+        rel = f"{index_dir(part.path, tx.id)}/{index_file_name()}"
         size = write_index(fileio, f"{info.location}/{rel}", entries)
-        add = FileAdd(pid, rel, "index", txn, size, entries.num_rows)
-        changes.append(PartitionCommit(pid, part.head_version, txn, add=(add,)))
+        add = FileAdd(pid, rel, "index", tx.id, size, entries.num_rows)
+        changes.append(PartitionCommit(pid, part.head_version, tx.id, add=(add,)))
     return changes
 
 

@@ -1,4 +1,4 @@
-"""Keeping a transaction alive while long work runs, and aborting it when the work fails."""
+"""Keeping open transactions alive from a background thread while long work runs."""
 
 from __future__ import annotations
 
@@ -15,10 +15,10 @@ log = logging.getLogger(__name__)
 class TransactionKeeper:
     """Heartbeats open transactions from a background thread.
 
-    Used as a context manager around the work of a transaction: on an exception the
-    transactions that were not committed are aborted (their staged files stay as orphans
-    for vacuum); a heartbeat that fails (the transaction expired) is remembered and re-raised
-    by `check`, so the writer stops before committing.
+    A heartbeat that fails for good (the transaction expired, or was ended elsewhere) is
+    remembered and re-raised by `check`, so the writer stops before committing. Ending the
+    transactions is the caller's business (`versioned.catalog.write_transaction` aborts them
+    and removes their files).
     """
 
     def __init__(self, store: MetaStore, *txn_ids: int, interval_s: float) -> None:
@@ -30,8 +30,18 @@ class TransactionKeeper:
         self._thread = threading.Thread(target=self._run, name="versioned-heartbeat", daemon=True)
         self._done: set[int] = set()
 
-    def __enter__(self) -> TransactionKeeper:
+    def start(self) -> None:
+        """Start heartbeating."""
         self._thread.start()
+
+    def stop(self) -> None:
+        """Stop heartbeating (waits for a heartbeat under way)."""
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout=30)
+
+    def __enter__(self) -> TransactionKeeper:
+        self.start()
         return self
 
     def __exit__(
@@ -40,17 +50,7 @@ class TransactionKeeper:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        self._stop.set()
-        self._thread.join(timeout=30)
-        if exc_type is not None:
-            reason = f"aborted by client: {exc_type.__name__}: {exc}"[:500]
-            for txn in self.txn_ids:
-                if txn in self._done:
-                    continue
-                try:
-                    self.store.abort(txn, reason)
-                except VersionedError as err:  # already expired or aborted: nothing to undo
-                    log.debug("abort of transaction %s failed: %s", txn, err)
+        self.stop()
 
     def finished(self, txn_id: int) -> None:
         """Mark a transaction committed (or aborted) so it is no longer heartbeated."""

@@ -25,7 +25,6 @@ import pyarrow.parquet as pq
 from pyspark.sql import DataFrame
 
 from versioned.catalog.records import DataFile, FileAdd
-from versioned.engine.version_partition.staging import staging_dir
 from versioned.layouts.version_partition.compacted_bloom import compacted_bloom_filter
 from versioned.layouts.version_partition.index import VERSION_COLUMN, write_index
 from versioned.layouts.version_partition.paths import (
@@ -63,6 +62,7 @@ def write_compacted_version(
     fileio: FileIO,
     table_location: str,
     *,
+    stage: str,
     partition_id: int,
     partition_path: str,
     version: int,
@@ -77,6 +77,7 @@ def write_compacted_version(
     """Write ``rows`` (the table's data columns) as version ``version`` of one partition.
 
     Args:
+        stage: The transaction's private staging folder (Spark writes there first).
         files: Data files to write (the rows are spread evenly over them).
         scan_splits: Partitions of Spark's scan of the source files.
         rows_estimate: Rows expected (the source rows less the index entries).
@@ -84,7 +85,6 @@ def write_compacted_version(
         bloom_files: The partition's live Bloom files (see `compacted_bloom`).
         tombstones: Index entries of deleted keys to keep (index schema).
     """
-    stage = staging_dir(table_location, version)
     tasks, max_rows = file_shaping(files, scan_splits, rows_estimate)
     shaped = rows.coalesce(tasks) if tasks < scan_splits else rows
     writer = shaped.write.mode("errorifexists").format(spec.file_format)
@@ -96,37 +96,15 @@ def write_compacted_version(
             fileio, table_location, spec, source_files, bloom_files, tombstones, bloom_error_rate
         )
         spark_job.result()
-    target_dir = version_dir(partition_path, version)
-    data: list[FileAdd] = []
-    for stat in fileio.list_files(stage):  # our own private output, not table data
-        name = stat.path[len(stage) + 1 :]
-        if is_hidden(name) or "/" in name:
-            continue
-        target = f"{target_dir}/{name}"
-        fileio.move(stat.path, f"{table_location}/{target}")
-        count = _row_count(fileio, f"{table_location}/{target}", spec.file_format)
-        if count == 0:  # Spark writes an empty file for an empty result
-            fileio.delete_file(f"{table_location}/{target}")
-            continue
-        data.append(FileAdd(partition_id, target, "data", version, stat.size, count))
-    fileio.delete_dir(stage, missing_ok=True)
-    if not data:  # every row was deleted: no data directory for this version
-        fileio.delete_empty_dir(f"{table_location}/{target_dir}")
-
+    target = _VersionFolders(fileio, table_location, partition_id, partition_path, version)
+    data = target.move_data_files(stage, spec.file_format)
     adds = list(data)
-    idir = index_dir(partition_path, version)
     # A key whose newest index entry is a delete has no row: a later write of the key found
     # it in the deleting version's filter and wrote a newer entry. So tombstones and rows
     # never share a key.
     if tombstones.num_rows:
-        name = f"{idir}/{index_file_name()}"
-        size = write_index(fileio, f"{table_location}/{name}", tombstones)
-        oldest = pc.min(tombstones.column(VERSION_COLUMN)).as_py()
-        index_stats = {"tombstones": tombstones.num_rows, "min_version": int(oldest)}
-        adds.append(
-            FileAdd(partition_id, name, "index", version, size, tombstones.num_rows, index_stats)
-        )
-    name = f"{idir}/{bloom_file_name()}"
+        adds.append(target.write_tombstones(tombstones))
+    name = f"{target.index_dir}/{bloom_file_name()}"
     size = bloom.write(fileio, f"{table_location}/{name}")
     adds.append(FileAdd(partition_id, name, BLOOM_KIND, version, size, bloom.count, stats))
     return CompactedFiles(
@@ -135,6 +113,55 @@ def write_compacted_version(
         tombstones=tombstones.num_rows,
         data_bytes=sum(a.size_bytes for a in data),
     )
+
+
+@dataclass(frozen=True)
+class _VersionFolders:
+    """The folders of the compacted version ``version`` of one partition."""
+
+    fileio: FileIO
+    table_location: str
+    partition_id: int
+    partition_path: str
+    version: int
+
+    @property
+    def data_dir(self) -> str:
+        return version_dir(self.partition_path, self.version)
+
+    @property
+    def index_dir(self) -> str:
+        return index_dir(self.partition_path, self.version)
+
+    def move_data_files(self, stage: str, file_format: str) -> list[FileAdd]:
+        """Move Spark's output from ``stage`` into the version folder; drop empty files."""
+        fileio, location = self.fileio, self.table_location
+        data: list[FileAdd] = []
+        for stat in fileio.list_files(stage):  # our own private output, not table data
+            name = stat.path[len(stage) + 1 :]
+            if is_hidden(name) or "/" in name:
+                continue
+            target = f"{self.data_dir}/{name}"
+            fileio.move(stat.path, f"{location}/{target}")
+            count = _row_count(fileio, f"{location}/{target}", file_format)
+            if count == 0:  # Spark writes an empty file for an empty result
+                fileio.delete_file(f"{location}/{target}")
+                continue
+            data.append(FileAdd(self.partition_id, target, "data", self.version, stat.size, count))
+        fileio.delete_dir(stage, missing_ok=True)
+        if not data:  # every row was deleted: no data directory for this version
+            fileio.delete_empty_dir(f"{location}/{self.data_dir}")
+        return data
+
+    def write_tombstones(self, tombstones: pa.Table) -> FileAdd:
+        """The index file of the kept tombstones."""
+        name = f"{self.index_dir}/{index_file_name()}"
+        size = write_index(self.fileio, f"{self.table_location}/{name}", tombstones)
+        oldest = pc.min(tombstones.column(VERSION_COLUMN)).as_py()
+        stats = {"tombstones": tombstones.num_rows, "min_version": int(oldest)}
+        return FileAdd(
+            self.partition_id, name, "index", self.version, size, tombstones.num_rows, stats
+        )
 
 
 ROLLOVER_SLACK = 1.05
@@ -158,18 +185,6 @@ def file_shaping(files: int, scan_splits: int, rows_estimate: int) -> tuple[int,
     files_per_task = math.ceil(files / scan_splits)
     share = rows_estimate / (scan_splits * files_per_task)
     return scan_splits, max(1, math.ceil(share * ROLLOVER_SLACK))
-
-
-def remove_version_files(
-    fileio: FileIO, table_location: str, partition_path: str, version: int
-) -> None:
-    """Delete what `write_compacted_version` wrote for ``version`` (before any commit)."""
-    for rel in (
-        staging_dir(table_location, version),
-        f"{table_location}/{version_dir(partition_path, version)}",
-        f"{table_location}/{index_dir(partition_path, version)}",
-    ):
-        fileio.delete_dir(rel, missing_ok=True)
 
 
 def _row_count(fileio: FileIO, rel: str, file_format: str) -> int:

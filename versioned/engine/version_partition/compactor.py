@@ -12,7 +12,8 @@ Per partition, with its own transaction C:
    from hwm to C with compare-and-swap.
 
 A writer that commits to the partition first makes the compaction's CAS fail (it re-plans
-once, then reports a conflict; nothing is lost). A writer that planned against hwm and
+once, then reports a conflict; nothing is lost). Each attempt is one `write_transaction`: a
+failed one is aborted and the files it wrote are removed. A writer that planned against hwm and
 commits after the compaction fails its own CAS and its retry re-plans above C. Two
 compactions of one partition cannot both move the head from hwm.
 
@@ -32,7 +33,6 @@ from concurrent.futures import ThreadPoolExecutor
 
 from pyspark.sql import SparkSession
 
-from versioned.catalog.heartbeat import TransactionKeeper
 from versioned.catalog.records import (
     CommitInfo,
     PartitionCommit,
@@ -41,8 +41,13 @@ from versioned.catalog.records import (
     TableInfo,
 )
 from versioned.catalog.store import MetaStore
+from versioned.catalog.write_transaction import (
+    WriteTransaction,
+    retry_on_conflict,
+    write_transaction,
+)
 from versioned.engine.version_partition.compacted_version import (
-    remove_version_files,
+    CompactedFiles,
     write_compacted_version,
 )
 from versioned.engine.version_partition.reader import (
@@ -50,8 +55,9 @@ from versioned.engine.version_partition.reader import (
     latest_rows,
     snapshot_frames,
 )
+from versioned.engine.version_partition.staging import staging_dir
 from versioned.engine.version_partition.tombstones import live_tombstones
-from versioned.errors import CommitConflictError, InputError, VersionedError
+from versioned.errors import CommitConflictError, InputError
 from versioned.layouts.version_partition.compaction_plan import (
     DEFAULT_TOMBSTONE_RETENTION_HOURS,
     TOMBSTONE_RETENTION_PROPERTY,
@@ -61,6 +67,7 @@ from versioned.layouts.version_partition.compaction_plan import (
     plan_partition,
 )
 from versioned.layouts.version_partition.index import index_schema
+from versioned.layouts.version_partition.paths import index_dir, version_dir
 from versioned.layouts.version_partition.probe import BLOOM_KIND
 from versioned.options import CompactionOptions, CompactionThresholds
 from versioned.results import CompactionResult, PartitionCompaction
@@ -160,11 +167,12 @@ def _compact_with_retry(
     """Compact one partition: first against the planning snapshot (a stale one only costs
     a failed compare-and-swap), then against a fresh one after each conflict."""
     started = time.monotonic()
-    conflict: CommitConflictError | None = None
-    for attempt in range(1, ctx.options.max_attempts + 1):
-        if attempt > 1:
-            snapshot = ctx.store.snapshot(ctx.table.spec.name)
-            history = ctx.store.history(ctx.table.spec.name)
+    name = ctx.table.spec.name
+
+    def attempt(n: int) -> PartitionCompaction:
+        nonlocal snapshot, history
+        if n > 1:
+            snapshot, history = ctx.store.snapshot(name), ctx.store.history(name)
         current = snapshot.partitions.get(partition.id, partition)
         plan = plan_partition(
             current,
@@ -178,27 +186,29 @@ def _compact_with_retry(
                 partition.path,
                 "skipped",
                 high_water_mark=current.head_version,
-                attempts=attempt,
+                attempts=n,
                 seconds=_since(started),
                 message="nothing left to compact: another compaction committed first",
             )
-        try:
-            done = _compact_partition(ctx, snapshot, plan, history)
-        except CommitConflictError as err:
-            conflict = err
-            if attempt < ctx.options.max_attempts:
-                ctx.say("a writer committed first; planning again")
-            continue
-        return dataclasses.replace(done, attempts=attempt, seconds=_since(started))
-    ctx.say("writers kept committing first; left as it was")
-    return PartitionCompaction(
-        partition.path,
-        "conflict",
-        high_water_mark=partition.head_version,
-        attempts=ctx.options.max_attempts,
-        seconds=_since(started),
-        message=str(conflict),
-    )
+        done = _compact_partition(ctx, snapshot, plan, history)
+        return dataclasses.replace(done, attempts=n, seconds=_since(started))
+
+    try:
+        return retry_on_conflict(
+            ctx.options.max_attempts,
+            attempt,
+            on_retry=lambda _n, _err: ctx.say("a writer committed first; planning again"),
+        )
+    except CommitConflictError as gave_up:
+        ctx.say("writers kept committing first; left as it was")
+        return PartitionCompaction(
+            partition.path,
+            "conflict",
+            high_water_mark=partition.head_version,
+            attempts=ctx.options.max_attempts,
+            seconds=_since(started),
+            message=str(gave_up),
+        )
 
 
 def _compact_partition(
@@ -217,51 +227,34 @@ def _compact_partition(
             table=str(spec.name),
         )
     # Opened after the snapshot: C is above every committed version, so above hwm.
-    txn = ctx.store.begin(timeout_s=ctx.options.txn_timeout_s)
-    ctx.say(
-        f"reading {plan.versions} version(s) up to {hwm}: {plan.data_rows} rows, "
-        f"{plan.index_entries} index entries"
-    )
-    committing = False
-    with TransactionKeeper(ctx.store, txn, interval_s=ctx.options.txn_timeout_s / 4) as keeper:
-        try:
-            part_snapshot = dataclasses.replace(snapshot, files=files)
-            spark = ctx.session()
-            frames = snapshot_frames(spark, ctx.fileio, part_snapshot)
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", CompactionNeededWarning)
-                latest = latest_rows(
-                    spark, part_snapshot, frames, broadcast_limit=ctx.broadcast_limit
+    with write_transaction(
+        ctx.store,
+        spec.name,
+        timeout_s=ctx.options.txn_timeout_s,
+        fileio=ctx.fileio,
+        staging=lambda txn: staging_dir(location, txn),
+    ) as tx:
+        tx.own_dir(f"{location}/{version_dir(plan.path, tx.id)}")
+        tx.own_dir(f"{location}/{index_dir(plan.path, tx.id)}")
+        ctx.say(
+            f"reading {plan.versions} version(s) up to {hwm}: {plan.data_rows} rows, "
+            f"{plan.index_entries} index entries"
+        )
+        part_snapshot = dataclasses.replace(snapshot, files=files)
+        written = _write_partition(ctx, tx, part_snapshot, plan, history)
+        ctx.say(f"committing {written.rows} rows, {written.tombstones} tombstones")
+        tx.commit(
+            operation="compact",
+            partitions=[
+                PartitionCommit(
+                    partition_id=plan.partition.id,
+                    expected_head=hwm,
+                    new_head=tx.id,
+                    add=written.adds,
+                    remove=tuple(f.path for f in files),
                 )
-            rows = latest.select(*[c.name for c in spec.data_columns])
-            tombstones = index_schema(spec).empty_table()
-            if spec.ordering_column:
-                tombstones = live_tombstones(
-                    ctx.session(),
-                    spec,
-                    ctx.fileio,
-                    location,
-                    [f for f in files if f.kind == "index"],
-                    _young_versions(spec, history),
-                )
-            ctx.say(f"writing {plan.files_to_write} data file(s) as version {txn}")
-            written = write_compacted_version(
-                rows,
-                spec,
-                ctx.fileio,
-                location,
-                partition_id=plan.partition.id,
-                partition_path=plan.path,
-                version=txn,
-                files=plan.files_to_write,
-                scan_splits=frames.data.rdd.getNumPartitions(),
-                rows_estimate=plan.estimated_rows,
-                source_files=[f for f in files if f.kind == "data"],
-                bloom_files=[f for f in files if f.kind == BLOOM_KIND],
-                tombstones=tombstones,
-                bloom_error_rate=ctx.options.bloom_error_rate,
-            )
-            metrics = {
+            ],
+            metrics={
                 "partition": plan.path,
                 "high_water_mark": hwm,
                 "versions_compacted": plan.versions,
@@ -270,40 +263,13 @@ def _compact_partition(
                 "files_removed": len(files),
                 "files_written": len(written.adds),
                 "bytes_written": sum(a.size_bytes for a in written.adds),
-            }
-            ctx.say(f"committing {written.rows} rows, {written.tombstones} tombstones")
-            keeper.check()
-            committing = True
-            ctx.store.commit(
-                txn,
-                spec.name,
-                operation="compact",
-                partitions=[
-                    PartitionCommit(
-                        partition_id=plan.partition.id,
-                        expected_head=hwm,
-                        new_head=txn,
-                        add=written.adds,
-                        remove=tuple(f.path for f in files),
-                    )
-                ],
-                metrics=metrics,
-            )
-        except CommitConflictError:
-            ctx.store.abort(txn, "compaction lost the commit race to a writer")
-            keeper.finished(txn)
-            _remove_quietly(ctx, plan.path, txn)
-            raise
-        except BaseException:
-            if not committing:  # after a failed commit call the outcome is unknown: keep
-                _remove_quietly(ctx, plan.path, txn)
-            raise
-        keeper.finished(txn)
-    ctx.say(f"committed version {txn}")
+            },
+        )
+    ctx.say(f"committed version {tx.id}")
     return PartitionCompaction(
         partition=plan.path,
         status="compacted",
-        version=txn,
+        version=tx.id,
         high_water_mark=hwm,
         versions_compacted=plan.versions,
         rows=written.rows,
@@ -312,6 +278,53 @@ def _compact_partition(
         files_added=len(written.adds),
         bytes_before=plan.data_bytes,
         bytes_after=written.data_bytes,
+    )
+
+
+def _write_partition(
+    ctx: _Context,
+    tx: WriteTransaction,
+    part_snapshot: Snapshot,
+    plan: PartitionPlan,
+    history: list[CommitInfo],
+) -> CompactedFiles:
+    """Read the latest rows of the partition's live files and write them as version C."""
+    spec = part_snapshot.table.spec
+    files = part_snapshot.files
+    spark = ctx.session()
+    frames = snapshot_frames(spark, ctx.fileio, part_snapshot)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CompactionNeededWarning)
+        latest = latest_rows(spark, part_snapshot, frames, broadcast_limit=ctx.broadcast_limit)
+    rows = latest.select(*[c.name for c in spec.data_columns])
+    tombstones = index_schema(spec).empty_table()
+    if spec.ordering_column:
+        tombstones = live_tombstones(
+            ctx.session(),
+            spec,
+            ctx.fileio,
+            ctx.table.location,
+            [f for f in files if f.kind == "index"],
+            _young_versions(spec, history),
+        )
+    ctx.say(f"writing {plan.files_to_write} data file(s) as version {tx.id}")
+    assert tx.staging_dir is not None
+    return write_compacted_version(
+        rows,
+        spec,
+        ctx.fileio,
+        ctx.table.location,
+        stage=tx.staging_dir,
+        partition_id=plan.partition.id,
+        partition_path=plan.path,
+        version=tx.id,
+        files=plan.files_to_write,
+        scan_splits=frames.data.rdd.getNumPartitions(),
+        rows_estimate=plan.estimated_rows,
+        source_files=[f for f in files if f.kind == "data"],
+        bloom_files=[f for f in files if f.kind == BLOOM_KIND],
+        tombstones=tombstones,
+        bloom_error_rate=ctx.options.bloom_error_rate,
     )
 
 
@@ -347,13 +360,6 @@ def _expired_versions(spec: TableSpec, history: list[CommitInfo]) -> frozenset[i
 
 def _labelled(say: Progress, label: str) -> Progress:
     return lambda message: say(f"{label}: {message}")
-
-
-def _remove_quietly(ctx: _Context, partition_path: str, version: int) -> None:
-    try:
-        remove_version_files(ctx.fileio, ctx.table.location, partition_path, version)
-    except VersionedError as err:  # vacuum removes what is left
-        log.warning("could not remove files of aborted compaction %s: %s", version, err)
 
 
 def _since(started: float) -> float:

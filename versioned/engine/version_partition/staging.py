@@ -3,12 +3,15 @@ is moved into its partition's ``version_id=V`` directory.
 
 A private staging directory per transaction keeps concurrent Spark jobs of different writers
 apart (Hadoop's committer would otherwise share ``<table>/_temporary``). Nothing written here
-is visible until the catalog commit lists it; a crash leaves orphans for vacuum.
+is visible until the catalog commit lists it. The folders written are claimed by the write's
+transaction (`versioned.catalog.write_transaction`), which removes them when it aborts; a
+crash leaves orphans for vacuum.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import pyarrow.orc as paorc
@@ -16,12 +19,12 @@ import pyarrow.parquet as pq
 from pyspark.sql import DataFrame
 
 from versioned.catalog.records import FileAdd
+from versioned.layouts.base import STAGING_DIR
 from versioned.layouts.version_partition.paths import is_hidden, version_dir
 from versioned.schema import TableSpec
 from versioned.storage.filesystem import FileIO
 from versioned.storage.partition_paths import parse_partition_path, partition_path
 
-STAGING_DIR = "_staging"
 DEFAULT_ROWS_PER_FILE = 2_000_000
 
 
@@ -45,6 +48,8 @@ def write_version_files(
     table_location: str,
     version: int,
     *,
+    stage: str,
+    claim: Callable[[str], object],
     row_count: int,
     partitions: int,
     rows_per_file: int = DEFAULT_ROWS_PER_FILE,
@@ -54,13 +59,16 @@ def write_version_files(
     Rows are shuffled by partition columns so each table partition gets one file (or
     ``row_count / rows_per_file`` files when unpartitioned).
 
+    Args:
+        stage: The transaction's private staging folder (Spark writes there first).
+        claim: Called with each ``version_id=V`` folder before a file moves into it.
+
     Returns:
         The files, moved into ``<partition>/version_id=<version>/``, with sizes and row
         counts (read from the new files' footers), with ``partition_id`` unset.
     """
     if row_count == 0:
         return []
-    stage = staging_dir(table_location, version)
     if spec.partition_by:
         shaped = rows.repartition(max(1, min(partitions, 200)), *spec.partition_by)
     else:
@@ -80,6 +88,7 @@ def write_version_files(
         values = tuple(v for _, v in pairs)
         ppath = partition_path(spec.partition_by, values)
         target = f"{version_dir(ppath, version)}/{name}"
+        claim(f"{table_location}/{version_dir(ppath, version)}")
         fileio.move(stat.path, f"{table_location}/{target}")
         count = _row_count(fileio, f"{table_location}/{target}", spec.file_format)
         add = FileAdd(None, target, "data", version, stat.size, count)

@@ -7,8 +7,9 @@ is at or before that snapshot, so no retained snapshot lists it. The oldest read
 is recorded first (`versioned.catalog.retention`), so ``as_of`` an older version fails
 clearly instead of reading a snapshot with missing files.
 
-Orphans are files under the table directory that no catalog record lists: files of writes
-that crashed or lost their commit, and ``_staging/`` leftovers. One is deleted only when it
+Orphans are files under the table directory that no catalog record lists: what a write left
+when it crashed (an aborted write removes its own files, best effort: see
+docs/write-transactions.md), and ``_staging/`` leftovers. One is deleted only when it
 is older than the grace period and the transaction in its path (``version_id=N`` or
 ``txn=N``) is not open, so files of a write still in progress are never touched.
 ``_dead_letter/`` holds rejected rows for the user and is never vacuumed.
@@ -34,14 +35,13 @@ from versioned.catalog.retention import (
 )
 from versioned.catalog.store import MetaStore
 from versioned.errors import InputError
+from versioned.layouts.base import DEAD_LETTER_DIR, STAGING_DIR
 from versioned.results import VacuumResult
 from versioned.storage.filesystem import FileIO, FileStat
 
 Progress = Callable[[str], None]
 DEFAULT_RETAIN_HOURS = 168.0
 DEFAULT_GRACE_HOURS = 1.0
-DEAD_LETTER_DIR = "_dead_letter"
-STAGING_DIR = "_staging"
 _TXN_SEGMENT = re.compile(r"^(?:version_id|txn)=(\d+)$")
 _FORGET_CHUNK = 1000
 
@@ -84,18 +84,9 @@ def vacuum_table(
 
     oldest = _oldest_retained(history, now - retain_hours * 3600)
     retired = _retired_before(ledger, oldest.seq) if oldest else []
-    known = {f.path for f in ledger}
-    orphans: list[FileStat] = []
-    kept_orphans = 0
-    for stat in listing:
-        rel = stat.path[len(location) + 1 :]
-        if rel in known or rel.split("/", 1)[0] == DEAD_LETTER_DIR:
-            continue
-        txn = _txn_of(rel)
-        if stat.mtime > now - grace_hours * 3600 or (txn is not None and txn in open_txns):
-            kept_orphans += 1
-            continue
-        orphans.append(stat)
+    orphans, kept_orphans = _orphans(
+        listing, location, {f.path for f in ledger}, open_txns, now - grace_hours * 3600
+    )
     say(
         f"{name}: {len(retired)} retired file(s) past the retention, {len(orphans)} orphan(s), "
         f"{kept_orphans} recent or in-progress unlisted file(s) kept"
@@ -114,7 +105,6 @@ def vacuum_table(
     )
     if dry_run:
         return _timed(result, started)
-
     if oldest is not None and oldest.seq > max(
         oldest_readable_seq(table.spec.properties), history[0].seq
     ):
@@ -123,6 +113,44 @@ def vacuum_table(
             {VACUUMED_BEFORE_SEQ: str(oldest.seq), VACUUMED_BEFORE_VERSION: str(oldest.version)},
         )
         say(f"{name}: versions before {oldest.version} are no longer readable")
+    _delete(store, fileio, table, retired, orphans, say)
+    return _timed(result, started)
+
+
+def _orphans(
+    listing: Sequence[FileStat],
+    location: str,
+    known: set[str],
+    open_txns: frozenset[int],
+    young_after: float,
+) -> tuple[list[FileStat], int]:
+    """The unlisted files to delete, and how many unlisted files are kept (too young, or
+    of a transaction still open). Dead letters are never orphans."""
+    orphans: list[FileStat] = []
+    kept = 0
+    for stat in listing:
+        rel = stat.path[len(location) + 1 :]
+        if rel in known or rel.split("/", 1)[0] == DEAD_LETTER_DIR:
+            continue
+        txn = _txn_of(rel)
+        if stat.mtime > young_after or (txn is not None and txn in open_txns):
+            kept += 1
+            continue
+        orphans.append(stat)
+    return orphans, kept
+
+
+def _delete(
+    store: MetaStore,
+    fileio: FileIO,
+    table: TableInfo,
+    retired: Sequence[DataFile],
+    orphans: Sequence[FileStat],
+    say: Progress,
+) -> None:
+    """Delete the retired files (forgetting them in the catalog), the orphans, and the
+    directories that leaves empty."""
+    name, location = table.spec.name, table.location
     deleted: list[str] = []
     for start in range(0, len(retired), _FORGET_CHUNK):
         chunk = retired[start : start + _FORGET_CHUNK]
@@ -138,7 +166,6 @@ def vacuum_table(
         deleted.append(stat.path)
     _remove_emptied_dirs(fileio, location, deleted)
     say(f"{name}: vacuumed {len(retired)} retired file(s) and {len(orphans)} orphan(s)")
-    return _timed(result, started)
 
 
 def _remove_emptied_dirs(fileio: FileIO, location: str, deleted: Sequence[str]) -> None:

@@ -12,13 +12,14 @@ entry (the key moved here) or a ``D`` entry (deleted) where the key may be.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow as pa
 from pyspark.sql import SparkSession
 
-from versioned.catalog.records import FileAdd, PartitionInfo, Snapshot, TableInfo
+from versioned.catalog.records import DataFile, FileAdd, PartitionInfo, Snapshot, TableInfo
 from versioned.engine.feeds.rows import OP
 from versioned.engine.version_partition.stored_state import STORED_ORDER, stored_state
 from versioned.layouts.version_partition.bloom import KeyBloomFilter, KeyDigests
@@ -45,6 +46,7 @@ from versioned.storage.filesystem import FileIO
 from versioned.storage.partition_paths import partition_path
 
 PartitionValues = tuple[str | None, ...]
+Claim = Callable[[str], object]
 
 
 @dataclass
@@ -91,6 +93,7 @@ def plan_version(
     version: int,
     bloom_error_rate: float,
     bloom_headroom: float,
+    claim: Claim | None = None,
 ) -> VersionPlan:
     """Probe, decide and write the index entries and Bloom filters of version ``version``.
 
@@ -98,12 +101,71 @@ def plan_version(
         keys: One row per record key of the batch (partition strings, key columns, ``_op``,
             the ordering column if any).
         groups: Positions of ``keys`` per named partition.
+        claim: Called with each folder of the version before a file is written into it
+            (the write's transaction removes them if it aborts).
     """
     spec = table.spec
     by_values = {p.values: p for p in snapshot.partitions.values()}
     blooms = blooms_by_partition(snapshot.files)
-    key_cols = index_key_columns(spec)
-    own = [
+    own = _probe_own(fileio, table, keys, groups, by_values, blooms)
+    n = keys.num_rows
+    own_may = np.zeros(n, dtype=bool)
+    for group in own:
+        own_may[group.rows] = group.probe.may_exist
+    elsewhere = ElsewhereProbe()
+    if spec.keys_move:
+        elsewhere = probe_elsewhere(
+            fileio,
+            table.location,
+            keys,
+            KeyDigests(encode_keys(keys, index_key_columns(spec))),
+            own_rows=groups,
+            partitions=list(snapshot.partitions.values()),
+            blooms=blooms,
+            key_columns=index_key_columns(spec),
+            keyed_partition_columns=keyed_partition_columns(spec),
+        )
+    may = own_may | elsewhere.may_exist(n)
+    stale = np.zeros(n, dtype=bool)
+    if spec.ordering_column:
+        stale = _stale_mask(spark, fileio, table, snapshot, keys, own, elsewhere, may)
+    ops = np.asarray(keys.column(OP).to_numpy(zero_copy_only=False))
+    is_delete = ops == DELETE
+    plan = VersionPlan(_counts(may, stale, is_delete), stale)
+    plan.filters_read = sum(g.probe.filters_read for g in own) + elsewhere.filters_read
+    writer = _PlanWriter(fileio, table, keys, version, plan, by_values, claim)
+    live = ~stale
+    # Without an ordering column a delete of an absent key needs nothing; with one it
+    # leaves a tombstone so that a late, older insert cannot resurrect the key.
+    tombstones = bool(spec.ordering_column)
+    for group in own:
+        rows = group.rows
+        needs_entry = live[rows] & (own_may[rows] | (is_delete[rows] & tombstones))
+        lands = live[rows] & ~is_delete[rows]
+        if not (needs_entry.any() or lands.any()):
+            continue  # nothing lands here: no partition is created for it
+        entry_rows = rows[needs_entry]
+        writer.index(group.values, entry_rows, np.where(is_delete[entry_rows], DELETE, UPSERT))
+        writer.bloom(group.values, rows, group.probe.encoded, bloom_error_rate, bloom_headroom)
+    for pid, rows in elsewhere.hits.items():
+        moving = rows[live[rows]]
+        if len(moving):
+            ops_here = np.where(is_delete[moving], DELETE, MOVED)
+            writer.index(snapshot.partitions[pid].values, moving, ops_here)
+    return plan
+
+
+def _probe_own(
+    fileio: FileIO,
+    table: TableInfo,
+    keys: pa.Table,
+    groups: dict[PartitionValues, np.ndarray],
+    by_values: dict[PartitionValues, PartitionInfo],
+    blooms: dict[int, list[DataFile]],
+) -> list[OwnGroup]:
+    """Probe each named partition's live Bloom filters with the keys named in it."""
+    key_cols = index_key_columns(table.spec)
+    return [
         OwnGroup(
             values,
             by_values.get(values),
@@ -118,58 +180,17 @@ def plan_version(
         )
         for values, rows in groups.items()
     ]
-    n = keys.num_rows
-    own_may = np.zeros(n, dtype=bool)
-    for group in own:
-        own_may[group.rows] = group.probe.may_exist
-    elsewhere = ElsewhereProbe()
-    if spec.keys_move:
-        elsewhere = probe_elsewhere(
-            fileio,
-            table.location,
-            keys,
-            KeyDigests(encode_keys(keys, key_cols)),
-            own_rows=groups,
-            partitions=list(snapshot.partitions.values()),
-            blooms=blooms,
-            key_columns=key_cols,
-            keyed_partition_columns=keyed_partition_columns(spec),
-        )
-    may = own_may | elsewhere.may_exist(n)
-    stale = np.zeros(n, dtype=bool)
-    if spec.ordering_column:
-        stale = _stale_mask(spark, fileio, table, snapshot, keys, own, elsewhere, may)
-    ops = np.asarray(keys.column(OP).to_numpy(zero_copy_only=False))
-    is_delete = ops == DELETE
+
+
+def _counts(may: np.ndarray, stale: np.ndarray, is_delete: np.ndarray) -> Counts:
     live = ~stale
-    counts = Counts(
+    return Counts(
         inserted=int((live & ~is_delete & ~may).sum()),
         updated=int((live & ~is_delete & may).sum()),
         deleted=int((live & is_delete & may).sum()),
         ignored_deletes=int((live & is_delete & ~may).sum()),
         stale=int(stale.sum()),
     )
-    plan = VersionPlan(counts, stale)
-    plan.filters_read = sum(g.probe.filters_read for g in own) + elsewhere.filters_read
-    writer = _PlanWriter(fileio, table, keys, version, plan, by_values)
-    # Without an ordering column a delete of an absent key needs nothing; with one it
-    # leaves a tombstone so that a late, older insert cannot resurrect the key.
-    for group in own:
-        rows = group.rows
-        needs_entry = live[rows] & (own_may[rows] | (is_delete[rows] & bool(spec.ordering_column)))
-        lands = live[rows] & ~is_delete[rows]
-        if not (needs_entry.any() or lands.any()):
-            continue  # nothing lands here: no partition is created for it
-        entry_rows = rows[needs_entry]
-        writer.index(group.values, entry_rows, np.where(is_delete[entry_rows], DELETE, UPSERT))
-        writer.bloom(group.values, rows, group.probe.encoded, bloom_error_rate, bloom_headroom)
-    by_id = snapshot.partitions
-    for pid, rows in elsewhere.hits.items():
-        moving = rows[live[rows]]
-        if len(moving):
-            ops_here = np.where(is_delete[moving], DELETE, MOVED)
-            writer.index(by_id[pid].values, moving, ops_here)
-    return plan
 
 
 class _PlanWriter:
@@ -183,15 +204,19 @@ class _PlanWriter:
         version: int,
         plan: VersionPlan,
         existing: dict[PartitionValues, PartitionInfo],
+        claim: Claim | None,
     ) -> None:
         self.fileio, self.table, self.keys, self.version = fileio, table, keys, version
         self.plan, self.existing = plan, existing
+        self.claim = claim or (lambda _path: None)
 
     def _partition(self, values: PartitionValues) -> tuple[int | None, str, list[FileAdd]]:
         info = self.plan.partitions[values] = self.existing.get(values)
         ppath = partition_path(self.table.spec.partition_by, values)
         pid = None if info is None else info.id
-        return pid, index_dir(ppath, self.version), self.plan.adds.setdefault(values, [])
+        directory = index_dir(ppath, self.version)
+        self.claim(f"{self.table.location}/{directory}")
+        return pid, directory, self.plan.adds.setdefault(values, [])
 
     def index(self, values: PartitionValues, rows: np.ndarray, ops: np.ndarray) -> None:
         """Index entries for the keys at ``rows`` in the partition with ``values``."""

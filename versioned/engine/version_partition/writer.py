@@ -10,16 +10,19 @@
 3. Write the rows (never deletes) into ``version_id=V`` of each partition, the index entries
    and a Bloom filter over all keys of the batch, then commit one catalog transaction.
 
-A commit that loses a race (another version of a touched partition committed first, or
-for a table-wide key any commit since the snapshot) is retried with a new transaction, up to
-``max_attempts``.
+Each attempt runs in one `write_transaction` (begin, heartbeat, compare-and-swap commit;
+an attempt that fails is aborted and its files removed). A commit that loses a race (another
+version of a touched partition committed first, or for a table-wide key any commit since the
+snapshot) is retried with a new transaction, up to ``max_attempts`` (`retry_on_conflict`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -30,15 +33,19 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from versioned.catalog.heartbeat import TransactionKeeper
-from versioned.catalog.records import FileAdd, PartitionCommit, PartitionInfo, TableInfo
+from versioned.catalog.records import FileAdd, PartitionCommit, PartitionInfo, Snapshot, TableInfo
 from versioned.catalog.store import MetaStore
+from versioned.catalog.write_transaction import (
+    WriteTransaction,
+    retry_on_conflict,
+    write_transaction,
+)
 from versioned.engine.feeds.batch_dedup import CHANGES, latest_per_key
 from versioned.engine.feeds.reader import Feed
 from versioned.engine.feeds.rows import OP
-from versioned.engine.version_partition.staging import write_version_files
-from versioned.engine.version_partition.write_plan import part_column, plan_version
-from versioned.errors import CommitConflictError
+from versioned.engine.version_partition.staging import staging_dir, write_version_files
+from versioned.engine.version_partition.write_plan import VersionPlan, part_column, plan_version
+from versioned.layouts.base import DEAD_LETTER_DIR
 from versioned.layouts.version_partition.bloom import WRITE_HEADROOM
 from versioned.layouts.version_partition.index import index_key_columns
 from versioned.options import WriteOptions
@@ -85,37 +92,26 @@ def write_batch(
             say("nothing to apply")
             seconds = round(time.monotonic() - started, 3)
             return CommitResult(None, 0, 0, 0, 0, rejected[0], seconds=seconds)
-        for attempt in range(1, opts.max_attempts + 1):
-            txn = store.begin(timeout_s=opts.txn_timeout_s)
-            with TransactionKeeper(store, txn, interval_s=opts.txn_timeout_s / 4) as keeper:
-                try:
-                    result = _write_version(
-                        spark,
-                        store,
-                        fileio,
-                        table,
-                        batch,
-                        keys,
-                        txn,
-                        opts,
-                        keeper,
-                        say,
-                        rejected=rejected,
-                        coerced=feed.coerced_count(),
-                        superseded=superseded,
-                        started=started,
-                        operation=operation,
-                    )
-                except CommitConflictError as err:
-                    store.abort(txn, f"commit conflict: {err}")
-                    keeper.finished(txn)
-                    if attempt == opts.max_attempts:
-                        raise
-                    say(f"commit conflict ({err}); retrying as a new version")
-                    continue
-                keeper.finished(txn)
-                return result
-        raise AssertionError("unreachable")  # pragma: no cover
+        job = _WriteJob(
+            spark,
+            store,
+            fileio,
+            table,
+            batch,
+            keys,
+            opts,
+            say,
+            operation=operation,
+            rejected=rejected,
+            coerced=feed.coerced_count(),
+            superseded=superseded,
+            started=started,
+        )
+        return retry_on_conflict(
+            opts.max_attempts,
+            lambda _attempt: _attempt_version(job),
+            on_retry=lambda _n, err: say(f"commit conflict ({err}); retrying as a new version"),
+        )
     finally:
         batch.unpersist()
 
@@ -177,7 +173,7 @@ def _dead_letters(
         count = rejected.count()
         if count == 0:
             return 0, None
-        rel = f"{table.location}/_dead_letter/batch={int(time.time() * 1000)}-{id(feed):x}"
+        rel = f"{table.location}/{DEAD_LETTER_DIR}/batch={int(time.time() * 1000)}-{id(feed):x}"
         rejected.coalesce(1).write.mode("errorifexists").json(fileio.full_path(rel))
         say(f"{count} rejected rows written to {fileio.full_path(rel)}")
         return count, rel
@@ -185,58 +181,61 @@ def _dead_letters(
         rejected.unpersist()
 
 
-def _write_version(
-    spark: SparkSession,
-    store: MetaStore,
-    fileio: FileIO,
-    table: TableInfo,
-    batch: DataFrame,
-    keys: pa.Table,
-    txn: int,
-    opts: WriteOptions,
-    keeper: TransactionKeeper,
-    say: Progress,
-    *,
-    rejected: tuple[int, str | None],
-    coerced: int,
-    superseded: int,
-    started: float,
-    operation: str,
-) -> CommitResult:
-    spec = table.spec
-    snapshot = store.snapshot(spec.name)
-    groups = _partition_groups(keys, len(spec.partition_by))
-    others = len(snapshot.partitions) if spec.keys_move else 0
-    say(
-        f"probing Bloom filters of {len(groups)} partitions"
-        + (f" (and of {others} others: the key is unique table-wide)" if others else "")
-    )
-    plan = plan_version(
-        spark,
-        fileio,
-        table,
-        snapshot,
-        keys,
-        groups,
-        version=txn,
-        bloom_error_rate=opts.bloom_error_rate,
-        bloom_headroom=WRITE_HEADROOM,
-    )
+@dataclass(frozen=True)
+class _WriteJob:
+    """What every attempt of one write shares: the deduplicated batch and its keys."""
+
+    spark: SparkSession
+    store: MetaStore
+    fileio: FileIO
+    table: TableInfo
+    batch: DataFrame
+    keys: pa.Table
+    options: WriteOptions
+    say: Progress
+    operation: str
+    rejected: tuple[int, str | None]
+    """Rows rejected to the dead-letter area, and where they went."""
+    coerced: int
+    superseded: int
+    started: float
+
+
+def _attempt_version(job: _WriteJob) -> CommitResult:
+    """One attempt: plan against a fresh snapshot, write and commit in a new transaction."""
+    location = job.table.location
+    with write_transaction(
+        job.store,
+        job.table.spec.name,
+        timeout_s=job.options.txn_timeout_s,
+        fileio=job.fileio,
+        staging=lambda txn: staging_dir(location, txn),
+    ) as tx:
+        return _write_version(job, tx)
+
+
+def _write_version(job: _WriteJob, tx: WriteTransaction) -> CommitResult:
+    spec = job.table.spec
+    snapshot = job.store.snapshot(spec.name)
+    plan, groups = _plan(job, tx, snapshot)
     counts = plan.counts
-    to_write = batch.where(F.col(OP) != F.lit("D"))
+    to_write = job.batch.where(F.col(OP) != F.lit("D"))
     if plan.stale.any():
-        to_write = _drop_stale(spark, to_write, keys.filter(pa.array(plan.stale)), spec)
+        to_write = _drop_stale(job.spark, to_write, job.keys.filter(pa.array(plan.stale)), spec)
     rows_to_write = counts.inserted + counts.updated
-    say(f"writing {rows_to_write} rows as version {txn}")
+    job.say(f"writing {rows_to_write} rows as version {tx.id}")
+    assert tx.staging_dir is not None
     staged = write_version_files(
         to_write,
         spec,
-        fileio,
-        table.location,
-        txn,
+        job.fileio,
+        job.table.location,
+        tx.id,
+        stage=tx.staging_dir,
+        claim=tx.own_dir,
         row_count=rows_to_write,
         partitions=len(groups),
-        rows_per_file=opts.rows_per_file,
+        rows_per_file=job.options.rows_per_file,
     )
     for f in staged:
         info = plan.partitions[f.partition_values]
@@ -244,60 +243,91 @@ def _write_version(
         plan.adds[f.partition_values].append(
             FileAdd(_id(info), add.path, add.kind, add.version, add.size_bytes, add.row_count)
         )
-
-    rejected_count, dead_letter_dir = rejected
-    files = [a for adds in plan.adds.values() for a in adds]
-    metrics = {
-        "inserted": counts.inserted,
-        "updated": counts.updated,
-        "deleted": counts.deleted,
-        "ignored_deletes": counts.ignored_deletes,
-        "stale": counts.stale,
-        "superseded": superseded,
-        "rejected": rejected_count,
-        "coerced": coerced,
-        "dead_letter": dead_letter_dir,
-        "partitions": len(plan.adds),
-        "files_written": len(files),
-        "bytes_written": sum(a.size_bytes for a in files),
-    }
-    keeper.check()
-    store.commit(
-        txn,
-        spec.name,
-        operation=operation,
+    result = _result(job, plan, tx.id)
+    tx.commit(
+        operation=job.operation,
         partitions=[
             PartitionCommit(
                 partition_id=_id(plan.partitions[values]),
                 expected_head=_head(plan.partitions[values]),
-                new_head=txn,
+                new_head=tx.id,
                 add=tuple(adds),
                 # A new partition is created by the commit: a failed write leaves none.
                 values=None if plan.partitions[values] else values,
             )
             for values, adds in plan.adds.items()
         ],
-        metrics=metrics,
+        metrics=_metrics(result, job.rejected[1]),
         # A table-wide key can move into a partition this write does not touch: any commit
         # since the snapshot may have placed one of our keys there.
         expected_seq=snapshot.seq if spec.keys_move else None,
     )
-    say(f"committed version {txn}")
+    job.say(f"committed version {tx.id}")
+    return dataclasses.replace(result, seconds=round(time.monotonic() - job.started, 3))
+
+
+def _plan(
+    job: _WriteJob, tx: WriteTransaction, snapshot: Snapshot
+) -> tuple[VersionPlan, dict[tuple[str | None, ...], np.ndarray]]:
+    """Probe the Bloom filters and write the version's index and Bloom files."""
+    spec = job.table.spec
+    groups = _partition_groups(job.keys, len(spec.partition_by))
+    others = len(snapshot.partitions) if spec.keys_move else 0
+    job.say(
+        f"probing Bloom filters of {len(groups)} partitions"
+        + (f" (and of {others} others: the key is unique table-wide)" if others else "")
+    )
+    plan = plan_version(
+        job.spark,
+        job.fileio,
+        job.table,
+        snapshot,
+        job.keys,
+        groups,
+        version=tx.id,
+        bloom_error_rate=job.options.bloom_error_rate,
+        bloom_headroom=WRITE_HEADROOM,
+        claim=tx.own_dir,
+    )
+    return plan, groups
+
+
+def _result(job: _WriteJob, plan: VersionPlan, version: int) -> CommitResult:
+    """What the version commits (its time is set once committed)."""
+    counts = plan.counts
+    files = [a for adds in plan.adds.values() for a in adds]
     return CommitResult(
-        version=txn,
+        version=version,
         inserted=counts.inserted,
         updated=counts.updated,
         deleted=counts.deleted,
         stale=counts.stale,
-        rejected=rejected_count,
-        coerced=coerced,
-        superseded=superseded,
+        rejected=job.rejected[0],
+        coerced=job.coerced,
+        superseded=job.superseded,
         ignored_deletes=counts.ignored_deletes,
         partitions=len(plan.adds),
         files_written=len(files),
         bytes_written=sum(a.size_bytes for a in files),
-        seconds=round(time.monotonic() - started, 3),
     )
+
+
+def _metrics(result: CommitResult, dead_letter_dir: str | None) -> dict[str, Any]:
+    """The commit's metrics (stored in the catalog, shown by ``history``)."""
+    return {
+        "inserted": result.inserted,
+        "updated": result.updated,
+        "deleted": result.deleted,
+        "ignored_deletes": result.ignored_deletes,
+        "stale": result.stale,
+        "superseded": result.superseded,
+        "rejected": result.rejected,
+        "coerced": result.coerced,
+        "dead_letter": dead_letter_dir,
+        "partitions": result.partitions,
+        "files_written": result.files_written,
+        "bytes_written": result.bytes_written,
+    }
 
 
 def _drop_stale(spark: SparkSession, rows: DataFrame, stale: pa.Table, spec: Any) -> DataFrame:

@@ -69,8 +69,7 @@ BANDS: list[tuple[str, str, list[list[Box]]]] = [
                 Box(
                     "table_engine.py: the TableEngine protocol\n"
                     "upsert/apply, read, changes, compact, vacuum, register_view,\n"
-                    "export/import hooks; one engine per layout",
-                    status="landing",
+                    "export/import hooks; one engine per layout"
                 )
             ],
             [
@@ -90,14 +89,14 @@ BANDS: list[tuple[str, str, list[list[Box]]]] = [
                 Box(
                     "version_partition/\n"
                     "table_engine.py: VersionPartitionEngine\n"
-                    "~  (being built)\n"
                     "writer.py  write_plan.py  staging.py\n"
                     "reader.py  net_changes.py  views.py\n"
                     "compactor.py  vacuum.py"
                 ),
                 Box(
-                    "acid/\nkey -> ROW__ID lookup\nmerge-on-read reader\nminor/major compaction",
-                    status="planned",
+                    "acid/  AcidEngine\nkey -> ROW__ID lookup\nmerge-on-read reader\n"
+                    "~compaction: next",
+                    status="landing",
                     share=0.75,
                 ),
             ],
@@ -117,8 +116,7 @@ BANDS: list[tuple[str, str, list[list[Box]]]] = [
                     "compaction_plan\ncompacted_bloom"
                 ),
                 Box(
-                    "acid/\ndirectories, ROW__ID,\nbucket hash, ORC ACID\nschema, ValidWriteIdList",
-                    status="planned",
+                    "acid/\ndirectories, ROW__ID,\nbucket hash, ORC ACID\nschema, ValidWriteIdList"
                 ),
             ]
         ],
@@ -136,8 +134,7 @@ BANDS: list[tuple[str, str, list[list[Box]]]] = [
                 Box(
                     "write_transaction.py\nbegin, heartbeat, CAS commit,\n"
                     "abort + one cleanup policy,\nretry on conflict; used by\n"
-                    "upsert, compaction, import",
-                    status="landing",
+                    "upsert, compaction, import"
                 ),
             ]
         ],
@@ -193,19 +190,16 @@ STEPS: list[tuple[str, Box]] = [
             "the layout registry\n"
             'layouts/base.py layout_of(spec.layout).require("upsert")\n'
             "no such operation: NotSupportedError naming layout and operation\n"
-            "load_engine() imports the layout's engine (and Spark)\n"
-            "~(today Table._require_layout; Table moves to the registry\n"
-            "~ with the TableEngine)"
+            "load_engine() imports the layout's engine (and Spark)"
         ),
     ),
     (
         "engine",
         Box(
-            "VersionPartitionEngine.upsert  (being built)\n"
+            "VersionPartitionEngine.write\n"
             "engine/version_partition/table_engine.py, behind the\n"
-            "TableEngine protocol (engine/table_engine.py); until it\n"
-            "lands, Table._apply calls the steps below itself",
-            status="landing",
+            "TableEngine protocol (engine/table_engine.py), chosen by\n"
+            "engine_for(layout, operation)"
         ),
     ),
     (
@@ -230,7 +224,7 @@ STEPS: list[tuple[str, Box]] = [
         "catalog",
         Box(
             "begin transaction V\n"
-            "catalog/write_transaction.py (being built); today\n"
+            "catalog/write_transaction.py write_transaction():\n"
             "MetaStore.begin() + heartbeat.py TransactionKeeper\n"
             "V is the version this write becomes; heartbeated"
         ),

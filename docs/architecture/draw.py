@@ -73,7 +73,7 @@ def heading(c: Canvas, title: str, subtitle: str) -> None:
     x = 16.0
     for status, words in (
         ("built", "built"),
-        ("landing", "being built now (issue 11)"),
+        ("landing", "partly built (issue 12)"),
         ("planned", "planned (next issues)"),
     ):
         box(c, x, 60, 30, Box("", status), "#ffffff", h=14)

@@ -15,6 +15,7 @@ written as ORC ``string``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import pyarrow.orc as paorc
@@ -48,6 +49,14 @@ class WrittenFile:
     add: FileAdd
 
 
+Claim = Callable[[str], str]
+"""Claims a path for the transaction (deleted on abort) and returns it."""
+
+
+def _no_claim(path: str) -> str:
+    return path
+
+
 def bucket_property(bucket_id: SparkColumn) -> SparkColumn:
     """BucketCodec V1: ``(1 << 29) | (bucketId << 16) | statementId``."""
     shifted = F.shiftleft(bucket_id.cast("int"), 16)
@@ -68,6 +77,7 @@ def write_insert_events(
     *,
     write_id: int,
     version: int,
+    claim: Claim = _no_claim,
 ) -> list[WrittenFile]:
     """Write ``rows`` (table columns and `BUCKET_COLUMN`) as insert events of ``write_id``.
 
@@ -90,7 +100,7 @@ def write_insert_events(
     # the tasks keeps each file in ROW__ID order whatever sort the writer would add.
     shaped = events.sortWithinPartitions(*parts, _FILE_BUCKET, s.ROW_ID)
     directory = DeltaDir(write_id, write_id, STATEMENT_ID)
-    return _write(shaped, spec, fileio, table_location, f"{stage}/delta", directory, version)
+    return _write(shaped, spec, fileio, table_location, f"{stage}/delta", directory, version, claim)
 
 
 def write_delete_events(
@@ -102,6 +112,7 @@ def write_delete_events(
     *,
     write_id: int,
     version: int,
+    claim: Claim = _no_claim,
 ) -> list[WrittenFile]:
     """Write delete events of ``write_id`` for ``row_ids`` (partition columns and
     ``originalTransaction, bucket, rowId``), each into its row's partition and bucket file."""
@@ -120,7 +131,9 @@ def write_delete_events(
     shaped = events.repartition(*parts, _FILE_BUCKET).sortWithinPartitions(
         *parts, _FILE_BUCKET, s.ORIGINAL_WRITE_ID, s.BUCKET, s.ROW_ID
     )
-    return _write(shaped, spec, fileio, table_location, f"{stage}/delete", directory, version)
+    return _write(
+        shaped, spec, fileio, table_location, f"{stage}/delete", directory, version, claim
+    )
 
 
 def _row_type(spec: TableSpec) -> str:
@@ -137,7 +150,12 @@ def _write(
     stage: str,
     directory: DeltaDir,
     version: int,
+    claim: Claim,
 ) -> list[WrittenFile]:
+    """Write the events with Spark into ``stage``, then move each file to its ACID name.
+
+    Every file is claimed (``claim``: deleted if the transaction aborts) before it moves.
+    """
     (
         events.write.mode("errorifexists")
         .option("compression", ORC_COMPRESSION)
@@ -160,7 +178,7 @@ def _write(
         if target in seen:  # one task writes each (partition, bucket): never happens
             raise AssertionError(f"Spark wrote two files for {target}")
         seen.add(target)
-        fileio.move(stat.path, f"{table_location}/{target}")
+        fileio.move(stat.path, claim(f"{table_location}/{target}"))
         rows = _row_count(fileio, f"{table_location}/{target}")
         stats = {"write_id": directory.max_write_id, "bucket": bucket}
         add = FileAdd(None, target, kind, version, stat.size, rows, stats)
@@ -168,8 +186,9 @@ def _write(
         partitions[values] = ppath
     for values, ppath in partitions.items():
         where = f"{table_location}/{ppath}".rstrip("/")
-        write_acid_version_marker(fileio, where, directory)
         marker = marker_path(ppath, directory)
+        claim(f"{table_location}/{marker}")
+        write_acid_version_marker(fileio, where, directory)
         size = fileio.size(f"{table_location}/{marker}")
         written.append(WrittenFile(values, FileAdd(None, marker, MARKER_KIND, version, size, 0)))
     fileio.delete_dir(stage, missing_ok=True)

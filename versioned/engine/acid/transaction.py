@@ -1,7 +1,7 @@
-"""The catalog transaction of one acid write: a transaction, its write id, its heartbeat.
+"""The catalog transaction of one acid write: the shared write transaction plus a write id.
 
-Kept apart so that the writer switches to the shared write-transaction primitive
-(``versioned/catalog/write_transaction.py``, being built) in one place.
+Built on `versioned.catalog.write_transaction` (begin, heartbeat, compare-and-swap commit,
+abort with its cleanup policy); an acid write adds the table's write id of the transaction.
 """
 
 from __future__ import annotations
@@ -11,21 +11,30 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from versioned.catalog.heartbeat import TransactionKeeper
 from versioned.catalog.records import CommitInfo, PartitionCommit
 from versioned.catalog.store import MetaStore
+from versioned.catalog.write_transaction import WriteTransaction, write_transaction
 from versioned.names import TableName
+from versioned.storage.filesystem import FileIO
 
 
 @dataclass
 class AcidTransaction:
-    """An open transaction with its write id of the table."""
+    """An open write transaction with its write id of the table."""
 
-    store: MetaStore
-    table: TableName
-    txn_id: int
+    tx: WriteTransaction
     write_id: int
-    keeper: TransactionKeeper
+
+    @property
+    def txn_id(self) -> int:
+        """The catalog transaction id (the version the write commits as)."""
+        return self.tx.id
+
+    @property
+    def staging_dir(self) -> str:
+        """The transaction's private staging folder (deleted on abort)."""
+        assert self.tx.staging_dir is not None
+        return self.tx.staging_dir
 
     def commit(
         self,
@@ -36,29 +45,31 @@ class AcidTransaction:
         expected_seq: int | None,
     ) -> CommitInfo:
         """List the files and commit; raises `CommitConflictError` when another writer won."""
-        self.keeper.check()
-        info = self.store.commit(
-            self.txn_id,
-            self.table,
-            operation=operation,
-            partitions=partitions,
-            metrics=metrics,
-            expected_seq=expected_seq,
+        return self.tx.commit(
+            operation=operation, partitions=partitions, metrics=metrics, expected_seq=expected_seq
         )
-        self.keeper.finished(self.txn_id)
-        return info
 
 
 @contextmanager
 def acid_transaction(
-    store: MetaStore, table: TableName, *, timeout_s: float
+    store: MetaStore,
+    table: TableName,
+    *,
+    timeout_s: float,
+    fileio: FileIO,
+    staging_dir: Any,
 ) -> Iterator[AcidTransaction]:
-    """Open a transaction, allocate its write id of ``table`` and heartbeat it.
+    """Open a write transaction on ``table`` and allocate its write id.
 
-    Leaving the block by an exception aborts the transaction (its write id is then aborted
-    too, so its files are invisible forever, also to Hive's readers).
+    Leaving the block without a commit aborts the transaction (its write id is then aborted
+    too, so its rows are invisible forever, also to Hive's readers) and deletes its files.
+
+    Args:
+        staging_dir: The staging folder of a transaction id (``TableLayout.staging_dir``
+            bound to the table's location).
     """
-    txn = store.begin(timeout_s=timeout_s)
-    with TransactionKeeper(store, txn, interval_s=timeout_s / 4) as keeper:
-        (write_id,) = store.allocate_write_ids(table, [txn])
-        yield AcidTransaction(store, table, txn, write_id, keeper)
+    with write_transaction(
+        store, table, timeout_s=timeout_s, fileio=fileio, staging=staging_dir
+    ) as tx:
+        (write_id,) = store.allocate_write_ids(table, [tx.id])
+        yield AcidTransaction(tx, write_id)

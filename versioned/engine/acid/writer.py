@@ -26,6 +26,7 @@ from pyspark.sql import functions as F
 
 from versioned.catalog.records import PartitionCommit, PartitionInfo, Snapshot, TableInfo
 from versioned.catalog.store import MetaStore
+from versioned.catalog.write_transaction import retry_on_conflict
 from versioned.engine.acid.bucketing import BUCKET_COLUMN, with_buckets
 from versioned.engine.acid.dead_letters import write_dead_letters
 from versioned.engine.acid.event_writer import (
@@ -40,7 +41,6 @@ from versioned.engine.acid.transaction import AcidTransaction, acid_transaction
 from versioned.engine.feeds.batch_dedup import CHANGES, latest_per_key
 from versioned.engine.feeds.reader import Feed
 from versioned.engine.feeds.rows import OP
-from versioned.errors import CommitConflictError
 from versioned.layouts.base import TableLayout
 from versioned.options import WriteOptions
 from versioned.results import CommitResult
@@ -89,15 +89,22 @@ def write_batch(
             say("nothing to apply")
             seconds = round(time.monotonic() - started, 3)
             return CommitResult(None, 0, 0, 0, 0, rejected[0], seconds=seconds)
-        for attempt in range(1, opts.max_attempts + 1):
-            try:
-                with acid_transaction(ctx.store, spec.name, timeout_s=opts.txn_timeout_s) as txn:
-                    return _write(ctx, table, feed, batch, txn, say, rejected, started, operation)
-            except CommitConflictError as err:  # the transaction was aborted on the way out
-                if attempt == opts.max_attempts:
-                    raise
-                say(f"commit conflict ({err}); retrying as a new transaction")
-        raise AssertionError("unreachable")  # pragma: no cover
+
+        def attempt(_number: int) -> CommitResult:
+            with acid_transaction(
+                ctx.store,
+                spec.name,
+                timeout_s=opts.txn_timeout_s,
+                fileio=ctx.fileio,
+                staging_dir=lambda txn_id: ctx.layout.staging_dir(table.location, txn_id),
+            ) as txn:
+                return _write(ctx, table, feed, batch, txn, say, rejected, started, operation)
+
+        return retry_on_conflict(
+            opts.max_attempts,
+            attempt,
+            on_retry=lambda _n, err: say(f"commit conflict ({err}); retrying as a new transaction"),
+        )
     finally:
         batch.unpersist()
 
@@ -174,14 +181,18 @@ def _write(
     planned = _plan(ctx, spec, snapshot, batch).persist(StorageLevel.MEMORY_AND_DISK)
     try:
         counts = _counts(planned)
-        stage = ctx.layout.staging_dir(table.location, txn.txn_id)
+        stage = txn.staging_dir
         say(f"writing {counts['inserted'] + counts['updated']} rows as write id {txn.write_id}")
         live = ~F.col(_STALE)
         inserts = planned.where(live & (F.col(OP) != F.lit("D")))
         deletes = planned.where(live & F.col(_FOUND)).select(
             *[F.col(STORED + c).alias(c) for c in (*spec.partition_by, *ROW_ID_FIELDS)]
         )
-        args: dict[str, Any] = {"write_id": txn.write_id, "version": txn.txn_id}
+        args: dict[str, Any] = {
+            "write_id": txn.write_id,
+            "version": txn.txn_id,
+            "claim": txn.tx.own_file,
+        }
         written = write_delete_events(deletes, spec, ctx.fileio, table.location, stage, **args)
         written += write_insert_events(
             inserts.select(*spec.column_names, BUCKET_COLUMN),

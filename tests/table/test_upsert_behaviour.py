@@ -205,10 +205,13 @@ def _unlisted_files(cat: Catalog, t: Any) -> set[str]:
     return {p for p in on_disk - listed if not p.startswith("_dead_letter/")}
 
 
-def test_a_write_that_fails_before_its_commit_removes_the_files_it_wrote(cat: Catalog) -> None:
-    """The failed write's transaction is aborted and its index and Bloom files (written
-    while planning) are deleted at once, not left for vacuum."""
-    t = _table(cat)
+def test_a_write_that_fails_before_its_commit_removes_the_files_it_wrote(
+    cat: Catalog, layout: str
+) -> None:
+    """The failed write's transaction is aborted and the files it wrote before failing (the
+    version layout's index and Bloom files, written while planning) are deleted at once,
+    not left for vacuum."""
+    t = _table(cat, layout)
     t.upsert(_batch([(1, 1.0, "I", "a")]))
 
     def fail(message: str) -> None:

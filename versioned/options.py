@@ -7,6 +7,7 @@ build options without importing Spark.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from versioned.catalog.records import DEFAULT_TXN_TIMEOUT_S
 from versioned.errors import InputError
@@ -42,6 +43,8 @@ class CompactionOptions:
             writer is planned and written again once by default.
         parallelism: Partitions compacted at the same time (each is its own Spark jobs and
             its own commit).
+        kind: Acid layout only: ``major`` or ``minor`` compaction. ``None``: major on
+            demand, Hive's initiator rules when thresholds are given (the scheduled form).
     """
 
     rows_per_file: int = 1_000_000
@@ -50,6 +53,7 @@ class CompactionOptions:
     txn_timeout_s: float = TXN_TIMEOUT_S
     max_attempts: int = 2
     parallelism: int = 2
+    kind: Literal["major", "minor"] | None = None
 
     def __post_init__(self) -> None:
         if min(self.rows_per_file, self.target_file_bytes, self.max_attempts, self.parallelism) < 1:

@@ -27,10 +27,10 @@ def test_versioned_layout_supports_every_operation() -> None:
 
 def test_unsupported_operation_names_layout_and_operation() -> None:
     with pytest.raises(NotSupportedError) as caught:
-        layout_of("acid").require("compact", "db.t")
+        layout_of("acid").require("views", "db.t")
     assert caught.value.layout == "acid"
-    assert caught.value.operation == "compact"
-    assert "compact of db.t" in str(caught.value)
+    assert caught.value.operation == "views"
+    assert "views of db.t" in str(caught.value)
     assert caught.value.exit_code == 2
 
 
@@ -51,7 +51,13 @@ def test_transaction_of_a_path_follows_the_layout() -> None:
     assert layout_of("versioned").transaction_of("a=1/version_id=42/part-0.parquet") == 42
     assert layout_of("versioned").transaction_of("_staging/txn=7/x.parquet") == 7
     assert layout_of("versioned").transaction_of("a=1/part-0.parquet") is None
-    assert layout_of("acid").transaction_of("a=1/delta_0000005_0000005/bucket_00000") == 5
+    acid = layout_of("acid")
+    assert acid.transaction_of("a=1/delta_0000001_0000003_v0000009/bucket_00000") == 9
+    assert acid.transaction_of("a=1/delete_delta_0000001_0000003_v0000009/bucket_00000") == 9
+    assert acid.transaction_of("a=1/base_0000003_v0000010/bucket_00000") == 10
+    assert acid.transaction_of("_staging/txn=7/x.orc") == 7
+    # a writer's delta is named by write id, not transaction id
+    assert acid.transaction_of("a=1/delta_0000005_0000005_0000/bucket_00000") is None
 
 
 def test_layout_refuses_a_file_format_it_cannot_store() -> None:

@@ -174,10 +174,12 @@ register(
     TableLayout(
         name="acid",
         description="Hive ACID deltas: base / delta / delete_delta folders of bucket ORC "
-        "files with ROW__IDs (compaction, vacuum, views, export and import not built yet)",
-        capabilities=frozenset({"create", "upsert", "delete", "read", "changes"}),
+        "files with ROW__IDs (views, export and import not built yet)",
+        capabilities=frozenset(
+            {"create", "upsert", "delete", "read", "changes", "compact", "vacuum"}
+        ),
         file_formats=("orc",),
-        transaction_dirs=r"^(?:base|delta|delete_delta)_(\d+)",
+        transaction_dirs=r"^(?:(?:base|delta|delete_delta)_\d+(?:_\d+)?(?:_\d{4})?_v|txn=)(\d+)$",
         engine="versioned.engine.acid.table_engine:AcidEngine",
         reserved_columns=frozenset({"ROW__ID"}),
     )

@@ -61,5 +61,5 @@ def test_table_properties_override_the_defaults_in_hive_s_and_the_short_form() -
 
 @pytest.mark.parametrize("raw", ["x", "-1", "nan"])
 def test_a_bad_threshold_property_is_refused_clearly(raw: str) -> None:
-    with pytest.raises(InputError, match="compactor.delta.pct.threshold"):
+    with pytest.raises(InputError, match=r"compactor\.delta\.pct\.threshold"):
         InitiatorThresholds.from_properties({"compactor.delta.pct.threshold": raw})

@@ -26,7 +26,7 @@ from pyspark.sql import functions as F
 from versioned.catalog.records import FileAdd
 from versioned.engine.acid.bucketing import BUCKET_COLUMN
 from versioned.layouts.acid import orc_schema as s
-from versioned.layouts.acid.directories import DeltaDir, is_hidden
+from versioned.layouts.acid.directories import AcidDir, BaseDir, DeltaDir, is_hidden
 from versioned.layouts.acid.paths import bucket_file_path, marker_path, write_acid_version_marker
 from versioned.layouts.acid.snapshot_dirs import DELETE_KIND, MARKER_KIND
 from versioned.schema import TableSpec
@@ -136,6 +136,38 @@ def write_delete_events(
     )
 
 
+def write_events(
+    events: DataFrame,
+    spec: TableSpec,
+    fileio: FileIO,
+    table_location: str,
+    stage: str,
+    directory: AcidDir,
+    *,
+    version: int,
+    claim: Claim = _no_claim,
+) -> list[WrittenFile]:
+    """Write ACID events as they are (the six event fields and the partition columns) into
+    ``directory`` of their partitions, one file per bucket in ROW__ID order (compaction)."""
+    parts = list(spec.partition_by)
+    shaped = (
+        events.select(*s.EVENT_FIELDS, s.ROW, *parts)
+        .withColumn(_FILE_BUCKET, bucket_id_of(F.col(s.BUCKET)))
+        .repartition(*parts, _FILE_BUCKET)
+        .sortWithinPartitions(*parts, _FILE_BUCKET, s.ORIGINAL_WRITE_ID, s.BUCKET, s.ROW_ID)
+    )
+    return _write(
+        shaped,
+        spec,
+        fileio,
+        table_location,
+        f"{stage}/{directory.name}",
+        directory,
+        version,
+        claim,
+    )
+
+
 def _row_type(spec: TableSpec) -> str:
     from versioned.engine.acid.events import row_struct_type
 
@@ -148,7 +180,7 @@ def _write(
     fileio: FileIO,
     table_location: str,
     stage: str,
-    directory: DeltaDir,
+    directory: AcidDir,
     version: int,
     claim: Claim,
 ) -> list[WrittenFile]:
@@ -162,7 +194,11 @@ def _write(
         .partitionBy(*spec.partition_by, _FILE_BUCKET)
         .orc(fileio.full_path(stage))
     )
-    kind = DELETE_KIND if directory.delete else "delta"
+    if isinstance(directory, BaseDir):
+        kind, max_write_id = "base", directory.write_id
+    else:
+        kind = DELETE_KIND if directory.delete else "delta"
+        max_write_id = directory.max_write_id
     written: list[WrittenFile] = []
     partitions: dict[tuple[str | None, ...], str] = {}
     seen: set[str] = set()
@@ -180,7 +216,7 @@ def _write(
         seen.add(target)
         fileio.move(stat.path, claim(f"{table_location}/{target}"))
         rows = _row_count(fileio, f"{table_location}/{target}")
-        stats = {"write_id": directory.max_write_id, "bucket": bucket}
+        stats = {"write_id": max_write_id, "bucket": bucket}
         add = FileAdd(None, target, kind, version, stat.size, rows, stats)
         written.append(WrittenFile(values, add))
         partitions[values] = ppath

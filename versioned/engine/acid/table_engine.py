@@ -1,9 +1,10 @@
 """The engine of the acid layout: Hive ACID deltas written and merged on read in Spark.
 
 Built: upsert and delete (`writer`), read with time travel, ``version_id`` and ``ROW__ID``
-(`reader`), net changes. Compaction, vacuum, SQL views, export and import are not yet: the
-layout's capabilities (`versioned.layouts.base`) do not list them, so `Table` refuses them
-with `NotSupportedError` before reaching this class.
+(`reader`), net changes, minor and major compaction (`compactor`) and Hive's cleaner
+(`vacuum`). SQL views, export and import are not yet: the layout's capabilities
+(`versioned.layouts.base`) do not list them, so `Table` refuses them with
+`NotSupportedError` before reaching this class.
 """
 
 from __future__ import annotations
@@ -85,7 +86,18 @@ class AcidEngine:
         dry_run: bool,
         progress: Progress | None,
     ) -> CompactionResult:
-        self._missing("compact", table)
+        from versioned.engine.acid.compactor import AcidCompactionContext, compact_acid_table
+
+        context = AcidCompactionContext(lambda: ctx.spark, ctx.store, ctx.fileio, self.layout)
+        return compact_acid_table(
+            context,
+            table,
+            partitions=partitions,
+            thresholds=thresholds,
+            options=options,
+            dry_run=dry_run,
+            progress=progress,
+        )
 
     def vacuum(
         self,
@@ -97,7 +109,18 @@ class AcidEngine:
         dry_run: bool,
         progress: Progress | None,
     ) -> VacuumResult:
-        self._missing("vacuum", table)
+        from versioned.engine.acid.vacuum import vacuum_acid_table
+
+        return vacuum_acid_table(
+            ctx.store,
+            ctx.fileio,
+            self.layout,
+            table,
+            retain_hours=retain_hours,
+            grace_hours=grace_hours,
+            dry_run=dry_run,
+            progress=progress,
+        )
 
     def register_view(
         self, ctx: EngineContext, session: SparkSession, snapshot: Snapshot, source: str

@@ -1,49 +1,24 @@
-"""Vacuum: delete the files no retained snapshot can read, and the orphans of failed writes.
-
-Retention: the snapshot that was current ``retain_hours`` ago (the last commit at or before
-that moment; the first commit when all are younger) and every later one stay readable. A
-retired file is deleted, then forgotten by the catalog, only when the commit that retired it
-is at or before that snapshot, so no retained snapshot lists it. The oldest readable commit
-is recorded first (`versioned.catalog.retention`), so ``as_of`` an older version fails
-clearly instead of reading a snapshot with missing files.
-
-Orphans are files under the table directory that no catalog record lists: what a write left
-when it crashed (an aborted write removes its own files, best effort: see
-docs/write-transactions.md), and ``_staging/`` leftovers. One is deleted only when it
-is older than the grace period and the transaction in its path (``version_id=N`` or
-``txn=N``) is not open, so files of a write still in progress are never touched.
-``_dead_letter/`` holds rejected rows for the user and is never vacuumed.
-
-Directories left empty go too (transaction, partition, ``_index/`` and ``_staging/``
-directories), up to but never including the table directory.
-
-Plain Python over the catalog and `FileIO`: no Spark.
-"""
+"""Vacuum of a version-partition table: the shared vacuum (`versioned.engine.vacuum`) with
+this layout's path rules (``version_id=N`` and ``_staging/txn=N`` directories)."""
 
 from __future__ import annotations
 
 import re
-import time
-from collections.abc import Callable, Sequence
-from dataclasses import replace
+from collections.abc import Callable
 
-from versioned.catalog.records import CommitInfo, DataFile, TableInfo
-from versioned.catalog.retention import (
-    VACUUMED_BEFORE_SEQ,
-    VACUUMED_BEFORE_VERSION,
-    oldest_readable_seq,
-)
+from versioned.catalog.records import TableInfo
 from versioned.catalog.store import MetaStore
-from versioned.errors import InputError
-from versioned.layouts.base import DEAD_LETTER_DIR, STAGING_DIR
+from versioned.engine.vacuum import (
+    DEFAULT_GRACE_HOURS,
+    DEFAULT_RETAIN_HOURS,
+    VacuumPaths,
+)
+from versioned.engine.vacuum import vacuum_table as _vacuum
+from versioned.layouts.base import layout_of
 from versioned.results import VacuumResult
-from versioned.storage.filesystem import FileIO, FileStat
+from versioned.storage.filesystem import FileIO
 
-Progress = Callable[[str], None]
-DEFAULT_RETAIN_HOURS = 168.0
-DEFAULT_GRACE_HOURS = 1.0
-_TXN_SEGMENT = re.compile(r"^(?:version_id|txn)=(\d+)$")
-_FORGET_CHUNK = 1000
+TRANSACTION_DIR = re.compile(r"^(?:version_id|txn)=(\d+)$")
 
 
 def vacuum_table(
@@ -54,182 +29,18 @@ def vacuum_table(
     retain_hours: float = DEFAULT_RETAIN_HOURS,
     grace_hours: float = DEFAULT_GRACE_HOURS,
     dry_run: bool = False,
-    progress: Progress | None = None,
+    progress: Callable[[str], None] | None = None,
 ) -> VacuumResult:
-    """Delete the table's files that no snapshot within ``retain_hours`` reads, and orphans.
-
-    Args:
-        retain_hours: Snapshots current at any time within this many hours stay readable.
-        grace_hours: Unlisted files younger than this are left alone (a write may be
-            about to commit them).
-        dry_run: Report what would be deleted; delete nothing.
-    """
-    if not retain_hours >= 0 or not grace_hours >= 0:
-        raise InputError(
-            f"retain_hours and grace_hours must be >= 0, got {retain_hours} and {grace_hours}"
-        )
-    say = progress or (lambda _msg: None)
-    started = time.monotonic()
-    now = time.time()
-    name = table.spec.name
-    location = table.location
-    # Order matters: list the directory before reading open transactions and the file
-    # ledger, so a file committed meanwhile is either listed by the catalog or belongs to a
-    # transaction that was still open.
-    listing = fileio.list_files(location)
-    store.reap_expired()
-    open_txns = store.txn_snapshot().open_ids
-    history = store.history(name)
-    ledger = store.all_files(name)
-
-    oldest = _oldest_retained(history, now - retain_hours * 3600)
-    retired = _retired_before(ledger, oldest.seq) if oldest else []
-    orphans, kept_orphans = _orphans(
-        listing, location, {f.path for f in ledger}, open_txns, now - grace_hours * 3600
-    )
-    say(
-        f"{name}: {len(retired)} retired file(s) past the retention, {len(orphans)} orphan(s), "
-        f"{kept_orphans} recent or in-progress unlisted file(s) kept"
-    )
-    paths = tuple([f.path for f in retired] + [s.path[len(location) + 1 :] for s in orphans])
-    result = VacuumResult(
-        table=str(name),
+    """Delete the table's files no snapshot within ``retain_hours`` reads, and orphans
+    (see `versioned.engine.vacuum.vacuum_table`)."""
+    paths = VacuumPaths(layout_of("versioned"), TRANSACTION_DIR)
+    return _vacuum(
+        store,
+        fileio,
+        paths,
+        table,
+        retain_hours=retain_hours,
+        grace_hours=grace_hours,
         dry_run=dry_run,
-        oldest_version=oldest.version if oldest else None,
-        retired_files=len(retired),
-        retired_bytes=sum(f.size_bytes for f in retired),
-        orphan_files=len(orphans),
-        orphan_bytes=sum(s.size for s in orphans),
-        kept_orphans=kept_orphans,
-        paths=paths,
+        progress=progress,
     )
-    if dry_run:
-        return _timed(result, started)
-    if oldest is not None and oldest.seq > max(
-        oldest_readable_seq(table.spec.properties), history[0].seq
-    ):
-        store.set_table_properties(
-            name,
-            {VACUUMED_BEFORE_SEQ: str(oldest.seq), VACUUMED_BEFORE_VERSION: str(oldest.version)},
-        )
-        say(f"{name}: versions before {oldest.version} are no longer readable")
-    _delete(store, fileio, table, retired, orphans, say)
-    return _timed(result, started)
-
-
-def _orphans(
-    listing: Sequence[FileStat],
-    location: str,
-    known: set[str],
-    open_txns: frozenset[int],
-    young_after: float,
-) -> tuple[list[FileStat], int]:
-    """The unlisted files to delete, and how many unlisted files are kept (too young, or
-    of a transaction still open). Dead letters are never orphans."""
-    orphans: list[FileStat] = []
-    kept = 0
-    for stat in listing:
-        rel = stat.path[len(location) + 1 :]
-        if rel in known or rel.split("/", 1)[0] == DEAD_LETTER_DIR:
-            continue
-        txn = _txn_of(rel)
-        if stat.mtime > young_after or (txn is not None and txn in open_txns):
-            kept += 1
-            continue
-        orphans.append(stat)
-    return orphans, kept
-
-
-def _delete(
-    store: MetaStore,
-    fileio: FileIO,
-    table: TableInfo,
-    retired: Sequence[DataFile],
-    orphans: Sequence[FileStat],
-    say: Progress,
-) -> None:
-    """Delete the retired files (forgetting them in the catalog), the orphans, and the
-    directories that leaves empty."""
-    name, location = table.spec.name, table.location
-    deleted: list[str] = []
-    for start in range(0, len(retired), _FORGET_CHUNK):
-        chunk = retired[start : start + _FORGET_CHUNK]
-        for f in chunk:
-            fileio.delete_file(f"{location}/{f.path}", missing_ok=True)
-            deleted.append(f"{location}/{f.path}")
-        # Forgotten only once deleted: a crash in between leaves rows that the next run
-        # deletes (missing files are fine) and forgets.
-        store.forget_files(name, [f.id for f in chunk])
-        say(f"{name}: deleted {min(start + _FORGET_CHUNK, len(retired))}/{len(retired)} retired")
-    for stat in orphans:
-        fileio.delete_file(stat.path, missing_ok=True)
-        deleted.append(stat.path)
-    _remove_emptied_dirs(fileio, location, deleted)
-    say(f"{name}: vacuumed {len(retired)} retired file(s) and {len(orphans)} orphan(s)")
-
-
-def _remove_emptied_dirs(fileio: FileIO, location: str, deleted: Sequence[str]) -> None:
-    """Remove the directories that deleting the ``deleted`` files left without files.
-
-    First the ``version_id=N`` / ``txn=N`` directories that held them, with everything in
-    them: their transactions have ended, so nobody writes there any more. Then, deepest
-    first, the directories above, up to the table directory (never it), and ``_staging/``,
-    which every write leaves behind: partition directories and their ``_index/`` mirror.
-    Writers may be adding a version to one of those right now, so a directory goes only if
-    no file is in it, checked and deleted in one step (`FileIO.delete_empty_dir`): a file
-    written meanwhile stays, and so do the directories above it. A partition directory's
-    empty subdirectories (a compaction that kept no row leaves an empty ``version_id=C``)
-    go with it; under ``_staging/`` a running Spark job's still empty output directories
-    must not, so ``_staging/`` goes only when it holds nothing at all.
-    """
-    txn_dirs = {d for path in deleted for d in _transaction_dir(path)}
-    for directory in sorted(txn_dirs, key=len, reverse=True):
-        if not fileio.list_files(directory):
-            fileio.delete_dir(directory, missing_ok=True)
-    holders = {d.rsplit("/", 1)[0] for d in txn_dirs}
-    holders.update(p.rsplit("/", 1)[0] for p in deleted if not _transaction_dir(p))
-    candidates = {f"{location}/{STAGING_DIR}"}
-    for holder in holders:
-        parts = holder[len(location) + 1 :].split("/") if holder != location else []
-        if parts and parts[0] != DEAD_LETTER_DIR:
-            candidates.update(f"{location}/{'/'.join(parts[:i])}" for i in range(1, len(parts) + 1))
-    for directory in sorted(candidates, key=lambda d: d.count("/"), reverse=True):
-        top = directory[len(location) + 1 :].split("/", 1)[0]
-        fileio.delete_empty_dir(
-            directory, empty_subdirs=directory in holders and top != STAGING_DIR
-        )
-
-
-def _oldest_retained(history: Sequence[CommitInfo], cutoff: float) -> CommitInfo | None:
-    """The oldest commit whose snapshot must stay readable."""
-    if not history:
-        return None
-    before = [c for c in history if c.committed_at <= cutoff]
-    return before[-1] if before else history[0]
-
-
-def _retired_before(ledger: Sequence[DataFile], seq: int) -> list[DataFile]:
-    """Files no snapshot from commit ``seq`` on lists: retired at or before ``seq``."""
-    return [f for f in ledger if f.removed_seq is not None and f.removed_seq <= seq]
-
-
-def _txn_of(rel: str) -> int | None:
-    """The transaction a file belongs to, from its ``version_id=N`` or ``txn=N`` segment."""
-    for segment in reversed(rel.split("/")[:-1]):
-        match = _TXN_SEGMENT.match(segment)
-        if match:
-            return int(match.group(1))
-    return None
-
-
-def _transaction_dir(path: str) -> list[str]:
-    """The ``version_id=N`` / ``txn=N`` directory holding ``path`` (to drop once empty)."""
-    parts = path.split("/")
-    for i in range(len(parts) - 2, -1, -1):
-        if _TXN_SEGMENT.match(parts[i]):
-            return ["/".join(parts[: i + 1])]
-    return []
-
-
-def _timed(result: VacuumResult, started: float) -> VacuumResult:
-    return replace(result, seconds=round(time.monotonic() - started, 3))

@@ -87,6 +87,15 @@ def _ref(file: DataFile) -> BucketFileRef:
     return BucketFileRef(file, dir_name, bucket.bucket_id)
 
 
+def bucket_file_ref(file: DataFile) -> BucketFileRef:
+    """A committed bucket file with its directory and bucket.
+
+    Raises:
+        AcidNameError: Its path is not ``<dir>/bucket_NNNNN`` of an acid table.
+    """
+    return _ref(file)
+
+
 def snapshot_files(snapshot: Snapshot, write_ids: TableWriteIds) -> SnapshotFiles:
     """The committed bucket files ``snapshot`` reads, chosen per partition by `acid_state`."""
     valid = valid_write_id_list(write_ids)

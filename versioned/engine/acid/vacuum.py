@@ -1,0 +1,80 @@
+"""Hive's cleaner for the acid layout: the shared vacuum (`versioned.engine.vacuum`) with the
+acid path rules.
+
+The directories a compaction made obsolete (and those of aborted writes still listed) are
+retired by the compaction's commit, so "obsolete and aborted directories that no open
+transaction or retained snapshot needs" are exactly the catalog's retired files older than
+the retention: vacuum deletes them and forgets them. Orphans (unlisted files: a crashed
+write's ``delta_W_W_0000`` or an aborted compactor's ``_vT`` output) go after the grace
+period unless their writer is still open: the transaction in a ``_vT`` suffix or
+``_staging/txn=N`` (`TableLayout.transaction_of`), or, for a writer's ``delta_W_W`` /
+``delete_delta_W_W`` / ``base_W`` named by write id, a write id still open. Emptied
+``base_`` / ``delta_`` / ``delete_delta_`` directories go whole (with their marker).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from versioned.catalog.records import TableInfo
+from versioned.catalog.store import MetaStore
+from versioned.engine.vacuum import VacuumPaths, vacuum_table
+from versioned.layouts.acid.directories import DeltaDir, parse_directory
+from versioned.layouts.acid.errors import AcidNameError
+from versioned.layouts.base import TableLayout
+from versioned.results import VacuumResult
+from versioned.storage.filesystem import FileIO
+
+TRANSACTION_DIR = re.compile(r"^(?:base_|delta_|delete_delta_|txn=)")
+
+
+def open_write_id_paths(open_write_ids: frozenset[int]) -> Callable[[str], bool]:
+    """Whether a path lies in a directory named by write ids of which one is open."""
+
+    def in_progress(rel: str) -> bool:
+        for segment in rel.split("/")[:-1]:
+            try:
+                parsed = parse_directory(segment)
+            except AcidNameError:
+                continue
+            if parsed is None or parsed.visibility_txn_id:
+                continue
+            low, high = (
+                (parsed.min_write_id, parsed.max_write_id)
+                if isinstance(parsed, DeltaDir)
+                else (parsed.write_id, parsed.write_id)
+            )
+            if any(low <= w <= high for w in open_write_ids):
+                return True
+        return False
+
+    return in_progress
+
+
+def vacuum_acid_table(
+    store: MetaStore,
+    fileio: FileIO,
+    layout: TableLayout,
+    table: TableInfo,
+    *,
+    retain_hours: float,
+    grace_hours: float,
+    dry_run: bool,
+    progress: Callable[[str], None] | None,
+) -> VacuumResult:
+    """Vacuum an acid table (see `versioned.engine.vacuum.vacuum_table`)."""
+    name = table.spec.name
+    store.reap_expired()
+    ids = store.write_ids(name, store.snapshot(name).seq)
+    paths = VacuumPaths(layout, TRANSACTION_DIR, open_write_id_paths(frozenset(ids.open_ids)))
+    return vacuum_table(
+        store,
+        fileio,
+        paths,
+        table,
+        retain_hours=retain_hours,
+        grace_hours=grace_hours,
+        dry_run=dry_run,
+        progress=progress,
+    )

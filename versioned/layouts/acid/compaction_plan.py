@@ -1,0 +1,157 @@
+"""What compacting one acid partition reads, writes and retires (plain Python).
+
+The compactor sees the table through Hive's ``ValidCompactorWriteIdList``
+(`ValidWriteIdList.for_compactor`): its high-water mark is just below the lowest open write
+id, so a delta holding a write id that is still open is never compacted. `acid_state` over
+the partition's committed directories with that list gives the base and the deltas to
+compact:
+
+* minor: the chosen deltas -> ``delta_MIN_MAX_vT`` and ``delete_delta_MIN_MAX_vT`` (events
+  unchanged); needs deltas of at least two write id ranges;
+* major: the base and the chosen deltas -> ``base_MAX_vT`` (delete events applied).
+
+T is the compactor's transaction id. The commit retires the files of the compacted
+directories, and of obsolete or aborted ones still listed, and adds the new ones.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from versioned.catalog.records import DataFile, PartitionInfo
+from versioned.layouts.acid.acid_state import acid_state
+from versioned.layouts.acid.compaction_rules import (
+    CompactionKind,
+    InitiatorThresholds,
+    PartitionAcidStats,
+    choose_compaction,
+)
+from versioned.layouts.acid.directories import AcidDir, BaseDir, DeltaDir, parse_directory
+from versioned.layouts.acid.snapshot_dirs import EVENT_KINDS, MARKER_KIND
+from versioned.layouts.acid.write_ids import ValidWriteIdList
+
+
+@dataclass(frozen=True)
+class AcidCompactionPlan:
+    """The compaction of one partition.
+
+    Attributes:
+        partition: The partition.
+        kind: ``major`` or ``minor``.
+        base: The base read (major only).
+        deltas: The deltas and delete deltas read.
+        inputs: Their bucket files.
+        retired: Every manifest file the commit retires (bucket files and markers of the
+            compacted, obsolete and aborted directories).
+        high_water_mark: The compactor's high-water mark (write ids above it stay as they are).
+        write_ids: The compactor's view of the write ids (events of others are dropped).
+        reason: Why this partition (and this kind) was chosen.
+    """
+
+    partition: PartitionInfo
+    kind: CompactionKind
+    base: BaseDir | None
+    deltas: tuple[DeltaDir, ...]
+    inputs: tuple[DataFile, ...]
+    retired: tuple[DataFile, ...]
+    high_water_mark: int
+    write_ids: ValidWriteIdList
+    reason: str
+
+    @property
+    def min_write_id(self) -> int:
+        """The lowest write id of the deltas read."""
+        return min(d.min_write_id for d in self.deltas)
+
+    @property
+    def max_write_id(self) -> int:
+        """The highest write id of the deltas read."""
+        return max(d.max_write_id for d in self.deltas)
+
+    @property
+    def input_bytes(self) -> int:
+        """Size of the bucket files read."""
+        return sum(f.size_bytes for f in self.inputs)
+
+    def outputs(self, txn_id: int) -> tuple[AcidDir, DeltaDir | None]:
+        """The directories written by compactor transaction ``txn_id``: where the insert
+        events (or the base's rows) go, and where the delete events go (minor only)."""
+        if self.kind == "major":
+            return BaseDir(self.max_write_id, txn_id), None
+        low, high = self.min_write_id, self.max_write_id
+        return DeltaDir(low, high, None, txn_id), DeltaDir(low, high, None, txn_id, delete=True)
+
+
+def directory_of(file: DataFile) -> str:
+    """The name of the ACID directory holding a file."""
+    return file.path.rpartition("/")[0].rpartition("/")[2]
+
+
+def plan_partition(
+    partition: PartitionInfo,
+    files: Sequence[DataFile],
+    write_ids: ValidWriteIdList,
+    *,
+    kind: CompactionKind | None,
+    thresholds: InitiatorThresholds,
+) -> AcidCompactionPlan | None:
+    """The compaction of ``partition`` (its committed ``files``), or ``None``.
+
+    Args:
+        write_ids: The table's write ids at the planning snapshot (the reader's view); the
+            compactor's view is derived from it.
+        kind: Compact this way; ``None`` lets Hive's initiator rules decide.
+    """
+    compactor = write_ids.for_compactor()
+    by_dir: dict[str, list[DataFile]] = defaultdict(list)
+    for f in files:
+        if f.kind in EVENT_KINDS or f.kind == MARKER_KIND:
+            by_dir[directory_of(f)].append(f)
+    parsed = {name: parse_directory(name) for name in by_dir}
+    dirs = {name: d for name, d in parsed.items() if d is not None}
+    txns = {d.visibility_txn_id for d in dirs.values() if d.visibility_txn_id}
+    state = acid_state(dirs.values(), compactor, committed_txns=txns)
+
+    def events(ds: Sequence[AcidDir]) -> list[DataFile]:
+        return [f for d in ds for f in by_dir[d.name] if f.kind in EVENT_KINDS]
+
+    base_files = events([state.base] if state.base else [])
+    delta_files = events(state.deltas)
+    aborted = sum(
+        1
+        for w in compactor.aborted_ids
+        if any(d.min_write_id <= w <= d.max_write_id for d in state.deltas)
+    )
+    stats = PartitionAcidStats(
+        base_bytes=sum(f.size_bytes for f in base_files),
+        delta_bytes=sum(f.size_bytes for f in delta_files),
+        deltas=len(state.deltas),
+        aborted=aborted,
+    )
+    reason = f"compact {kind} requested"
+    if kind is None:
+        kind, reason = choose_compaction(stats, thresholds)
+        if kind is None:
+            return None
+    ranges = {(d.min_write_id, d.max_write_id, d.statement_id) for d in state.deltas}
+    if not state.deltas or (kind == "minor" and len(ranges) < 2):
+        return None
+    compacted: list[AcidDir] = list(state.deltas)
+    inputs = list(delta_files)
+    if kind == "major" and state.base is not None:
+        compacted.append(state.base)
+        inputs = base_files + inputs
+    retired = [f for d in (*compacted, *state.obsolete, *state.aborted) for f in by_dir[d.name]]
+    return AcidCompactionPlan(
+        partition=partition,
+        kind=kind,
+        base=state.base if kind == "major" else None,
+        deltas=state.deltas,
+        inputs=tuple(inputs),
+        retired=tuple(retired),
+        high_water_mark=compactor.high_water_mark,
+        write_ids=compactor,
+        reason=reason,
+    )

@@ -42,8 +42,16 @@ def partition_folders(table_dir: Path, spec: TableSpec) -> dict[Path, tuple[str 
     }
 
 
-def walk(table_dir: Path, spec: TableSpec, write_ids: ValidWriteIdList) -> list[dict[str, Any]]:
+def walk(
+    table_dir: Path,
+    spec: TableSpec,
+    write_ids: ValidWriteIdList,
+    committed_txns: frozenset[int] = frozenset(),
+) -> list[dict[str, Any]]:
     """The live rows (table columns, partition values as strings) as Hive's reader finds them.
+
+    ``committed_txns``: the committed transactions (Hive's ValidTxnList) among the ``_vT``
+    suffixes; a compactor's output of any other transaction is ignored.
 
     Also checks what Hive's reader relies on: every directory has the ``_orc_acid_version``
     marker holding ``2``, bucket file names agree with the bucket property of their rows,
@@ -54,7 +62,7 @@ def walk(table_dir: Path, spec: TableSpec, write_ids: ValidWriteIdList) -> list[
     data_columns = spec.data_columns
     for folder, values in partition_folders(table_dir, spec).items():
         dirs = [c for c in folder.iterdir() if c.is_dir() and parse_directory(c.name) is not None]
-        state = acid_state([d.name for d in dirs], write_ids)
+        state = acid_state([d.name for d in dirs], write_ids, committed_txns=committed_txns)
         chosen = {d.name for d in state.deltas} | ({state.base.name} if state.base else set())
         live: dict[tuple[int, int, int], dict[str, Any]] = {}
         deleted: set[tuple[int, int, int]] = set()

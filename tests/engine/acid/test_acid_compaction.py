@@ -1,0 +1,184 @@
+"""Minor and major compaction and the cleaner of the acid layout, through the Table interface
+and as Hive's reader walks the folders."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from tests.engine.acid.hive_walk import walk
+from versioned.layouts.acid import parse_directory
+from versioned.layouts.acid.snapshot_dirs import valid_write_id_list
+from versioned.options import CompactionOptions
+
+COLUMNS = "id BIGINT NOT NULL, name STRING, store STRING"
+MINOR = CompactionOptions(kind="minor")
+
+
+def _acid(cat: Any) -> Any:
+    return cat.create_table(
+        "s.t",
+        columns=COLUMNS,
+        primary_key="id",
+        partition_by="store",
+        layout="acid",
+        bucket_by="id",
+        buckets=4,
+    )
+
+
+def _changes(ids: list[int], names: list[str | None], stores: list[str], ops: list[str]) -> Any:
+    return pa.table({"id": ids, "name": names, "store": stores, "op": ops})
+
+
+def _rows(table: Any, as_of: int | None = None) -> set[tuple[Any, ...]]:
+    return {(r["id"], r["name"], r["store"]) for r in table.read(as_of).collect()}
+
+
+def _row_ids(table: Any) -> dict[int, tuple[int, int, int]]:
+    return {r["id"]: tuple(r["ROW__ID"]) for r in table.read(with_row_id=True).collect()}
+
+
+def _table_dir(cat: Any, table: Any) -> Path:
+    return Path(cat.fileio.full_path(table.info.location).removeprefix("file://"))
+
+
+def _walk(cat: Any, table: Any) -> set[tuple[Any, ...]]:
+    snapshot = table.snapshot()
+    ids = valid_write_id_list(cat.store.write_ids(table.name, snapshot.seq))
+    folder = _table_dir(cat, table)
+    names = [d.name for d in folder.glob("store=*/*") if d.is_dir()]
+    txns = {
+        p.visibility_txn_id
+        for p in map(parse_directory, names)
+        if p is not None and p.visibility_txn_id
+    }
+    state = cat.store.txn_snapshot()
+    committed = frozenset(t for t in txns if state.is_valid(t))
+    return {(r["id"], r["name"], r["store"]) for r in walk(folder, table.spec, ids, committed)}
+
+
+def _live_dirs(table: Any, store: str) -> set[str]:
+    return {
+        f.path.split("/")[1] for f in table.snapshot().files if f.path.startswith(f"store={store}/")
+    }
+
+
+def _disk_dirs(cat: Any, table: Any, store: str) -> set[str]:
+    return {d.name for d in (_table_dir(cat, table) / f"store={store}").iterdir() if d.is_dir()}
+
+
+def _history(cat: Any) -> Any:
+    """Inserts, an update, a delete, an aborted write id and a re-insert: write ids 1..4."""
+    table = _acid(cat)
+    table.upsert(pa.table({"id": [1, 2, 3, 4], "name": list("abcd"), "store": list("xxyy")}))
+    table.upsert(
+        _changes([1, 2, 5], ["A", None, "e"], ["x", "x", "y"], ["U", "D", "I"]),
+        op_code_column="op",
+    )
+    txn = cat.store.begin()
+    cat.store.allocate_write_ids(table.name, [txn])
+    cat.store.abort(txn)  # write id 3 is aborted
+    table.upsert(_changes([2], ["b2"], ["x"], ["I"]), op_code_column="op")
+    return table
+
+
+def test_minor_then_major_compaction_keep_rows_row_ids_and_hive_s_names(cat: Any) -> None:
+    table = _history(cat)
+    before, ids_before = _rows(table), _row_ids(table)
+    old_version = table.snapshot().version
+
+    minor = table.compact(options=MINOR)
+
+    assert {p.status for p in minor.partitions} == {"compacted"}
+    x = next(p for p in minor.partitions if p.partition == "store=x")
+    assert x.version == 5 and x.high_water_mark == 4
+    assert _live_dirs(table, "x") == {
+        "delta_0000001_0000004_v0000005",
+        "delete_delta_0000001_0000004_v0000005",
+    }
+    assert _rows(table) == before == _walk(cat, table)
+    assert _row_ids(table) == ids_before
+    assert _rows(table, old_version) == before  # the retired files serve older snapshots
+
+    table.upsert(_changes([6], ["f"], ["x"], ["I"]), op_code_column="op")  # write id 5
+    after_write = _rows(table)
+    ids_after_write = _row_ids(table)
+    major = table.compact()
+
+    done = {p.partition: p.version for p in major.partitions}
+    assert _live_dirs(table, "x") == {f"base_0000005_v{done['store=x']:07d}"}
+    assert _live_dirs(table, "y") == {
+        f"base_0000002_v{done['store=y']:07d}"
+    }  # y holds write ids 1..2
+    assert _rows(table) == after_write == _walk(cat, table)
+    assert _row_ids(table) == ids_after_write
+    assert _rows(table, old_version) == before
+
+
+def test_a_compactor_s_output_is_ignored_until_its_transaction_commits(cat: Any) -> None:
+    table = _history(cat)
+    table.compact()
+    expected = _rows(table)
+    base = next((_table_dir(cat, table) / "store=x").glob("base_*"))
+    running = cat.store.begin()
+    fake = base.with_name(f"base_0000009_v{running:07d}")
+    shutil.copytree(base, fake)
+    (fake / next(p.name for p in fake.iterdir() if p.name.startswith("bucket_"))).write_bytes(
+        b"not even orc"
+    )
+    assert _walk(cat, table) == expected == _rows(table)
+    assert table.vacuum(0, grace_hours=0).orphan_files == 0  # its transaction is still open
+    cat.store.abort(running)
+    assert table.vacuum(0, grace_hours=0).orphan_files == 2
+    assert not fake.exists()
+
+
+def test_a_write_committed_during_compaction_is_not_lost(cat: Any) -> None:
+    table = _history(cat)
+    fired: list[int] = []
+
+    def meanwhile(message: str) -> None:
+        if "compaction of" in message and not fired:
+            fired.append(1)
+            table.upsert(
+                _changes([1, 7, 3], ["A2", "g", None], ["x", "x", "y"], ["U", "I", "D"]),
+                op_code_column="op",
+            )
+
+    result = table.compact(progress=meanwhile)
+
+    assert fired and {p.status for p in result.partitions} == {"compacted"}
+    assert _rows(table) == {
+        (1, "A2", "x"),
+        (2, "b2", "x"),
+        (7, "g", "x"),
+        (4, "d", "y"),
+        (5, "e", "y"),
+    }
+    assert _walk(cat, table) == _rows(table)
+
+
+def test_vacuum_removes_obsolete_directories_once_no_retained_snapshot_needs_them(
+    cat: Any,
+) -> None:
+    table = _history(cat)
+    old_version = table.snapshot().version
+    table.compact(options=MINOR)
+    table.compact()
+    expected = _rows(table)
+    before_dirs = _disk_dirs(cat, table, "x")
+
+    kept = table.vacuum(168, grace_hours=0)
+    assert kept.retired_files == 0 and _disk_dirs(cat, table, "x") == before_dirs
+    assert _rows(table, old_version) == _rows(table, old_version)  # still readable
+
+    done = table.vacuum(0, grace_hours=0)
+
+    assert done.retired_files > 0
+    for store in ("x", "y"):
+        assert _disk_dirs(cat, table, store) == _live_dirs(table, store)
+    assert _rows(table) == expected == _walk(cat, table)

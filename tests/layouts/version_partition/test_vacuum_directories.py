@@ -11,7 +11,8 @@ from typing import Any
 import pyarrow as pa
 
 from versioned.api.catalog import Catalog
-from versioned.engine.version_partition import staging, vacuum
+from versioned.engine import vacuum
+from versioned.engine.version_partition import staging
 
 
 def _on_disk(cat: Catalog, t: Any) -> set[str]:

@@ -14,7 +14,7 @@ import pyarrow as pa
 import pytest
 
 from versioned.api.catalog import Catalog, connect
-from versioned.collections.errors import CollectionError
+from versioned.collections.errors import CollectionError, ImportMismatchError
 from versioned.collections.write import write as write_collection
 from versioned.errors import CommitConflictError
 
@@ -207,7 +207,11 @@ def test_an_imported_key_retires_its_row_in_another_partition(
     assert _rows(t.read()) == [(1, "imported", "new"), (2, "b", "y"), (9, "only new", "new")]
 
 
-@pytest.mark.notimpl(["acid"], reason=NO_EXPORT)
+@pytest.mark.notimpl(
+    ["acid"],
+    reason="import of the acid layout (issue 12): the import refuses the table before the rows",
+    raises=ImportMismatchError,
+)
 def test_an_import_with_a_key_in_two_partitions_is_refused(
     cat: Catalog, tmp_path: Path, layout: str
 ) -> None:

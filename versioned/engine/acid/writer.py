@@ -28,7 +28,6 @@ from versioned.catalog.records import PartitionCommit, PartitionInfo, Snapshot, 
 from versioned.catalog.store import MetaStore
 from versioned.catalog.write_transaction import retry_on_conflict
 from versioned.engine.acid.bucketing import BUCKET_COLUMN, with_buckets
-from versioned.engine.acid.dead_letters import write_dead_letters
 from versioned.engine.acid.event_writer import (
     WrittenFile,
     write_delete_events,
@@ -44,6 +43,7 @@ from versioned.engine.acid.tombstones import (
 )
 from versioned.engine.acid.transaction import AcidTransaction, acid_transaction
 from versioned.engine.feeds.batch_dedup import CHANGES, latest_per_key
+from versioned.engine.feeds.dead_letters import write_dead_letters
 from versioned.engine.feeds.reader import Feed
 from versioned.engine.feeds.rows import OP
 from versioned.layouts.base import TableLayout

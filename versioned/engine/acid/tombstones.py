@@ -26,7 +26,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from versioned.catalog.records import FileAdd, Snapshot
-from versioned.engine.acid.event_writer import STATEMENT_ID, WrittenFile
+from versioned.engine.acid.event_writer import STATEMENT_ID, Claim, WrittenFile
 from versioned.engine.spark.types import spark_type
 from versioned.layouts.acid.directories import DeltaDir
 from versioned.schema import TableSpec
@@ -55,9 +55,11 @@ def write_tombstones(
     *,
     write_id: int,
     version: int,
+    claim: Claim,
 ) -> list[WrittenFile]:
     """Write the tombstones of ``deletes`` (the applied delete changes of a batch, in the
-    table's columns), one file per partition the deletes name."""
+    table's columns), one file per partition the deletes name; each file is claimed
+    (``claim``: deleted if the transaction aborts) before it is written."""
     columns = tombstone_columns(spec)
     parts = list(spec.partition_by)
     values = [F.col(p).cast("string").alias(f"{_VALUE}{i}") for i, p in enumerate(parts)]
@@ -79,7 +81,7 @@ def write_tombstones(
         sink = io.BytesIO()
         paorc.write_table(rows.select(columns), sink, compression="zlib")
         data = sink.getvalue()
-        fileio.write_bytes_atomic(f"{table_location}/{rel}", data)
+        fileio.write_bytes_atomic(claim(f"{table_location}/{rel}"), data)
         stats = {"write_id": write_id}
         add = FileAdd(None, rel, TOMBSTONE_KIND, version, len(data), rows.num_rows, stats)
         written.append(WrittenFile(pvalues, add))

@@ -21,6 +21,7 @@ import pytest
 from tests.table.processes import Worker, start_workers
 from tests.table.sales import Row, apply, batch, make_table, model_rows
 from versioned.api.catalog import connect
+from versioned.layouts.base import layout_of
 
 PARTITIONS = "abc"
 KEYS_PER_PARTITION = 30
@@ -50,9 +51,13 @@ def _batches(rng: random.Random, writer: int, partitions: str) -> list[list[Row]
 
 
 @pytest.mark.slow
+@pytest.mark.notimpl(["acid"], reason="compaction of the acid layout (issue 12)")
 def test_writers_and_a_compactor_agree_with_replaying_the_committed_versions(
     spark: Any, tmp_path: Path, catalog_url: str, layout: str
 ) -> None:
+    # The compactor process needs compaction: a layout without it refuses here, before the
+    # processes start (else the writers would wait for a compaction that never comes).
+    layout_of(layout).require("compact")
     warehouse = str(tmp_path / "wh")
     cat = connect(catalog=catalog_url, warehouse=warehouse, spark=spark, user="alice")
     t = make_table(cat, "t.shared", layout=layout)

@@ -18,6 +18,7 @@ import pytest
 from tests.table.processes import Worker, start_workers
 from tests.table.sales import Row, apply, batch, latest, make_table, model_rows
 from versioned.api.catalog import connect
+from versioned.layouts.base import layout_of
 
 TXN_TIMEOUT_S = 4.0
 # Kill points: after the progress message containing the stage, plus a random delay.
@@ -60,9 +61,14 @@ def _kill_during(worker: Worker, op: str, stage: str, delay: float, rows: list[R
 
 
 @pytest.mark.slow
+@pytest.mark.notimpl(["acid"], reason="compaction and vacuum of the acid layout (issue 12)")
 def test_killed_upserts_and_compactions_leave_the_table_before_or_after(
     spark: Any, tmp_path: Path, catalog_url: str, layout: str
 ) -> None:
+    # Half the rounds kill compactions, and vacuum cleans up: a layout without them refuses
+    # here, before the processes start.
+    for operation in ("compact", "vacuum"):
+        layout_of(layout).require(operation)
     warehouse = str(tmp_path / "wh")
     cat = connect(catalog=catalog_url, warehouse=warehouse, spark=spark, user="alice")
     t = make_table(cat, "t.crash", layout=layout)

@@ -14,11 +14,15 @@ import pyarrow as pa
 import pytest
 
 from versioned.api.catalog import Catalog, connect
-from versioned.collections.errors import CollectionError
+from versioned.collections.errors import CollectionError, ImportMismatchError
 from versioned.collections.write import write as write_collection
 from versioned.errors import CommitConflictError
 
 pytestmark = pytest.mark.spark
+
+NO_COMPACTION = "compaction of the acid layout (issue 12)"
+NO_VIEWS = "SQL views of the acid layout (issue 12)"
+NO_EXPORT = "export and import of the acid layout (issue 12)"
 
 
 def _moving(cat: Catalog, layout: str, *, ordering: bool = False, name: str = "m.t") -> Any:
@@ -46,6 +50,7 @@ def _rows(frame: Any) -> list[tuple[Any, ...]]:
     return sorted(tuple(r) for r in frame.select("id", "v", "p").collect())
 
 
+@pytest.mark.notimpl(["acid"], reason=NO_VIEWS)
 def test_a_key_that_moves_partition_keeps_one_row(cat: Catalog, layout: str) -> None:
     """The issue's repro: id 1 moves from x to z and must not stay live in x."""
     t = _moving(cat, layout)
@@ -108,6 +113,7 @@ def test_time_travel_and_changes_see_a_move_as_an_update(cat: Catalog, layout: s
     assert changes == [("delete", 1, "a", "x"), ("update", 2, "b2", "z")]
 
 
+@pytest.mark.notimpl(["acid"], reason=NO_COMPACTION)
 def test_compaction_of_either_partition_agrees_after_a_move(cat: Catalog, layout: str) -> None:
     t = _moving(cat, layout)
     t.upsert(_batch([("I", i, "a", "x") for i in range(10)]))
@@ -132,6 +138,7 @@ def test_a_late_change_in_another_partition_is_stale(cat: Catalog, layout: str) 
     assert _rows(t.read()) == [(1, "new", "x")]
 
 
+@pytest.mark.notimpl(["acid"], reason=NO_COMPACTION)
 def test_a_tombstone_stops_a_late_insert_in_any_partition_also_after_compaction(
     cat: Catalog,
     layout: str,
@@ -185,6 +192,7 @@ def test_the_catalog_refuses_a_commit_against_an_old_table_sequence(
     store.abort(txn, "test")
 
 
+@pytest.mark.notimpl(["acid"], reason=NO_EXPORT)
 def test_an_imported_key_retires_its_row_in_another_partition(
     cat: Catalog, tmp_path: Path, layout: str
 ) -> None:
@@ -199,6 +207,11 @@ def test_an_imported_key_retires_its_row_in_another_partition(
     assert _rows(t.read()) == [(1, "imported", "new"), (2, "b", "y"), (9, "only new", "new")]
 
 
+@pytest.mark.notimpl(
+    ["acid"],
+    reason="import of the acid layout (issue 12): the import refuses the table before the rows",
+    raises=ImportMismatchError,
+)
 def test_an_import_with_a_key_in_two_partitions_is_refused(
     cat: Catalog, tmp_path: Path, layout: str
 ) -> None:

@@ -11,6 +11,7 @@ from versioned.api.catalog import Catalog
 from versioned.layouts.version_partition.compaction_plan import TOMBSTONE_RETENTION_PROPERTY
 
 VERSION_TOMBSTONES = "version-partition tombstones: index files and their retention property"
+NO_COMPACTION = "compaction of the acid layout (issue 12)"
 
 
 def _ordered(cat: Catalog, layout: str, retention_hours: str | None = None) -> Any:
@@ -44,6 +45,23 @@ def _rows(t: Any) -> dict[int, tuple[str, int]]:
     return {r["id"]: (r["v"], r["ts"]) for r in t.read().collect()}
 
 
+def test_a_change_older_than_a_delete_is_stale_also_for_a_key_never_stored(
+    cat: Catalog, layout: str
+) -> None:
+    t = _ordered(cat, layout)
+    t.upsert(_batch([(1, "one", "I", 10), (2, "two", "I", 10)]))
+    deleted = t.upsert(_batch([(1, None, "D", 20), (3, None, "D", 20)]))
+    assert (deleted.deleted + deleted.ignored_deletes, deleted.stale) == (2, 0)
+    late = t.upsert(_batch([(1, "zombie", "I", 15), (3, "early", "I", 5), (2, "two'", "U", 30)]))
+    assert (late.stale, late.inserted + late.updated) == (2, 1)
+    assert _rows(t) == {2: ("two'", 30)}
+    # Changes as new as the delete (or newer) are applied.
+    again = t.upsert(_batch([(1, "reborn", "I", 25), (3, "three", "I", 20)]))
+    assert (again.stale, again.inserted + again.updated) == (0, 2)
+    assert _rows(t) == {1: ("reborn", 25), 2: ("two'", 30), 3: ("three", 20)}
+
+
+@pytest.mark.notimpl(["acid"], reason=NO_COMPACTION)
 def test_late_insert_does_not_resurrect_a_key_deleted_before_compaction(
     cat: Catalog, layout: str
 ) -> None:

@@ -14,6 +14,7 @@ from versioned.api.catalog import Catalog, connect
 from versioned.errors import PermissionDeniedError, SchemaError
 
 COLUMNS = "id BIGINT, amt DOUBLE, op STRING, store STRING"
+NO_VIEWS = "SQL views of the acid layout (issue 12)"
 
 
 def _table(cat: Catalog, layout: str, name: str = "t.sales", **kw: Any) -> Any:
@@ -142,6 +143,7 @@ def test_debezium_envelopes(cat: Catalog, tmp_path: Path, layout: str) -> None:
     assert _rows(t.read()) == [(1, 1.5, "a")]
 
 
+@pytest.mark.notimpl(["acid"], reason=NO_VIEWS)
 def test_hostile_partition_values_round_trip(cat: Catalog, layout: str) -> None:
     t = _table(cat, layout)
     values = ["../x", "a/b", "%", "a=b", "ünï", None, "x'y\\z"]
@@ -153,21 +155,21 @@ def test_hostile_partition_values_round_trip(cat: Catalog, layout: str) -> None:
     t.upsert(_batch([(0, 99.0, "U", "../x"), (1, None, "D", "a/b")]))
     latest = {r[0]: r for r in _rows(t.read())}
     assert latest[0] == (0, 99.0, "../x") and 1 not in latest
-    cat.register_views()
-    got = cat.spark.sql("SELECT id, amt, store FROM t.sales").collect()
+    got = cat.sql("SELECT id, amt, store FROM t.sales").collect()
     assert sorted(tuple(r) for r in got) == sorted(latest.values())
 
 
+@pytest.mark.notimpl(["acid"], reason=NO_VIEWS)
 def test_sql_view_equals_read_and_follows_new_commits(cat: Catalog, layout: str) -> None:
     t = _table(cat, layout)
     t.upsert(_batch([(1, 1.0, "I", "a"), (2, 2.0, "I", "b"), (3, 3.0, "I", "b")]))
-    assert "t.sales" in cat.register_views()
+    view = cat.sql("SELECT id, amt, store FROM t.sales")  # registers the view first
+    assert sorted(tuple(r) for r in view.collect()) == _rows(t.read())
+    t.upsert(_batch([(2, 20.0, "U", "b"), (3, None, "D", "b")]))
+    assert "t.sales" in cat.register_views()  # re-registers: the new commit shows
     assert sorted(
         tuple(r) for r in cat.spark.sql("SELECT id, amt, store FROM t.sales").collect()
-    ) == _rows(t.read())
-    t.upsert(_batch([(2, 20.0, "U", "b"), (3, None, "D", "b")]))
-    view = cat.sql("SELECT id, amt, store FROM t.sales")  # re-registers first
-    assert sorted(tuple(r) for r in view.collect()) == [(1, 1.0, "a"), (2, 20.0, "b")]
+    ) == [(1, 1.0, "a"), (2, 20.0, "b")]
 
 
 def test_losing_a_commit_race_retries_as_a_newer_version(

@@ -28,7 +28,6 @@ from versioned.catalog.records import PartitionCommit, PartitionInfo, Snapshot, 
 from versioned.catalog.store import MetaStore
 from versioned.catalog.write_transaction import retry_on_conflict
 from versioned.engine.acid.bucketing import BUCKET_COLUMN, with_buckets
-from versioned.engine.acid.dead_letters import write_dead_letters
 from versioned.engine.acid.event_writer import (
     WrittenFile,
     write_delete_events,
@@ -37,8 +36,14 @@ from versioned.engine.acid.event_writer import (
 from versioned.engine.acid.events import ROW_ID_FIELDS
 from versioned.engine.acid.reader import files_of
 from versioned.engine.acid.row_lookup import STORED, lookup_scope, stored_rows
+from versioned.engine.acid.tombstones import (
+    TOMBSTONE_KIND,
+    newest_tombstones,
+    write_tombstones,
+)
 from versioned.engine.acid.transaction import AcidTransaction, acid_transaction
 from versioned.engine.feeds.batch_dedup import CHANGES, latest_per_key
+from versioned.engine.feeds.dead_letters import write_dead_letters
 from versioned.engine.feeds.reader import Feed
 from versioned.engine.feeds.rows import OP
 from versioned.layouts.base import TableLayout
@@ -48,7 +53,7 @@ from versioned.schema import TableSpec
 from versioned.storage.filesystem import FileIO
 
 Progress = Callable[[str], None]
-_FOUND, _STALE = "#found", "#stale"
+_FOUND, _STALE, _DELETED_AT = "#found", "#stale", "#deleted_at"
 _COUNTS = ("inserted", "updated", "deleted", "ignored_deletes", "stale", "superseded")
 
 
@@ -139,8 +144,17 @@ def _plan(ctx: WriteContext, spec: TableSpec, snapshot: Snapshot, batch: DataFra
     stale: SparkColumn = F.lit(False)
     order = spec.ordering_column
     if order:
-        new, old = F.col(order), F.col(STORED + order)
-        stale = found & new.isNotNull() & old.isNotNull() & (new < old)
+        tombstones = newest_tombstones(ctx.spark, ctx.fileio, snapshot, scope.partitions)
+        stored_order = F.when(found, F.col(STORED + order))
+        if tombstones is not None:
+            deleted = tombstones.select(
+                *[F.col(k).alias(f"#t_{k}") for k in keys], F.col(order).alias(_DELETED_AT)
+            )
+            on = [F.col(k).eqNullSafe(F.col(f"#t_{k}")) for k in keys]
+            planned = planned.join(deleted, on, "left")
+            stored_order = F.greatest(stored_order, F.col(_DELETED_AT))
+        new = F.col(order)
+        stale = stored_order.isNotNull() & new.isNotNull() & (new < stored_order)
     return planned.withColumn(_FOUND, found).withColumn(_STALE, stale)
 
 
@@ -202,10 +216,15 @@ def _write(
             stage,
             **args,
         )
+        if spec.ordering_column:
+            applied = planned.where(live & (F.col(OP) == F.lit("D")))
+            written += write_tombstones(
+                applied.select(*spec.column_names), spec, ctx.fileio, table.location, **args
+            )
     finally:
         planned.unpersist()
     changes = _partition_commits(snapshot, written, txn.txn_id)
-    data = [w.add for w in written if w.add.kind != "acid_marker"]
+    data = [w.add for w in written if w.add.kind not in ("acid_marker", TOMBSTONE_KIND)]
     metrics = {
         **counts,
         "rejected": rejected[0],

@@ -41,6 +41,7 @@ from versioned.catalog.write_transaction import (
     write_transaction,
 )
 from versioned.engine.feeds.batch_dedup import CHANGES, latest_per_key
+from versioned.engine.feeds.dead_letters import write_dead_letters
 from versioned.engine.feeds.reader import Feed
 from versioned.engine.feeds.rows import OP
 from versioned.engine.version_partition.staging import staging_dir, write_version_files
@@ -161,24 +162,11 @@ def _partition_groups(keys: pa.Table, n_parts: int) -> dict[tuple[str | None, ..
 def _dead_letters(
     spark: SparkSession, feed: Feed, fileio: FileIO, table: TableInfo, say: Progress
 ) -> tuple[int, str | None]:
-    """Count the rejected rows and, if any, write them (JSON lines with ``_reason``).
-
-    The count was usually taken while the batch was read (`Feed.rejected_count`), so a clean
-    batch costs no job here; only a batch with rejected rows is read again to write them.
-    """
-    if feed.rejected_count() == 0:
-        return 0, None
-    rejected = feed.rejected.persist(StorageLevel.MEMORY_AND_DISK)
-    try:
-        count = rejected.count()
-        if count == 0:
-            return 0, None
-        rel = f"{table.location}/{DEAD_LETTER_DIR}/batch={int(time.time() * 1000)}-{id(feed):x}"
-        rejected.coalesce(1).write.mode("errorifexists").json(fileio.full_path(rel))
+    """Count the rejected rows and, if any, write them (JSON lines with ``_reason``)."""
+    count, rel = write_dead_letters(feed, fileio, f"{table.location}/{DEAD_LETTER_DIR}")
+    if rel is not None:
         say(f"{count} rejected rows written to {fileio.full_path(rel)}")
-        return count, rel
-    finally:
-        rejected.unpersist()
+    return count, rel
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,115 @@
+"""Delete tombstones of acid tables with an ordering column.
+
+A delete event of the ACID layout has a null ``row``, so it cannot say how new the delete
+was. With an ordering column, every applied delete (also of a key the table does not hold)
+leaves a tombstone: the key's partition and primary key columns and the delete's ordering
+value, so that a late change older than the delete is stale and cannot resurrect the key
+(DESIGN.md, "Ordering column").
+
+Tombstones are a side file per partition and write id, ``<partition>/_tombstones/
+delete_delta_W_W_0000.orc``, listed by the commit like every other file (kind
+`TOMBSTONE_KIND`). The folder is hidden (``_``), so Hive's readers skip it. Tombstones are
+few (one per deleted key), so they are collected and written with pyarrow on the driver, and
+read back by Spark only for the partitions a batch can touch.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Collection
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.orc as paorc
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from versioned.catalog.records import FileAdd, Snapshot
+from versioned.engine.acid.event_writer import STATEMENT_ID, Claim, WrittenFile
+from versioned.engine.spark.types import spark_type
+from versioned.layouts.acid.directories import DeltaDir
+from versioned.schema import TableSpec
+from versioned.storage.filesystem import FileIO
+from versioned.storage.partition_paths import partition_path
+
+TOMBSTONE_KIND = "acid_tombstone"
+"""Catalog file kind of a tombstone side file."""
+TOMBSTONE_DIR = "_tombstones"
+"""Folder of a partition holding its tombstone files (hidden from Hive's readers)."""
+_VALUE = "#pv_"
+
+
+def tombstone_columns(spec: TableSpec) -> list[str]:
+    """The columns of a tombstone: partition columns, primary key, ordering column."""
+    assert spec.ordering_column is not None
+    wanted = {*spec.partition_by, *spec.primary_key, spec.ordering_column}
+    return [c.name for c in spec.columns if c.name in wanted]
+
+
+def write_tombstones(
+    deletes: DataFrame,
+    spec: TableSpec,
+    fileio: FileIO,
+    table_location: str,
+    *,
+    write_id: int,
+    version: int,
+    claim: Claim,
+) -> list[WrittenFile]:
+    """Write the tombstones of ``deletes`` (the applied delete changes of a batch, in the
+    table's columns), one file per partition the deletes name; each file is claimed
+    (``claim``: deleted if the transaction aborts) before it is written."""
+    columns = tombstone_columns(spec)
+    parts = list(spec.partition_by)
+    values = [F.col(p).cast("string").alias(f"{_VALUE}{i}") for i, p in enumerate(parts)]
+    collected = deletes.select(*columns, *values).toArrow()
+    if collected.num_rows == 0:
+        return []
+    name = DeltaDir(write_id, write_id, STATEMENT_ID, delete=True).name
+    groups = collected.group_by([f"{_VALUE}{i}" for i in range(len(parts))], use_threads=False)
+    keys = groups.aggregate([]) if parts else pa.table({})
+    written: list[WrittenFile] = []
+    for row in keys.to_pylist() if parts else [{}]:
+        pvalues = tuple(row[f"{_VALUE}{i}"] for i in range(len(parts)))
+        rows = collected
+        for i, value in enumerate(pvalues):
+            column = rows.column(f"{_VALUE}{i}")
+            rows = rows.filter(pc.is_null(column) if value is None else pc.equal(column, value))
+        ppath = partition_path(parts, pvalues)
+        rel = "/".join(x for x in (ppath, TOMBSTONE_DIR, f"{name}.orc") if x)
+        sink = io.BytesIO()
+        paorc.write_table(rows.select(columns), sink, compression="zlib")
+        data = sink.getvalue()
+        fileio.write_bytes_atomic(claim(f"{table_location}/{rel}"), data)
+        stats = {"write_id": write_id}
+        add = FileAdd(None, rel, TOMBSTONE_KIND, version, len(data), rows.num_rows, stats)
+        written.append(WrittenFile(pvalues, add))
+    return written
+
+
+def newest_tombstones(
+    spark: SparkSession,
+    fileio: FileIO,
+    snapshot: Snapshot,
+    partitions: Collection[int | None] | None,
+) -> DataFrame | None:
+    """The greatest tombstone ordering value of each record key in some partitions (ids;
+    ``None``: all), as ``record key columns, ordering column``; None without tombstones."""
+    spec = snapshot.table.spec
+    order = spec.ordering_column
+    assert order is not None
+    root = fileio.full_path(snapshot.table.location)
+    paths = [
+        f"{root}/{f.path}"
+        for f in snapshot.files
+        if f.kind == TOMBSTONE_KIND and (partitions is None or f.partition_id in partitions)
+    ]
+    if not paths:
+        return None
+    schema = T.StructType(
+        [T.StructField(c, spark_type(spec.column(c).type)) for c in tombstone_columns(spec)]
+    )
+    keys = list(spec.record_key)
+    frame = spark.read.format("orc").schema(schema).load(paths)
+    return frame.groupBy(*keys).agg(F.max(order).alias(order))

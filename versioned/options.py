@@ -43,8 +43,10 @@ class CompactionOptions:
             writer is planned and written again once by default.
         parallelism: Partitions compacted at the same time (each is its own Spark jobs and
             its own commit).
-        kind: Acid layout only: ``major`` or ``minor`` compaction. ``None``: major on
-            demand, Hive's initiator rules when thresholds are given (the scheduled form).
+        kind: Acid layout only: ``major`` or ``minor`` compaction, or ``auto``: Hive's
+            initiator rules decide per partition (the table's ``compactor.*`` properties).
+            ``None``: major on demand, the initiator rules when thresholds are given (the
+            scheduled form). Other layouts ignore it.
     """
 
     rows_per_file: int = 1_000_000
@@ -53,13 +55,17 @@ class CompactionOptions:
     txn_timeout_s: float = TXN_TIMEOUT_S
     max_attempts: int = 2
     parallelism: int = 2
-    kind: Literal["major", "minor"] | None = None
+    kind: Literal["major", "minor", "auto"] | None = None
 
     def __post_init__(self) -> None:
         if min(self.rows_per_file, self.target_file_bytes, self.max_attempts, self.parallelism) < 1:
             raise InputError(
                 "rows_per_file, target_file_bytes, max_attempts and parallelism must be positive",
                 rows_per_file=self.rows_per_file,
+            )
+        if self.kind not in (None, "major", "minor", "auto"):
+            raise InputError(
+                f"compaction kind {self.kind!r}: use major, minor or auto", kind=self.kind
             )
 
 

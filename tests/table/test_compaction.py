@@ -13,7 +13,12 @@ from versioned.api.catalog import Catalog, connect
 from versioned.errors import InputError, NoSuchPartitionError
 from versioned.options import CompactionOptions
 
-NO_COMPACTION = "compaction of the acid layout (issue 12)"
+HIVE_COMPACTOR = (
+    "Hive's compactor never conflicts with writers: its base_W_vT / delta_MIN_MAX_vT cover "
+    "only write ids below every open one and keep ROW__IDs, so a write committed during the "
+    "compaction lands in a newer delta and both commit on their first attempt "
+    "(tests/engine/acid/test_acid_compaction.py)"
+)
 VERSION_FILES = (
     "inspects version-partition files (one version of data and Bloom files per partition)"
 )
@@ -73,7 +78,6 @@ def test_compaction_keeps_the_latest_rows_in_one_version_per_partition(
     assert len(t.history()) == len(history)
 
 
-@pytest.mark.notimpl(["acid"], reason=NO_COMPACTION)
 def test_writes_after_compaction_update_compacted_rows(cat: Catalog, layout: str) -> None:
     """The compacted version's Bloom filter covers its keys, so later updates and deletes
     of compacted rows get index entries and win."""
@@ -87,7 +91,6 @@ def test_writes_after_compaction_update_compacted_rows(cat: Catalog, layout: str
     assert latest(t) == model_rows(model)
 
 
-@pytest.mark.notimpl(["acid"], reason=NO_COMPACTION)
 def test_named_partitions_only_and_dry_run_writes_nothing(cat: Catalog, layout: str) -> None:
     t = make_table(cat, partition_by="p", layout=layout)
     model = _three_versions(t)
@@ -110,7 +113,6 @@ def test_named_partitions_only_and_dry_run_writes_nothing(cat: Catalog, layout: 
         t.compact(["q=a"])
 
 
-@pytest.mark.notimpl(["acid"], reason=NO_COMPACTION)
 def test_partition_spec_values_are_unescaped_and_may_hold_slashes(
     cat: Catalog, layout: str
 ) -> None:
@@ -135,7 +137,6 @@ def test_partition_spec_values_are_unescaped_and_may_hold_slashes(
     ]
 
 
-@pytest.mark.notimpl(["acid"], reason=NO_COMPACTION)
 def test_unpartitioned_table(cat: Catalog, layout: str) -> None:
     t = cat.create_table("t.flat", columns="k STRING, n INT", primary_key="k", layout=layout)
     import pyarrow as pa
@@ -169,7 +170,7 @@ def race_cat(spark: Any, tmp_path: Path, catalog_url: str) -> Any:
     catalog.close()
 
 
-@pytest.mark.notimpl(["acid"], reason=NO_COMPACTION)
+@pytest.mark.never(["acid"], reason=HIVE_COMPACTOR)
 def test_write_committed_during_compaction_wins_and_compaction_replans(
     race_cat: Catalog, spark: Any, layout: str
 ) -> None:
@@ -195,7 +196,7 @@ def test_write_committed_during_compaction_wins_and_compaction_replans(
     assert ops[-2:] == ["upsert", "compact"]
 
 
-@pytest.mark.notimpl(["acid"], reason=NO_COMPACTION)
+@pytest.mark.never(["acid"], reason=HIVE_COMPACTOR)
 def test_compaction_reports_a_conflict_when_writers_keep_winning(
     race_cat: Catalog, spark: Any, layout: str
 ) -> None:
@@ -226,7 +227,6 @@ def test_compaction_reports_a_conflict_when_writers_keep_winning(
     assert on_disk == listed
 
 
-@pytest.mark.notimpl(["acid"], reason=NO_COMPACTION)
 def test_write_planned_before_compaction_retries_above_it(
     race_cat: Catalog, spark: Any, layout: str
 ) -> None:
@@ -251,7 +251,6 @@ def test_write_planned_before_compaction_retries_above_it(
     assert latest(t) == model_rows(model)
 
 
-@pytest.mark.notimpl(["acid"], reason=NO_COMPACTION)
 def test_two_compactions_of_one_partition_never_both_commit(
     race_cat: Catalog, spark: Any, layout: str
 ) -> None:

@@ -51,7 +51,6 @@ def _batches(rng: random.Random, writer: int, partitions: str) -> list[list[Row]
 
 
 @pytest.mark.slow
-@pytest.mark.notimpl(["acid"], reason="compaction of the acid layout (issue 12)")
 def test_writers_and_a_compactor_agree_with_replaying_the_committed_versions(
     spark: Any, tmp_path: Path, catalog_url: str, layout: str
 ) -> None:

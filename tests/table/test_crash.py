@@ -61,7 +61,6 @@ def _kill_during(worker: Worker, op: str, stage: str, delay: float, rows: list[R
 
 
 @pytest.mark.slow
-@pytest.mark.notimpl(["acid"], reason="compaction and vacuum of the acid layout (issue 12)")
 def test_killed_upserts_and_compactions_leave_the_table_before_or_after(
     spark: Any, tmp_path: Path, catalog_url: str, layout: str
 ) -> None:

@@ -20,7 +20,6 @@ from versioned.errors import CommitConflictError
 
 pytestmark = pytest.mark.spark
 
-NO_COMPACTION = "compaction of the acid layout (issue 12)"
 NO_VIEWS = "SQL views of the acid layout (issue 12)"
 NO_EXPORT = "export and import of the acid layout (issue 12)"
 
@@ -113,7 +112,6 @@ def test_time_travel_and_changes_see_a_move_as_an_update(cat: Catalog, layout: s
     assert changes == [("delete", 1, "a", "x"), ("update", 2, "b2", "z")]
 
 
-@pytest.mark.notimpl(["acid"], reason=NO_COMPACTION)
 def test_compaction_of_either_partition_agrees_after_a_move(cat: Catalog, layout: str) -> None:
     t = _moving(cat, layout)
     t.upsert(_batch([("I", i, "a", "x") for i in range(10)]))
@@ -138,7 +136,6 @@ def test_a_late_change_in_another_partition_is_stale(cat: Catalog, layout: str) 
     assert _rows(t.read()) == [(1, "new", "x")]
 
 
-@pytest.mark.notimpl(["acid"], reason=NO_COMPACTION)
 def test_a_tombstone_stops_a_late_insert_in_any_partition_also_after_compaction(
     cat: Catalog,
     layout: str,

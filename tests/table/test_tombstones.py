@@ -11,7 +11,6 @@ from versioned.api.catalog import Catalog
 from versioned.layouts.version_partition.compaction_plan import TOMBSTONE_RETENTION_PROPERTY
 
 VERSION_TOMBSTONES = "version-partition tombstones: index files and their retention property"
-NO_COMPACTION = "compaction of the acid layout (issue 12)"
 
 
 def _ordered(cat: Catalog, layout: str, retention_hours: str | None = None) -> Any:
@@ -61,7 +60,6 @@ def test_a_change_older_than_a_delete_is_stale_also_for_a_key_never_stored(
     assert _rows(t) == {1: ("reborn", 25), 2: ("two'", 30), 3: ("three", 20)}
 
 
-@pytest.mark.notimpl(["acid"], reason=NO_COMPACTION)
 def test_late_insert_does_not_resurrect_a_key_deleted_before_compaction(
     cat: Catalog, layout: str
 ) -> None:

@@ -14,7 +14,6 @@ from versioned.api.catalog import Catalog
 from versioned.errors import NoSuchVersionError
 
 VERSION_ORPHANS = "writes orphans at version-partition paths (version_id=, _index)"
-NO_COMPACTION = "compaction and vacuum of the acid layout (issue 12)"
 
 
 def _on_disk(cat: Catalog, t: Any) -> set[str]:
@@ -36,7 +35,6 @@ def _empty_dirs(root: Path) -> list[str]:
     )
 
 
-@pytest.mark.notimpl(["acid"], reason=NO_COMPACTION)
 def test_vacuum_never_deletes_a_file_a_retained_snapshot_lists(cat: Catalog, layout: str) -> None:
     """Commits (upserts and compactions) with the retention boundary between two of them:
     every snapshot from the boundary on reads exactly as before, older ones fail clearly,
@@ -139,7 +137,6 @@ def test_vacuum_removes_orphans_after_the_grace_period_only(cat: Catalog, layout
     assert latest(t) == rows_before
 
 
-@pytest.mark.notimpl(["acid"], reason=NO_COMPACTION)
 def test_time_travel_within_retention_keeps_working(cat: Catalog, layout: str) -> None:
     t = make_table(cat, layout=layout)
     t.upsert(batch([(1, 1.0, "I", "a")]))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import click
 
@@ -12,7 +12,7 @@ from versioned.errors import CommitConflictError, PermissionDeniedError
 from versioned.layouts.base import layout_of
 
 if TYPE_CHECKING:
-    from versioned.options import CompactionThresholds
+    from versioned.options import CompactionOptions, CompactionThresholds
 
 PLAN_COLUMNS = [
     "table",
@@ -82,6 +82,16 @@ RESULT_COLUMNS = [
     metavar="N",
     help="Target rows per data file [default: 1000000].",
 )
+@click.option(
+    "--kind",
+    type=click.Choice(("minor", "major")),
+    default=None,
+    help="Acid tables only: force this compaction. minor: a partition's deltas -> one "
+    "delta_MIN_MAX_vT and delete_delta_MIN_MAX_vT (events unchanged); major: base + deltas "
+    "-> one base_W_vT with the deletes applied. Without it Hive's initiator rules decide "
+    "(table properties compactor.delta.pct.threshold, compactor.delta.num.threshold, "
+    "compactor.abortedtxn.threshold).",
+)
 @click.option("--dry-run", is_flag=True, help="Print the plan; write nothing.")
 @click.option("--quiet", "-q", is_flag=True, help="No plan or progress messages on stderr.")
 @output_option
@@ -95,6 +105,7 @@ def compact(
     max_index_entries: int | None,
     min_small_files: int | None,
     rows_per_file: int | None,
+    kind: Literal["minor", "major"] | None,
     dry_run: bool,
     quiet: bool,
 ) -> None:
@@ -108,27 +119,37 @@ def compact(
     everything chosen was compacted or there was nothing to do, 75 when writers kept
     committing to a partition first (run it again).
 
+    Acid tables are compacted as Hive's compactor does: per partition, Hive's initiator
+    rules choose minor, major or nothing (--kind forces one); --min-versions,
+    --max-index-entries and --min-small-files do not apply to them.
+
     \b
     Examples:
       versioned compact test.sell
       versioned compact test.sell --partition store_id=7/create_date=2024-01-01 --dry-run
       versioned compact --all --min-versions 20        # scheduled: past the thresholds
+      versioned compact test.acid_sell --kind minor    # acid: merge the deltas only
     """
-    from versioned.layouts.version_partition.compaction_plan import CompactionOptions
-
     if bool(name) == all_tables:
         raise click.UsageError("give DB.TABLE or --all (not both)")
     if all_tables and partitions:
         raise click.UsageError("--partition needs DB.TABLE, not --all")
     thresholds = _thresholds(all_tables, min_versions, max_index_entries, min_small_files)
-    options = CompactionOptions(rows_per_file=rows_per_file) if rows_per_file else None
     say = progress_printer(quiet)
     tables = [state.table(name, "write")] if name else _writable_tables(state, say)
+    if name and kind and tables[0].info.spec.layout != "acid":
+        raise click.UsageError(
+            f"--kind applies to acid tables; {name} uses the {tables[0].info.spec.layout} layout"
+        )
+    options = {t.name: _options(t, rows_per_file, kind) for t in tables}
     plans = [
         (table, p)
         for table in tables
         for p in table.compact(
-            list(partitions) or None, thresholds=thresholds, options=options, dry_run=True
+            list(partitions) or None,
+            thresholds=thresholds,
+            options=options[table.name],
+            dry_run=True,
         ).partitions
     ]
     plan_rows = [_plan_row(table, p) for table, p in plans]
@@ -142,11 +163,30 @@ def compact(
     results = []
     for table in dict.fromkeys(t for t, _ in plans):
         done = table.compact(
-            list(partitions) or None, thresholds=thresholds, options=options, progress=say
+            list(partitions) or None,
+            thresholds=thresholds,
+            options=options[table.name],
+            progress=say,
         )
         results += [{"table": str(table.name), **_result_row(p)} for p in done.partitions]
     echo(render_rows(results, state.output, RESULT_COLUMNS))
     _exit_if_conflicts(results)
+
+
+def _options(
+    table: Any, rows_per_file: int | None, kind: Literal["minor", "major"] | None
+) -> CompactionOptions | None:
+    """The compaction options of one table: an acid table compacts as ``kind`` says, or
+    as Hive's initiator rules decide."""
+    from versioned.options import CompactionOptions
+
+    acid = table.info.spec.layout == "acid"
+    if not rows_per_file and not acid:
+        return None
+    return CompactionOptions(
+        rows_per_file=rows_per_file or CompactionOptions.rows_per_file,
+        kind=(kind or "auto") if acid else None,
+    )
 
 
 def _thresholds(

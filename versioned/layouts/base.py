@@ -179,7 +179,9 @@ register(
             {"create", "upsert", "delete", "read", "changes", "compact", "vacuum"}
         ),
         file_formats=("orc",),
-        transaction_dirs=r"^(?:(?:base|delta|delete_delta)_\d+(?:_\d+)?(?:_\d{4})?_v|txn=)(\d+)$",
+        transaction_dirs=(
+            r"^(?:(?:base|delta|delete_delta)_\d+(?:_\d+)?(?:_\d{4})?_v|txn=)(\d+)(?:\.orc)?$"
+        ),
         engine="versioned.engine.acid.table_engine:AcidEngine",
         reserved_columns=frozenset({"ROW__ID"}),
     )

@@ -28,16 +28,24 @@ from pyspark.sql import functions as F
 
 from versioned.catalog.records import FileAdd, PartitionCommit, PartitionInfo, Snapshot, TableInfo
 from versioned.catalog.store import MetaStore
-from versioned.catalog.write_transaction import retry_on_conflict, write_transaction
-from versioned.engine.acid.event_writer import write_events
+from versioned.catalog.write_transaction import (
+    WriteTransaction,
+    retry_on_conflict,
+    write_transaction,
+)
+from versioned.engine.acid.event_writer import WrittenFile, write_events
 from versioned.engine.acid.events import ROW_ID_FIELDS, read_events, valid_write_id
+from versioned.engine.acid.tombstones import merge_tombstones
 from versioned.errors import CommitConflictError
 from versioned.layouts.acid import orc_schema as s
 from versioned.layouts.acid.compaction_plan import AcidCompactionPlan, plan_partition
 from versioned.layouts.acid.compaction_rules import CompactionKind, InitiatorThresholds
+from versioned.layouts.acid.directories import AcidDir
 from versioned.layouts.acid.paths import acid_dir_path
 from versioned.layouts.acid.snapshot_dirs import (
     DELETE_KIND,
+    EVENT_KINDS,
+    TOMBSTONE_KIND,
     bucket_file_ref,
     valid_write_id_list,
 )
@@ -72,14 +80,15 @@ def compact_acid_table(
 ) -> CompactionResult:
     """Compact the chosen partitions of the acid ``table``; each commits on its own.
 
-    Without ``options.kind``, an on-demand compaction is major and a scheduled one
-    (``thresholds`` given) follows Hive's initiator rules with the table's thresholds.
+    ``options.kind`` forces ``major`` or ``minor``; ``auto`` follows Hive's initiator rules
+    with the table's thresholds. Without it, an on-demand compaction is major and a
+    scheduled one (``thresholds`` given) follows the initiator rules.
     """
     opts = options or CompactionOptions()
     say = progress or (lambda _msg: None)
     started = time.monotonic()
     name = table.spec.name
-    kind: CompactionKind | None = opts.kind or (None if thresholds is not None else "major")
+    kind = _kind(opts, scheduled=thresholds is not None)
     rules = InitiatorThresholds.from_properties(table.spec.properties)
     snapshot = ctx.store.snapshot(name)
     ids = valid_write_id_list(ctx.store.write_ids(name, snapshot.seq))
@@ -100,6 +109,13 @@ def compact_acid_table(
     return CompactionResult(str(name), False, tuple(done), _since(started))
 
 
+def _kind(opts: CompactionOptions, *, scheduled: bool) -> CompactionKind | None:
+    """The compaction forced on every partition; ``None``: the initiator rules decide."""
+    if opts.kind == "auto":
+        return None
+    return opts.kind or (None if scheduled else "major")
+
+
 def _plan(
     snapshot: Snapshot,
     ids: ValidWriteIdList,
@@ -117,7 +133,7 @@ def _planned(plan: AcidCompactionPlan) -> PartitionCompaction:
         partition=plan.partition.path,
         status="planned",
         high_water_mark=plan.high_water_mark,
-        versions_compacted=len(plan.deltas) + (plan.base is not None),
+        versions_compacted=plan.versions,
         rows=sum(f.row_count for f in plan.inputs if f.kind != DELETE_KIND),
         files_removed=len(plan.retired),
         bytes_before=plan.input_bytes,
@@ -182,46 +198,21 @@ def _compact_partition(
 ) -> PartitionCompaction:
     """One attempt: write the compacted directories and commit them, or raise."""
     spec = table.spec
-    location = table.location
     ppath = plan.partition.path
     with write_transaction(
         ctx.store,
         spec.name,
         timeout_s=opts.txn_timeout_s,
         fileio=ctx.fileio,
-        staging=lambda txn: ctx.layout.staging_dir(location, txn),
+        staging=lambda txn: ctx.layout.staging_dir(table.location, txn),
     ) as tx:
         inserts_dir, deletes_dir = plan.outputs(tx.id)
-        for d in (inserts_dir, deletes_dir):
-            if d is not None:
-                tx.own_dir(f"{location}/{acid_dir_path(ppath, d)}")
         say(f"{plan.kind} compaction of {len(plan.inputs)} file(s) as {inserts_dir.name}")
-        snapshot = ctx.store.snapshot(spec.name)
-        inserts, deletes = _events(ctx, snapshot, plan)
-        assert tx.staging_dir is not None
-        args: dict[str, Any] = {"version": tx.id, "claim": tx.own_file}
-        if plan.kind == "major":
-            keys = [F.col(c) == F.col(f"#d_{c}") for c in ROW_ID_FIELDS]
-            gone = deletes.select(*[F.col(c).alias(f"#d_{c}") for c in ROW_ID_FIELDS])
-            rows = inserts.join(gone, keys, "left_anti")
-            written = write_events(
-                rows, spec, ctx.fileio, location, tx.staging_dir, inserts_dir, **args
-            )
-        else:
-            assert deletes_dir is not None
-            written = write_events(
-                inserts, spec, ctx.fileio, location, tx.staging_dir, inserts_dir, **args
-            )
-            written += write_events(
-                deletes, spec, ctx.fileio, location, tx.staging_dir, deletes_dir, **args
-            )
-        adds = tuple(
-            FileAdd(
-                plan.partition.id, a.path, a.kind, a.version, a.size_bytes, a.row_count, a.stats
-            )
-            for a in (w.add for w in written)
-        )
-        data = [a for a in adds if a.kind != "acid_marker"]
+        adds = _write_outputs(ctx, table, plan, tx)
+        data = [a for a in adds if a.kind in EVENT_KINDS]
+        rows = sum(a.row_count for a in data if a.kind != DELETE_KIND)
+        tombstones = sum(a.row_count for a in adds if a.kind == TOMBSTONE_KIND)
+        say(f"committing {rows} rows, {tombstones} tombstones")
         tx.commit(
             operation="compact",
             partitions=[
@@ -240,6 +231,7 @@ def _compact_partition(
                 "files_removed": len(plan.retired),
                 "files_written": len(data),
                 "bytes_written": sum(a.size_bytes for a in data),
+                "tombstones": tombstones,
             },
         )
     say(f"committed version {tx.id}")
@@ -248,13 +240,58 @@ def _compact_partition(
         status="compacted",
         version=tx.id,
         high_water_mark=plan.high_water_mark,
-        versions_compacted=len(plan.deltas) + (plan.base is not None),
-        rows=sum(a.row_count for a in data if a.kind != DELETE_KIND),
+        versions_compacted=plan.versions,
+        rows=rows,
+        tombstones=tombstones,
         files_removed=len(plan.retired),
         files_added=len(adds),
         bytes_before=plan.input_bytes,
         bytes_after=sum(a.size_bytes for a in data),
         message=f"{plan.kind}: {plan.reason}",
+    )
+
+
+def _write_outputs(
+    ctx: AcidCompactionContext, table: TableInfo, plan: AcidCompactionPlan, tx: WriteTransaction
+) -> tuple[FileAdd, ...]:
+    """Write the compacted directories (and merged tombstones) of ``plan`` as transaction
+    ``tx``; the files to add, in the partition."""
+    spec, location = table.spec, table.location
+    inserts_dir, deletes_dir = plan.outputs(tx.id)
+    for d in (inserts_dir, deletes_dir):
+        if d is not None:
+            tx.own_dir(f"{location}/{acid_dir_path(plan.partition.path, d)}")
+    inserts, deletes = _events(ctx, ctx.store.snapshot(spec.name), plan)
+    assert tx.staging_dir is not None
+    stage = tx.staging_dir
+    args: dict[str, Any] = {"version": tx.id, "claim": tx.own_file}
+
+    def write(events: DataFrame, directory: AcidDir) -> list[WrittenFile]:
+        return write_events(events, spec, ctx.fileio, location, stage, directory, **args)
+
+    if plan.kind == "major":
+        keys = [F.col(c) == F.col(f"#d_{c}") for c in ROW_ID_FIELDS]
+        gone = deletes.select(*[F.col(c).alias(f"#d_{c}") for c in ROW_ID_FIELDS])
+        written = write(inserts.join(gone, keys, "left_anti"), inserts_dir)
+    else:
+        assert deletes_dir is not None
+        written = write(inserts, inserts_dir) + write(deletes, deletes_dir)
+    adds = [w.add for w in written]
+    merged_rel = plan.tombstone_output(tx.id)
+    if merged_rel is not None:
+        merged = merge_tombstones(
+            plan.tombstones,
+            spec,
+            ctx.fileio,
+            location,
+            merged_rel,
+            write_id=plan.max_write_id,
+            **args,
+        )
+        adds += [] if merged is None else [merged]
+    pid = plan.partition.id
+    return tuple(
+        FileAdd(pid, a.path, a.kind, a.version, a.size_bytes, a.row_count, a.stats) for a in adds
     )
 
 

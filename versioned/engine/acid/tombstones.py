@@ -11,12 +11,15 @@ delete_delta_W_W_0000.orc``, listed by the commit like every other file (kind
 `TOMBSTONE_KIND`). The folder is hidden (``_``), so Hive's readers skip it. Tombstones are
 few (one per deleted key), so they are collected and written with pyarrow on the driver, and
 read back by Spark only for the partitions a batch can touch.
+
+A major compaction merges a partition's tombstones up to its base's write id into one file
+(`merge_tombstones`, ``_tombstones/base_W_vT.orc``): the newest tombstone of each key.
 """
 
 from __future__ import annotations
 
 import io
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -25,18 +28,15 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from versioned.catalog.records import FileAdd, Snapshot
+from versioned.catalog.records import DataFile, FileAdd, Snapshot
 from versioned.engine.acid.event_writer import STATEMENT_ID, Claim, WrittenFile
 from versioned.engine.spark.types import spark_type
 from versioned.layouts.acid.directories import DeltaDir
+from versioned.layouts.acid.snapshot_dirs import TOMBSTONE_DIR, TOMBSTONE_KIND
 from versioned.schema import TableSpec
 from versioned.storage.filesystem import FileIO
 from versioned.storage.partition_paths import partition_path
 
-TOMBSTONE_KIND = "acid_tombstone"
-"""Catalog file kind of a tombstone side file."""
-TOMBSTONE_DIR = "_tombstones"
-"""Folder of a partition holding its tombstone files (hidden from Hive's readers)."""
 _VALUE = "#pv_"
 
 
@@ -86,6 +86,46 @@ def write_tombstones(
         add = FileAdd(None, rel, TOMBSTONE_KIND, version, len(data), rows.num_rows, stats)
         written.append(WrittenFile(pvalues, add))
     return written
+
+
+def merge_tombstones(
+    files: Sequence[DataFile],
+    spec: TableSpec,
+    fileio: FileIO,
+    table_location: str,
+    rel: str,
+    *,
+    write_id: int,
+    version: int,
+    claim: Claim,
+) -> FileAdd | None:
+    """Write the newest tombstone of each key among ``files`` (one partition's tombstone
+    files) to ``rel`` (relative to the table; claimed first), or nothing when no tombstone
+    has an ordering value (one without never makes a change stale)."""
+    order = spec.ordering_column
+    assert order is not None
+    columns = tombstone_columns(spec)
+    tables = [
+        paorc.read_table(
+            io.BytesIO(fileio.read_bytes(f"{table_location}/{f.path}")), columns=columns
+        )
+        for f in files
+    ]
+    every = pa.concat_tables(tables, promote_options="default")
+    keys = [c for c in columns if c != order]
+    grouped = every.group_by(keys, use_threads=False).aggregate([(order, "max")])
+    grouped = grouped.filter(pc.is_valid(grouped.column(f"{order}_max")))
+    newest = pa.table(
+        [grouped.column(f"{order}_max" if c == order else c) for c in columns], names=columns
+    )
+    if newest.num_rows == 0:
+        return None
+    sink = io.BytesIO()
+    paorc.write_table(newest, sink, compression="zlib")
+    data = sink.getvalue()
+    fileio.write_bytes_atomic(claim(f"{table_location}/{rel}"), data)
+    stats = {"write_id": write_id}
+    return FileAdd(None, rel, TOMBSTONE_KIND, version, len(data), newest.num_rows, stats)
 
 
 def newest_tombstones(

@@ -8,7 +8,10 @@ the retention: vacuum deletes them and forgets them. Orphans (unlisted files: a 
 write's ``delta_W_W_0000`` or an aborted compactor's ``_vT`` output) go after the grace
 period unless their writer is still open: the transaction in a ``_vT`` suffix or
 ``_staging/txn=N`` (`TableLayout.transaction_of`), or, for a writer's ``delta_W_W`` /
-``delete_delta_W_W`` / ``base_W`` named by write id, a write id still open. Emptied
+``delete_delta_W_W`` / ``base_W`` named by write id (and its tombstone file,
+``_tombstones/delete_delta_W_W_0000.orc``), a write id still open. Tombstone files are
+retired only by a major compaction that merged them into its own (``_tombstones/
+base_W_vT.orc``), so vacuum never deletes a tombstone a retained snapshot needs. Emptied
 ``base_`` / ``delta_`` / ``delete_delta_`` directories go whole (with their marker).
 """
 
@@ -22,6 +25,7 @@ from versioned.catalog.store import MetaStore
 from versioned.engine.vacuum import VacuumPaths, vacuum_table
 from versioned.layouts.acid.directories import DeltaDir, parse_directory
 from versioned.layouts.acid.errors import AcidNameError
+from versioned.layouts.acid.snapshot_dirs import TOMBSTONE_DIR
 from versioned.layouts.base import TableLayout
 from versioned.results import VacuumResult
 from versioned.storage.filesystem import FileIO
@@ -33,7 +37,7 @@ def open_write_id_paths(open_write_ids: frozenset[int]) -> Callable[[str], bool]
     """Whether a path lies in a directory named by write ids of which one is open."""
 
     def in_progress(rel: str) -> bool:
-        for segment in rel.split("/")[:-1]:
+        for segment in _named_by_write_ids(rel):
             try:
                 parsed = parse_directory(segment)
             except AcidNameError:
@@ -50,6 +54,15 @@ def open_write_id_paths(open_write_ids: frozenset[int]) -> Callable[[str], bool]
         return False
 
     return in_progress
+
+
+def _named_by_write_ids(rel: str) -> list[str]:
+    """The segments of a path that may name write ids: its directories, and the file name
+    of a tombstone file (``_tombstones/delete_delta_W_W_0000.orc``)."""
+    *dirs, name = rel.split("/")
+    if dirs and dirs[-1] == TOMBSTONE_DIR:
+        return [*dirs, name.removesuffix(".orc")]
+    return dirs
 
 
 def vacuum_acid_table(

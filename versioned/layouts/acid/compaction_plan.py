@@ -12,6 +12,12 @@ compact:
 
 T is the compactor's transaction id. The commit retires the files of the compacted
 directories, and of obsolete or aborted ones still listed, and adds the new ones.
+
+A major compaction also merges the partition's delete tombstones (tables with an ordering
+column: ``_tombstones/delete_delta_W_W_0000.orc``, and an earlier compaction's
+``_tombstones/base_W_vT.orc``) of write ids up to its high-water mark into one
+``_tombstones/base_MAX_vT.orc`` and retires them: the base covers those write ids, its
+tombstones cover their deletes, so a late change older than a delete stays stale.
 """
 
 from __future__ import annotations
@@ -29,7 +35,13 @@ from versioned.layouts.acid.compaction_rules import (
     choose_compaction,
 )
 from versioned.layouts.acid.directories import AcidDir, BaseDir, DeltaDir, parse_directory
-from versioned.layouts.acid.snapshot_dirs import EVENT_KINDS, MARKER_KIND
+from versioned.layouts.acid.errors import AcidNameError
+from versioned.layouts.acid.snapshot_dirs import (
+    EVENT_KINDS,
+    MARKER_KIND,
+    TOMBSTONE_DIR,
+    TOMBSTONE_KIND,
+)
 from versioned.layouts.acid.write_ids import ValidWriteIdList
 
 
@@ -44,10 +56,12 @@ class AcidCompactionPlan:
         deltas: The deltas and delete deltas read.
         inputs: Their bucket files.
         retired: Every manifest file the commit retires (bucket files and markers of the
-            compacted, obsolete and aborted directories).
+            compacted, obsolete and aborted directories, and the merged tombstones).
         high_water_mark: The compactor's high-water mark (write ids above it stay as they are).
         write_ids: The compactor's view of the write ids (events of others are dropped).
         reason: Why this partition (and this kind) was chosen.
+        tombstones: The tombstone files a major compaction merges (write ids up to the
+            high-water mark).
     """
 
     partition: PartitionInfo
@@ -59,6 +73,7 @@ class AcidCompactionPlan:
     high_water_mark: int
     write_ids: ValidWriteIdList
     reason: str
+    tombstones: tuple[DataFile, ...] = ()
 
     @property
     def min_write_id(self) -> int:
@@ -69,6 +84,12 @@ class AcidCompactionPlan:
     def max_write_id(self) -> int:
         """The highest write id of the deltas read."""
         return max(d.max_write_id for d in self.deltas)
+
+    @property
+    def versions(self) -> int:
+        """The commits (write ids) whose files are compacted: a writer's delta and delete
+        delta of one write id count once, an earlier compaction's output once."""
+        return len({f.version for f in self.inputs})
 
     @property
     def input_bytes(self) -> int:
@@ -83,10 +104,30 @@ class AcidCompactionPlan:
         low, high = self.min_write_id, self.max_write_id
         return DeltaDir(low, high, None, txn_id), DeltaDir(low, high, None, txn_id, delete=True)
 
+    def tombstone_output(self, txn_id: int) -> str | None:
+        """Where a major compaction by ``txn_id`` writes the merged tombstones (relative to
+        the table), or ``None`` when there are none to merge."""
+        if not self.tombstones:
+            return None
+        name = f"{BaseDir(self.max_write_id, txn_id).name}.orc"
+        return "/".join(x for x in (self.partition.path, TOMBSTONE_DIR, name) if x)
+
 
 def directory_of(file: DataFile) -> str:
     """The name of the ACID directory holding a file."""
     return file.path.rpartition("/")[0].rpartition("/")[2]
+
+
+def tombstone_write_id(file: DataFile) -> int | None:
+    """The highest write id whose deletes a tombstone file holds (from its name:
+    ``delete_delta_W_W_0000.orc`` or a compaction's ``base_W_vT.orc``)."""
+    try:
+        parsed = parse_directory(file.path.rpartition("/")[2].removesuffix(".orc"))
+    except AcidNameError:
+        return None
+    if isinstance(parsed, DeltaDir):
+        return parsed.max_write_id
+    return None if parsed is None else parsed.write_id
 
 
 def plan_partition(
@@ -144,14 +185,23 @@ def plan_partition(
         compacted.append(state.base)
         inputs = base_files + inputs
     retired = [f for d in (*compacted, *state.obsolete, *state.aborted) for f in by_dir[d.name]]
+    tombstones: list[DataFile] = []
+    if kind == "major":
+        high = max(d.max_write_id for d in state.deltas)
+        tombstones = [
+            f
+            for f in files
+            if f.kind == TOMBSTONE_KIND and (tombstone_write_id(f) or high + 1) <= high
+        ]
     return AcidCompactionPlan(
         partition=partition,
         kind=kind,
         base=state.base if kind == "major" else None,
         deltas=state.deltas,
         inputs=tuple(inputs),
-        retired=tuple(retired),
+        retired=tuple(retired + tombstones),
         high_water_mark=compactor.high_water_mark,
         write_ids=compactor,
         reason=reason,
+        tombstones=tuple(tombstones),
     )

@@ -25,6 +25,10 @@ DELETE_KIND = "delete_delta"
 MARKER_KIND = "acid_marker"
 """Catalog file kind of a directory's ``_orc_acid_version`` marker."""
 EVENT_KINDS = (*INSERT_KINDS, DELETE_KIND)
+TOMBSTONE_KIND = "acid_tombstone"
+"""Catalog file kind of a delete tombstone side file (tables with an ordering column)."""
+TOMBSTONE_DIR = "_tombstones"
+"""Folder of a partition holding its tombstone files (hidden from Hive's readers)."""
 
 
 @dataclass(frozen=True)

@@ -58,6 +58,9 @@ def test_transaction_of_a_path_follows_the_layout() -> None:
     assert acid.transaction_of("_staging/txn=7/x.orc") == 7
     # a writer's delta is named by write id, not transaction id
     assert acid.transaction_of("a=1/delta_0000005_0000005_0000/bucket_00000") is None
+    # a major compaction's merged tombstones, and a writer's (named by write id)
+    assert acid.transaction_of("a=1/_tombstones/base_0000003_v0000010.orc") == 10
+    assert acid.transaction_of("a=1/_tombstones/delete_delta_0000005_0000005_0000.orc") is None
 
 
 def test_layout_refuses_a_file_format_it_cannot_store() -> None:

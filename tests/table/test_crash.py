@@ -23,9 +23,11 @@ from versioned.layouts.base import layout_of
 TXN_TIMEOUT_S = 4.0
 # Kill points: after the progress message containing the stage, plus a random delay.
 STAGES = {
-    "upsert": ["reading the batch", "probing Bloom filters", "writing ", "committed version"],
+    "upsert": ["reading the batch", "{lookup}", "writing ", "committed version"],
     "compact": ["reading ", "writing ", "committing", "committed version"],
 }
+# How a write finds the stored keys of its batch, per layout.
+LOOKUP = {"versioned": "probing Bloom filters", "acid": "looking up the stored rows"}
 ROUNDS = ["upsert", "compact", "upsert", "compact"]
 
 
@@ -81,7 +83,11 @@ def test_killed_upserts_and_compactions_leave_the_table_before_or_after(
     rng.seed(seed)
     # The first round of each kind dies while writing files, the others anywhere.
     plan = [
-        (op, "writing " if i < 2 else rng.choice(STAGES[op]), rng.uniform(0.0, 0.6))
+        (
+            op,
+            "writing " if i < 2 else rng.choice(STAGES[op]).format(lookup=LOOKUP[layout]),
+            rng.uniform(0.0, 0.6),
+        )
         for i, op in enumerate(ROUNDS)
     ]
     context = f"seed {seed}, plan {plan}, catalog {catalog_url.split(':')[0]}"

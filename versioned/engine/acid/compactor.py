@@ -207,8 +207,11 @@ def _compact_partition(
         staging=lambda txn: ctx.layout.staging_dir(table.location, txn),
     ) as tx:
         inserts_dir, deletes_dir = plan.outputs(tx.id)
-        say(f"{plan.kind} compaction of {len(plan.inputs)} file(s) as {inserts_dir.name}")
-        adds = _write_outputs(ctx, table, plan, tx)
+        say(
+            f"reading {len(plan.inputs)} file(s): {plan.kind} compaction of write ids "
+            f"{plan.min_write_id}..{plan.max_write_id}"
+        )
+        adds = _write_outputs(ctx, table, plan, tx, say)
         data = [a for a in adds if a.kind in EVENT_KINDS]
         rows = sum(a.row_count for a in data if a.kind != DELETE_KIND)
         tombstones = sum(a.row_count for a in adds if a.kind == TOMBSTONE_KIND)
@@ -252,7 +255,11 @@ def _compact_partition(
 
 
 def _write_outputs(
-    ctx: AcidCompactionContext, table: TableInfo, plan: AcidCompactionPlan, tx: WriteTransaction
+    ctx: AcidCompactionContext,
+    table: TableInfo,
+    plan: AcidCompactionPlan,
+    tx: WriteTransaction,
+    say: Progress,
 ) -> tuple[FileAdd, ...]:
     """Write the compacted directories (and merged tombstones) of ``plan`` as transaction
     ``tx``; the files to add, in the partition."""
@@ -264,6 +271,7 @@ def _write_outputs(
     inserts, deletes = _events(ctx, ctx.store.snapshot(spec.name), plan)
     assert tx.staging_dir is not None
     stage = tx.staging_dir
+    say(f"writing {' and '.join(d.name for d in (inserts_dir, deletes_dir) if d is not None)}")
     args: dict[str, Any] = {"version": tx.id, "claim": tx.own_file}
 
     def write(events: DataFrame, directory: AcidDir) -> list[WrittenFile]:

@@ -3,10 +3,14 @@
 
 from __future__ import annotations
 
+import pytest
+
 from versioned.catalog.records import DataFile, PartitionInfo
+from versioned.errors import InputError
 from versioned.layouts.acid.compaction_plan import plan_partition, tombstone_write_id
 from versioned.layouts.acid.compaction_rules import InitiatorThresholds
 from versioned.layouts.acid.write_ids import ValidWriteIdList
+from versioned.options import CompactionOptions
 
 PARTITION = PartitionInfo(1, 1, ("a",), "p=a", 9, 0.0)
 RULES = InitiatorThresholds()
@@ -78,3 +82,10 @@ def test_minor_compaction_leaves_the_tombstones_alone() -> None:
     )
     assert plan is not None and plan.tombstones == () and plan.tombstone_output(9) is None
     assert not any(f.kind == "acid_tombstone" for f in plan.retired)
+
+
+def test_an_unknown_compaction_kind_is_refused() -> None:
+    for kind in ("major", "minor", "auto", None):
+        CompactionOptions(kind=kind)  # type: ignore[arg-type]
+    with pytest.raises(InputError, match="compaction kind 'medium': use major, minor or auto"):
+        CompactionOptions(kind="medium")  # type: ignore[arg-type]

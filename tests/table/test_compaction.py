@@ -227,6 +227,7 @@ def test_compaction_reports_a_conflict_when_writers_keep_winning(
     assert on_disk == listed
 
 
+@pytest.mark.never(["acid"], reason=HIVE_COMPACTOR)
 def test_write_planned_before_compaction_retries_above_it(
     race_cat: Catalog, spark: Any, layout: str
 ) -> None:

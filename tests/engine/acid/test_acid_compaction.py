@@ -162,6 +162,37 @@ def test_a_write_committed_during_compaction_is_not_lost(cat: Any) -> None:
     assert _walk(cat, table) == _rows(table)
 
 
+def test_a_write_planned_before_a_compaction_commits_after_it_without_replanning(
+    cat: Any,
+) -> None:
+    """The table's key is unique table-wide, so a write is guarded by the table's commit
+    sequence; compactions committed since it planned do not count: its delete events name
+    ROW__IDs the compaction kept."""
+    table = _history(cat)
+    messages: list[str] = []
+    compactions: list[Any] = []
+
+    def meanwhile(message: str) -> None:
+        messages.append(message)
+        if message.startswith("writing") and not compactions:
+            compactions.append(table.compact())
+
+    result = table.upsert(
+        _changes([1, 4, 8], ["A3", None, "h"], ["x", "y", "y"], ["U", "D", "I"]),
+        op_code_column="op",
+        progress=meanwhile,
+    )
+
+    (compaction,) = compactions
+    assert {p.status for p in compaction.partitions} == {"compacted"}
+    assert result.version < min(p.version for p in compaction.partitions)  # planned first
+    assert (result.updated, result.deleted, result.inserted) == (1, 1, 1)
+    assert not any("conflict" in m for m in messages)  # committed on its first attempt
+    expected = {(1, "A3", "x"), (2, "b2", "x"), (3, "c", "y"), (5, "e", "y"), (8, "h", "y")}
+    assert _rows(table) == expected
+    assert _walk(cat, table) == _rows(table)
+
+
 def test_vacuum_removes_obsolete_directories_once_no_retained_snapshot_needs_them(
     cat: Any,
 ) -> None:

@@ -2,6 +2,12 @@
 
 Built on `versioned.catalog.write_transaction` (begin, heartbeat, compare-and-swap commit,
 abort with its cleanup policy); an acid write adds the table's write id of the transaction.
+
+Compactions never conflict with an acid write (Hive's design): a compaction covers only
+write ids below every open one and keeps ROW__IDs, so the delete events a write planned
+still match, and it moves no partition head and no key. A write guarded by the table's
+commit sequence (keys unique table-wide) therefore commits again against the new sequence
+when only compactions committed since it planned, instead of re-planning.
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ from typing import Any
 from versioned.catalog.records import CommitInfo, PartitionCommit
 from versioned.catalog.store import MetaStore
 from versioned.catalog.write_transaction import WriteTransaction, write_transaction
+from versioned.errors import CommitConflictError
 from versioned.names import TableName
 from versioned.storage.filesystem import FileIO
 
@@ -24,6 +31,7 @@ class AcidTransaction:
 
     tx: WriteTransaction
     write_id: int
+    store: MetaStore | None = None
 
     @property
     def txn_id(self) -> int:
@@ -44,10 +52,29 @@ class AcidTransaction:
         metrics: dict[str, Any],
         expected_seq: int | None,
     ) -> CommitInfo:
-        """List the files and commit; raises `CommitConflictError` when another writer won."""
-        return self.tx.commit(
-            operation=operation, partitions=partitions, metrics=metrics, expected_seq=expected_seq
-        )
+        """List the files and commit; raises `CommitConflictError` when another writer won
+        (with ``expected_seq``: a commit since that sequence other than a compaction)."""
+        while True:
+            try:
+                return self.tx.commit(
+                    operation=operation,
+                    partitions=partitions,
+                    metrics=metrics,
+                    expected_seq=expected_seq,
+                )
+            except CommitConflictError:
+                expected_seq = self._past_compactions(expected_seq)
+                if expected_seq is None:
+                    raise
+
+    def _past_compactions(self, expected_seq: int | None) -> int | None:
+        """The table's sequence now, if only compactions committed since ``expected_seq``."""
+        if expected_seq is None or self.store is None:
+            return None
+        since = [c for c in self.store.history(self.tx.table) if c.seq > expected_seq]
+        if not since or any(c.operation != "compact" for c in since):
+            return None
+        return since[-1].seq
 
 
 @contextmanager
@@ -72,4 +99,4 @@ def acid_transaction(
         store, table, timeout_s=timeout_s, fileio=fileio, staging=staging_dir
     ) as tx:
         (write_id,) = store.allocate_write_ids(table, [tx.id])
-        yield AcidTransaction(tx, write_id)
+        yield AcidTransaction(tx, write_id, store)

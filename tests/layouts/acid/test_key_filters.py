@@ -14,6 +14,7 @@ from versioned.layouts.acid.bucket_codec import encode_bucket_property
 from versioned.layouts.acid.file_pruning import (
     NO_PARTITION,
     batch_keys,
+    deletes_for,
     key_blooms,
     partition_ids,
     prune_insert_files,
@@ -187,3 +188,28 @@ def test_files_of_other_partitions_and_buckets_and_unfiltered_files(tmp_path: Pa
     assert (other_bucket.kept, other_bucket.by_scope, other_bucket.blooms_read) == ((), 3, 0)
     assert (mixed.kept, mixed.by_scope) == ((unfiltered,), 1)  # no filters: always read
     assert np.array_equal(_probe([1, 2], [3, 3]).buckets, [3, 3])
+
+
+def _ref(directory: str, kind: str, bucket: int, pid: int = 1) -> BucketFileRef:
+    rel = f"{directory}/bucket_{bucket:05d}"
+    return BucketFileRef(_data_file(rel, kind, {}, pid), directory, bucket)
+
+
+def test_delete_files_are_read_only_where_they_may_delete_a_kept_file_s_rows() -> None:
+    deletes = [
+        _ref("delete_delta_0000002_0000002_0000", "delete_delta", 0),  # before delta 3
+        _ref("delete_delta_0000003_0000003_0000", "delete_delta", 0),
+        _ref("delete_delta_0000004_0000005", "delete_delta", 0),  # compacted
+        _ref("delete_delta_0000005_0000005_0000", "delete_delta", 1),  # other bucket
+        _ref("delete_delta_0000005_0000005_0000", "delete_delta", 0, pid=2),  # other partition
+    ]
+
+    after_delta = deletes_for([_ref("delta_0000003_0000003_0000", "delta", 0)], deletes)
+    after_base = deletes_for([_ref("base_0000001", "base", 0)], deletes)
+
+    assert [d.directory for d in after_delta] == [
+        "delete_delta_0000003_0000003_0000",
+        "delete_delta_0000004_0000005",
+    ]
+    assert after_base == tuple(deletes[:3])
+    assert deletes_for([], deletes) == ()

@@ -5,9 +5,9 @@ ordering column and the ROW__ID fields (Spark prunes the nested ``row`` struct).
 files may hold a key is decided on the driver without opening a data file
 (`layouts.acid.file_pruning`): the key's partition (every partition when keys move), its
 bucket when the bucket columns are part of the key, the file's min/max key in the catalog
-and the file's Bloom filter side file (`layouts.acid.key_filters`). Delete events are read
-only for the partitions and buckets of the kept files (a delete event sits in the partition
-and bucket of the row it deletes). A batch of new keys reads no data file at all.
+and the file's Bloom filter side file (`layouts.acid.key_filters`). Delete files are read
+only where they may delete rows of the kept files: same partition and bucket, written no
+earlier. A batch of new keys reads no data file at all.
 
 Why our own filters and not ORC's: ORC's row-group min/max and Bloom filters (and Spark's
 predicate pushdown on the nested ``row.<key>`` field, which Spark 4 does for ORC) are only
@@ -48,6 +48,7 @@ from versioned.layouts.acid.file_pruning import (
     NO_PARTITION,
     FilePruning,
     batch_keys,
+    deletes_for,
     key_blooms,
     prune_insert_files,
 )
@@ -129,8 +130,7 @@ def plan_lookup(
     in_scope = files.only(scope.partitions, scope.buckets)
     root = snapshot.table.location
     pruning = prune_insert_files(fileio, root, in_scope.inserts, probe, key_blooms(snapshot.files))
-    kept = {(r.file.partition_id, r.bucket) for r in pruning.kept}
-    deletes = tuple(d for d in in_scope.deletes if (d.file.partition_id, d.bucket) in kept)
+    deletes = deletes_for(pruning.kept, in_scope.deletes)
     chosen = SnapshotFiles(files.write_ids, pruning.kept, deletes, files.states)
     return KeyLookup(scope, chosen, pruning, len(files.inserts) + len(files.deletes))
 

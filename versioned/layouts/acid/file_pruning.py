@@ -4,7 +4,8 @@ A file is kept when some batch key could live in it: the key names the file's pa
 (unless keys move between partitions), falls in the file's bucket (when the bucket columns
 are part of the key), lies within the file's ``min_key``/``max_key`` stats, and tests
 positive in the file's Bloom filter (`key_filters`). Only Bloom side files are read; each key
-is hashed once (`KeyDigests`) for every filter. A file without filters is kept.
+is hashed once (`KeyDigests`) for every filter. A file without filters is kept. Delete files
+are kept only where they may delete rows of kept insert files (`deletes_for`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from versioned.catalog.records import DataFile, PartitionInfo
+from versioned.layouts.acid.directories import BaseDir, DeltaDir, parse_directory
+from versioned.layouts.acid.errors import AcidNameError
 from versioned.layouts.acid.key_filters import BLOOM_STAT, KEY_BLOOM_KIND, key_bloom_path
 from versioned.layouts.acid.snapshot_dirs import BucketFileRef
 from versioned.layouts.version_partition.bloom import KeyBloomFilter, KeyDigests
@@ -24,6 +27,7 @@ from versioned.layouts.version_partition.elsewhere import KeyRangeTester
 from versioned.layouts.version_partition.keys import encode_keys
 from versioned.storage.filesystem import FileIO
 
+_MAX = 1 << 62
 NO_PARTITION = -1
 """`BatchKeys.partition_ids` of a key whose partition the snapshot does not have."""
 
@@ -172,6 +176,36 @@ def prune_insert_files(
                 continue
         kept.append(ref)
     return FilePruning(tuple(kept), by_scope, by_range, by_bloom, read)
+
+
+def deletes_for(
+    kept: Sequence[BucketFileRef], deletes: Sequence[BucketFileRef]
+) -> tuple[BucketFileRef, ...]:
+    """The delete files that may delete a row of the insert files ``kept``.
+
+    A delete event sits in the partition and bucket of the row it deletes, and is written
+    no earlier than that row: a delete directory whose highest write id is below every
+    kept file's lowest one (in that partition and bucket) deletes none of their rows.
+    """
+    lowest: dict[tuple[int | None, int], int] = {}
+    for ref in kept:
+        where = (ref.file.partition_id, ref.bucket)
+        lowest[where] = min(lowest.get(where, _MAX), _write_ids(ref.directory)[0])
+    return tuple(
+        d
+        for d in deletes
+        if _write_ids(d.directory)[1] >= lowest.get((d.file.partition_id, d.bucket), _MAX)
+    )
+
+
+def _write_ids(directory: str) -> tuple[int, int]:
+    """Lowest and highest write id a base or delta directory can hold."""
+    parsed = parse_directory(directory)
+    if isinstance(parsed, DeltaDir):
+        return parsed.min_write_id, parsed.max_write_id
+    if isinstance(parsed, BaseDir):
+        return 0, parsed.write_id
+    raise AcidNameError(f"{directory!r} is not a base or delta directory", path=directory)
 
 
 def key_blooms(files: Sequence[DataFile]) -> dict[str, DataFile]:

@@ -9,26 +9,35 @@ and the file's Bloom filter side file (`layouts.acid.key_filters`). Delete files
 only where they may delete rows of the kept files: same partition and bucket, written no
 earlier. A batch of new keys reads no data file at all.
 
-Why our own filters and not ORC's: ORC's row-group min/max and Bloom filters (and Spark's
-predicate pushdown on the nested ``row.<key>`` field, which Spark 4 does for ORC) are only
-consulted once a file is opened: every candidate file's footer and index are still read, a
-lookup is a join with the batch rather than a literal predicate, and a new key still costs a
-file open per bucket file. The catalog's min/max and a Bloom side file decide before any
-data file is opened; the bucket files stay exactly what Hive writes.
+Why our own filters and not ORC's: ORC's stripe and row-group min/max and Bloom filters
+(Spark 4 pushes predicates on nested fields such as ``row.<key>`` into ORC,
+``spark.sql.optimizer.nestedPredicatePushdown.supportedFileSources`` defaults to
+``parquet,orc``) are consulted only after a file is opened, and only for a literal
+predicate: the lookup is a join with the batch, so Spark pushes nothing, and even an
+``IN`` list of the batch's keys would open every bucket file for its footer and indexes. A
+new key would still cost one file open per bucket file of its bucket. The catalog's min/max
+and a Bloom side file decide before any data file is opened, and the bucket files stay
+exactly what Hive writes.
 
-Measured (``benchmarks/acid_lookup.py``; 200k rows, 4 buckets on the key, 20 deltas of 1 %
-updates: 84 insert and delete bucket files; 2 shared cores under load, so times are rough):
+Measured (``benchmarks/acid_lookup.py``: 200k rows, 4 buckets on the key, 20 deltas of 1 %
+updates, so 84 insert and 80 delete bucket files; batches of 2,000 keys, three runs each,
+every run adding its delta; 2 cores shared with other jobs at load 15-22, so the seconds
+are rough and the files are the figure to trust):
 
-=====================  ==========================  ==========================
-batch (2,000 keys)     before: lookup s / files    after: lookup s / files
-=====================  ==========================  ==========================
-1 % updates            BEFORE_UPD                  AFTER_UPD
-new keys (above max)   BEFORE_NEW                  AFTER_NEW
-new keys (in range)    BEFORE_SPREAD               AFTER_SPREAD
-=====================  ==========================  ==========================
+====================  =========================  =========================
+batch                 before: s (min) / files    after: s (min) / files
+====================  =========================  =========================
+1 % updates           9.3 / 164, 172, 180        11.2 / 163, 172, 180
+new keys, above max   7.7 / 188, 192, 196        2.7 / 0, 0, 0
+new keys, in range    7.2 / 200, 204, 208        2.8 / 0, 24, 50
+====================  =========================  =========================
 
-Random updates touch every file anyway (each delta holds some of the batch's keys); the
-gain is for new keys, small batches and keys that cluster (time-ordered ids).
+Random 1 % updates gain nothing: every delta holds a few of the batch's keys, so nearly
+every file may hold one (pruning them costs ~0.2 s on the driver: 84 Bloom files read).
+New keys above the stored range are pruned by min/max alone; new keys inside it by the
+Bloom filters, where a large base file probed with ~500 keys still tests positive ~40 % of
+the time (`key_filters.KEY_BLOOM_ERROR_RATE`) and then brings the delete files of its
+bucket. Writing the filters costs ~0.2 s per 50k-key bucket file on the driver.
 """
 
 from __future__ import annotations

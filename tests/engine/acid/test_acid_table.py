@@ -23,7 +23,8 @@ from versioned.layouts.acid.snapshot_dirs import valid_write_id_list
 
 COLUMNS = "id BIGINT NOT NULL, name STRING, store STRING"
 NAME_PATTERN = re.compile(
-    r"^store=[^/]+/(delta|delete_delta)_\d{7}_\d{7}_0000/(bucket_\d{5}|_orc_acid_version)$"
+    r"^store=[^/]+/(delta|delete_delta)_\d{7}_\d{7}_0000/"
+    r"(bucket_\d{5}|_orc_acid_version|_key_bloom_\d{5})$"  # Hive skips "_" side files
 )
 
 
@@ -137,7 +138,11 @@ def test_files_are_named_as_hive_names_them_and_hive_s_reader_sees_what_read_ret
     paths = sorted(f.path for f in snapshot.files)
     assert all(NAME_PATTERN.match(p) for p in paths), paths
     assert "store=x/delete_delta_0000002_0000002_0000/_orc_acid_version" in paths
-    assert {f.kind for f in snapshot.files} == {"delta", "delete_delta", "acid_marker"}
+    kinds = {"delta", "delete_delta", "acid_marker", "acid_key_bloom"}
+    assert {f.kind for f in snapshot.files} == kinds
+    blooms = {f.path for f in snapshot.files if f.kind == "acid_key_bloom"}
+    inserts = {f.path for f in snapshot.files if f.kind == "delta"}
+    assert blooms == {p.replace("/bucket_", "/_key_bloom_") for p in inserts}
     table_dir = Path(cat.fileio.full_path(table.info.location).removeprefix("file://"))
     on_disk = sorted(str(p.relative_to(table_dir)) for p in table_dir.rglob("*") if p.is_file())
     assert on_disk == paths  # staging cleaned up; every file is listed by the commit

@@ -5,7 +5,10 @@ currentTransaction, row``), the rows are shuffled so that each (partition, bucke
 one task, sorted by ROW__ID, and written with ``partitionBy(<partition columns>, bucket)``
 into the transaction's staging directory. Each part file is then moved to
 ``<partition>/delta_W_W_0000/bucket_NNNNN`` (or ``delete_delta_...``) and the directory gets
-its ``_orc_acid_version`` marker. Nothing is visible until the catalog commit lists them.
+its ``_orc_acid_version`` marker. Each insert bucket file gets its key filters (min/max key
+in its catalog stats, a ``_key_bloom_NNNNN`` Bloom side file: `layouts.acid.key_filters`),
+read back from the file's key columns on the driver, one stripe at a time. Nothing is
+visible until the catalog commit lists them.
 
 What Spark cannot write: ORC user metadata, so the files lack ``hive.acid.key.index``,
 ``hive.acid.stats`` and ``hive.acid.version`` (Hive's readers then treat each file as one
@@ -17,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import pyarrow.orc as paorc
 from pyspark.sql import Column as SparkColumn
@@ -27,6 +31,12 @@ from versioned.catalog.records import FileAdd
 from versioned.engine.acid.bucketing import BUCKET_COLUMN
 from versioned.layouts.acid import orc_schema as s
 from versioned.layouts.acid.directories import AcidDir, BaseDir, DeltaDir, is_hidden
+from versioned.layouts.acid.key_filters import (
+    KEY_BLOOM_KIND,
+    filter_key_columns,
+    key_bloom_path,
+    write_key_filter,
+)
 from versioned.layouts.acid.paths import bucket_file_path, marker_path, write_acid_version_marker
 from versioned.layouts.acid.snapshot_dirs import DELETE_KIND, MARKER_KIND
 from versioned.schema import TableSpec
@@ -217,6 +227,11 @@ def _write(
         fileio.move(stat.path, claim(f"{table_location}/{target}"))
         rows = _row_count(fileio, f"{table_location}/{target}")
         stats = {"write_id": max_write_id, "bucket": bucket}
+        if kind != DELETE_KIND:
+            filters = _key_filter(fileio, table_location, target, spec, version, claim)
+            if filters is not None:
+                stats.update(filters[0])
+                written.append(WrittenFile(values, filters[1]))
         add = FileAdd(None, target, kind, version, stat.size, rows, stats)
         written.append(WrittenFile(values, add))
         partitions[values] = ppath
@@ -229,6 +244,21 @@ def _write(
         written.append(WrittenFile(values, FileAdd(None, marker, MARKER_KIND, version, size, 0)))
     fileio.delete_dir(stage, missing_ok=True)
     return written
+
+
+def _key_filter(
+    fileio: FileIO, table_location: str, target: str, spec: TableSpec, version: int, claim: Claim
+) -> tuple[dict[str, Any], FileAdd] | None:
+    """The key stats of an insert bucket file and its Bloom side file (`key_filters`)."""
+    if filter_key_columns(spec) is None:
+        return None
+    claim(f"{table_location}/{key_bloom_path(target)}")  # before it exists: see `Claim`
+    written = write_key_filter(fileio, table_location, target, spec)
+    assert written is not None
+    add = FileAdd(
+        None, written.bloom_path, KEY_BLOOM_KIND, version, written.bloom_size, written.keys
+    )
+    return written.stats, add
 
 
 def _row_count(fileio: FileIO, rel: str) -> int:

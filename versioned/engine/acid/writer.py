@@ -35,7 +35,7 @@ from versioned.engine.acid.event_writer import (
 )
 from versioned.engine.acid.events import ROW_ID_FIELDS
 from versioned.engine.acid.reader import files_of
-from versioned.engine.acid.row_lookup import STORED, lookup_scope, stored_rows
+from versioned.engine.acid.row_lookup import STORED, KeyLookup, plan_lookup, stored_rows
 from versioned.engine.acid.tombstones import (
     TOMBSTONE_KIND,
     newest_tombstones,
@@ -46,6 +46,8 @@ from versioned.engine.feeds.batch_dedup import CHANGES, latest_per_key
 from versioned.engine.feeds.dead_letters import write_dead_letters
 from versioned.engine.feeds.reader import Feed
 from versioned.engine.feeds.rows import OP
+from versioned.layouts.acid.key_filters import KEY_BLOOM_KIND
+from versioned.layouts.acid.snapshot_dirs import MARKER_KIND
 from versioned.layouts.base import TableLayout
 from versioned.options import WriteOptions
 from versioned.results import CommitResult
@@ -54,6 +56,8 @@ from versioned.storage.filesystem import FileIO
 
 Progress = Callable[[str], None]
 _FOUND, _STALE, _DELETED_AT = "#found", "#stale", "#deleted_at"
+_SIDE_KINDS = (MARKER_KIND, TOMBSTONE_KIND, KEY_BLOOM_KIND)
+"""File kinds a commit adds besides bucket files (not counted as files written)."""
 _COUNTS = ("inserted", "updated", "deleted", "ignored_deletes", "stale", "superseded")
 
 
@@ -124,18 +128,14 @@ def _empty_partitions_as_null(rows: DataFrame, spec: TableSpec) -> DataFrame:
     return rows
 
 
-def _plan(ctx: WriteContext, spec: TableSpec, snapshot: Snapshot, batch: DataFrame) -> DataFrame:
-    """The batch joined with each key's stored row, with ``#found`` and ``#stale``."""
-    files = files_of(ctx.store, snapshot)
-    scope = lookup_scope(batch, spec, snapshot)
+def _plan(
+    ctx: WriteContext, spec: TableSpec, snapshot: Snapshot, batch: DataFrame
+) -> tuple[DataFrame, KeyLookup]:
+    """The batch joined with each key's stored row, with ``#found`` and ``#stale``, and
+    the files its lookup reads."""
+    lookup = plan_lookup(ctx.fileio, snapshot, files_of(ctx.store, snapshot), batch)
     stored = stored_rows(
-        ctx.spark,
-        ctx.fileio,
-        snapshot,
-        files,
-        batch,
-        scope,
-        broadcast_limit=ctx.broadcast_limit,
+        ctx.spark, ctx.fileio, snapshot, lookup, batch, broadcast_limit=ctx.broadcast_limit
     )
     keys = list(spec.record_key)
     cond = [F.col(k).eqNullSafe(F.col(STORED + k)) for k in keys]
@@ -144,7 +144,7 @@ def _plan(ctx: WriteContext, spec: TableSpec, snapshot: Snapshot, batch: DataFra
     stale: SparkColumn = F.lit(False)
     order = spec.ordering_column
     if order:
-        tombstones = newest_tombstones(ctx.spark, ctx.fileio, snapshot, scope.partitions)
+        tombstones = newest_tombstones(ctx.spark, ctx.fileio, snapshot, lookup.scope.partitions)
         stored_order = F.when(found, F.col(STORED + order))
         if tombstones is not None:
             deleted = tombstones.select(
@@ -155,7 +155,7 @@ def _plan(ctx: WriteContext, spec: TableSpec, snapshot: Snapshot, batch: DataFra
             stored_order = F.greatest(stored_order, F.col(_DELETED_AT))
         new = F.col(order)
         stale = stored_order.isNotNull() & new.isNotNull() & (new < stored_order)
-    return planned.withColumn(_FOUND, found).withColumn(_STALE, stale)
+    return planned.withColumn(_FOUND, found).withColumn(_STALE, stale), lookup
 
 
 def _counts(planned: DataFrame) -> dict[str, int]:
@@ -192,7 +192,8 @@ def _write(
     spec = table.spec
     snapshot = ctx.store.snapshot(spec.name)
     say(f"looking up the stored rows of the batch's keys (write id {txn.write_id})")
-    planned = _plan(ctx, spec, snapshot, batch).persist(StorageLevel.MEMORY_AND_DISK)
+    planned, lookup = _plan(ctx, spec, snapshot, batch)
+    planned = planned.persist(StorageLevel.MEMORY_AND_DISK)
     try:
         counts = _counts(planned)
         stage = txn.staging_dir
@@ -224,13 +225,15 @@ def _write(
     finally:
         planned.unpersist()
     changes = _partition_commits(snapshot, written, txn.txn_id)
-    data = [w.add for w in written if w.add.kind not in ("acid_marker", TOMBSTONE_KIND)]
+    data = [w.add for w in written if w.add.kind not in _SIDE_KINDS]
     metrics = {
         **counts,
         "rejected": rejected[0],
         "coerced": feed.coerced_count(),
         "dead_letter": rejected[1],
         "write_id": txn.write_id,
+        "lookup_files_read": lookup.files_read,
+        "lookup_files_skipped": lookup.files_skipped,
         "partitions": len(changes),
         "files_written": len(data),
         "bytes_written": sum(a.size_bytes for a in data),

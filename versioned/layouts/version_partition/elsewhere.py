@@ -101,7 +101,7 @@ def probe_elsewhere(
             of partition column ``i``: a key can only live where these match.
     """
     n = keys.num_rows
-    ranges = _RangeTester(keys.column(key_columns[0])) if key_columns and n else None
+    ranges = KeyRangeTester(keys.column(key_columns[0])) if key_columns and n else None
     hits: dict[int, np.ndarray] = {}
     versions: dict[int, tuple[int, ...]] = {}
     read = probed = 0
@@ -158,8 +158,8 @@ def _candidates(
     return mask
 
 
-class _RangeTester:
-    """Per key: whether it lies within a version's ``min_key``/``max_key`` stats.
+class KeyRangeTester:
+    """Per key: whether it lies within a file's or version's ``min_key``/``max_key`` stats.
 
     Numbers and strings are compared per key; other key types (and values the stats cannot
     bound: nulls, NaN) are never pruned, as `stats.may_contain_range` does for a batch.
@@ -181,6 +181,7 @@ class _RangeTester:
             )
 
     def within(self, stats: Mapping[str, Any]) -> np.ndarray:
+        """Per key: false only when it certainly lies outside ``stats``' key range."""
         n = len(self._unbounded)
         if stats.get("keys") == 0:
             return np.zeros(n, dtype=bool)

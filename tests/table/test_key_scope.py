@@ -21,7 +21,6 @@ from versioned.errors import CommitConflictError
 pytestmark = pytest.mark.spark
 
 NO_COMPACTION = "compaction of the acid layout (issue 12)"
-NO_VIEWS = "SQL views of the acid layout (issue 12)"
 NO_EXPORT = "export and import of the acid layout (issue 12)"
 
 
@@ -50,7 +49,6 @@ def _rows(frame: Any) -> list[tuple[Any, ...]]:
     return sorted(tuple(r) for r in frame.select("id", "v", "p").collect())
 
 
-@pytest.mark.notimpl(["acid"], reason=NO_VIEWS)
 def test_a_key_that_moves_partition_keeps_one_row(cat: Catalog, layout: str) -> None:
     """The issue's repro: id 1 moves from x to z and must not stay live in x."""
     t = _moving(cat, layout)

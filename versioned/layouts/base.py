@@ -175,7 +175,9 @@ register(
         name="acid",
         description="Hive ACID deltas: base / delta / delete_delta folders of bucket ORC "
         "files with ROW__IDs (compaction, vacuum, export and import not built yet)",
-        capabilities=frozenset({"create", "upsert", "delete", "read", "changes", "views"}),
+        capabilities=frozenset(
+            {"create", "upsert", "delete", "alter", "read", "changes", "views"}
+        ),
         file_formats=("orc",),
         transaction_dirs=r"^(?:base|delta|delete_delta)_(\d+)",
         engine="versioned.engine.acid.table_engine:AcidEngine",

@@ -14,14 +14,13 @@ import pyarrow as pa
 import pytest
 
 from versioned.api.catalog import Catalog, connect
-from versioned.collections.errors import CollectionError, ImportMismatchError
+from versioned.collections.errors import CollectionError
 from versioned.collections.write import write as write_collection
 from versioned.errors import CommitConflictError
 
 pytestmark = pytest.mark.spark
 
 NO_COMPACTION = "compaction of the acid layout (issue 12)"
-NO_EXPORT = "export and import of the acid layout (issue 12)"
 
 
 def _moving(cat: Catalog, layout: str, *, ordering: bool = False, name: str = "m.t") -> Any:
@@ -190,7 +189,6 @@ def test_the_catalog_refuses_a_commit_against_an_old_table_sequence(
     store.abort(txn, "test")
 
 
-@pytest.mark.notimpl(["acid"], reason=NO_EXPORT)
 def test_an_imported_key_retires_its_row_in_another_partition(
     cat: Catalog, tmp_path: Path, layout: str
 ) -> None:
@@ -205,11 +203,6 @@ def test_an_imported_key_retires_its_row_in_another_partition(
     assert _rows(t.read()) == [(1, "imported", "new"), (2, "b", "y"), (9, "only new", "new")]
 
 
-@pytest.mark.notimpl(
-    ["acid"],
-    reason="import of the acid layout (issue 12): the import refuses the table before the rows",
-    raises=ImportMismatchError,
-)
 def test_an_import_with_a_key_in_two_partitions_is_refused(
     cat: Catalog, tmp_path: Path, layout: str
 ) -> None:

@@ -221,3 +221,22 @@ def test_an_import_with_a_key_in_two_partitions_is_refused(
     with pytest.raises(CollectionError, match="two partitions of the collection"):
         cat.import_(tmp_path / "dup", table="m.t")
     assert _rows(t.read()) == [(5, "e", "z")]
+
+
+def test_an_import_with_a_key_in_two_partitions_is_refused_into_a_table_without_rows(
+    cat: Catalog, tmp_path: Path, layout: str
+) -> None:
+    """Checked before anything is written, not only when other partitions exist."""
+    frame = cat.spark.createDataFrame([(1, "a", "x"), (1, "b", "y")], "id INT, v STRING, p STRING")
+    write_collection(
+        frame,
+        str(tmp_path / "dup"),
+        table="m.t",
+        primary_key=["id"],
+        sort_by=None,
+        partition_by=["p"],
+    )
+    t = _moving(cat, layout)
+    with pytest.raises(CollectionError, match="is in two partitions of the collection"):
+        cat.import_(tmp_path / "dup", table="m.t")
+    assert _rows(t.read()) == [] and t.history() == []

@@ -10,7 +10,8 @@ Two kinds of change are allowed, both recorded in the catalog only:
 Old files keep their physical types; readers read them under the new type. Dropping and
 renaming columns, narrowing, and any other type change are refused: they would change what
 stored rows mean. Partition columns cannot be widened (their values name directories and
-catalog partitions); primary-key columns can, because the key encoding of Bloom filters
+catalog partitions), nor bucket columns (Hive's bucket hash depends on the type);
+primary-key columns can, because the key encoding of Bloom filters
 (`versioned.layouts.version_partition.keys`) does not depend on an integer's or decimal's
 width. Added columns never become key or partition columns.
 """
@@ -135,6 +136,12 @@ def widening_problem(spec: TableSpec, old: Column, new: Column) -> str | None:
         return (
             f"cannot change the type of partition column {old.name}: its values name "
             "directories and catalog partitions; create a new table and import the data"
+        )
+    if old.name in spec.bucket_by:
+        return (
+            f"cannot change the type of bucket column {old.name}: a row's bucket is Hive's "
+            "hash of the value as its type, so a wider type would put stored rows in the "
+            "wrong buckets; create a new table and import the data"
         )
     if not new.nullable and old.nullable:
         return f"cannot make {old.name} NOT NULL: only its type can be widened"

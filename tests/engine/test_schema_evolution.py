@@ -16,8 +16,6 @@ import pytest
 from versioned.api.catalog import Catalog, connect
 from versioned.api.table import Table
 from versioned.engine.version_partition.compactor import compact_table
-from versioned.errors import NotSupportedError
-from versioned.schema import TableSpec
 
 pytestmark = pytest.mark.spark
 
@@ -246,14 +244,3 @@ def test_export_and_import_carry_the_schema_of_the_exported_version(
         assert _rows(old.read()) == [(1, 10, "a"), (2, 20, "b")]
     finally:
         other.close()
-
-
-def test_tables_of_the_acid_layout_are_not_altered_by_this_release(cat: Catalog) -> None:
-    spec = TableSpec.build(
-        "t.acid", columns="id INT, v STRING", primary_key="id", layout="acid", file_format="orc"
-    )
-    cat.store.create_table(spec)  # create_table refuses the layout; the catalog can hold one
-    t = cat.table("t.acid")
-    with pytest.raises(NotSupportedError, match=r"alter of t\.acid: the acid layout"):
-        t.add_columns("note STRING")
-    assert t.refresh().spec.column_names == ("id", "v")

@@ -14,14 +14,12 @@ import pyarrow as pa
 import pytest
 
 from versioned.api.catalog import Catalog, connect
-from versioned.collections.errors import CollectionError, ImportMismatchError
+from versioned.collections.errors import CollectionError
 from versioned.collections.write import write as write_collection
 from versioned.errors import CommitConflictError
 
 pytestmark = pytest.mark.spark
 
-NO_VIEWS = "SQL views of the acid layout (issue 12)"
-NO_EXPORT = "export and import of the acid layout (issue 12)"
 
 
 def _moving(cat: Catalog, layout: str, *, ordering: bool = False, name: str = "m.t") -> Any:
@@ -49,7 +47,6 @@ def _rows(frame: Any) -> list[tuple[Any, ...]]:
     return sorted(tuple(r) for r in frame.select("id", "v", "p").collect())
 
 
-@pytest.mark.notimpl(["acid"], reason=NO_VIEWS)
 def test_a_key_that_moves_partition_keeps_one_row(cat: Catalog, layout: str) -> None:
     """The issue's repro: id 1 moves from x to z and must not stay live in x."""
     t = _moving(cat, layout)
@@ -189,7 +186,6 @@ def test_the_catalog_refuses_a_commit_against_an_old_table_sequence(
     store.abort(txn, "test")
 
 
-@pytest.mark.notimpl(["acid"], reason=NO_EXPORT)
 def test_an_imported_key_retires_its_row_in_another_partition(
     cat: Catalog, tmp_path: Path, layout: str
 ) -> None:
@@ -204,11 +200,6 @@ def test_an_imported_key_retires_its_row_in_another_partition(
     assert _rows(t.read()) == [(1, "imported", "new"), (2, "b", "y"), (9, "only new", "new")]
 
 
-@pytest.mark.notimpl(
-    ["acid"],
-    reason="import of the acid layout (issue 12): the import refuses the table before the rows",
-    raises=ImportMismatchError,
-)
 def test_an_import_with_a_key_in_two_partitions_is_refused(
     cat: Catalog, tmp_path: Path, layout: str
 ) -> None:
@@ -227,3 +218,22 @@ def test_an_import_with_a_key_in_two_partitions_is_refused(
     with pytest.raises(CollectionError, match="two partitions of the collection"):
         cat.import_(tmp_path / "dup", table="m.t")
     assert _rows(t.read()) == [(5, "e", "z")]
+
+
+def test_an_import_with_a_key_in_two_partitions_is_refused_into_a_table_without_rows(
+    cat: Catalog, tmp_path: Path, layout: str
+) -> None:
+    """Checked before anything is written, not only when other partitions exist."""
+    frame = cat.spark.createDataFrame([(1, "a", "x"), (1, "b", "y")], "id INT, v STRING, p STRING")
+    write_collection(
+        frame,
+        str(tmp_path / "dup"),
+        table="m.t",
+        primary_key=["id"],
+        sort_by=None,
+        partition_by=["p"],
+    )
+    t = _moving(cat, layout)
+    with pytest.raises(CollectionError, match="is in two partitions of the collection"):
+        cat.import_(tmp_path / "dup", table="m.t")
+    assert _rows(t.read()) == [] and t.history() == []

@@ -14,7 +14,6 @@ from versioned.api.catalog import Catalog, connect
 from versioned.errors import PermissionDeniedError, SchemaError
 
 COLUMNS = "id BIGINT, amt DOUBLE, op STRING, store STRING"
-NO_VIEWS = "SQL views of the acid layout (issue 12)"
 
 
 def _table(cat: Catalog, layout: str, name: str = "t.sales", **kw: Any) -> Any:
@@ -143,7 +142,6 @@ def test_debezium_envelopes(cat: Catalog, tmp_path: Path, layout: str) -> None:
     assert _rows(t.read()) == [(1, 1.5, "a")]
 
 
-@pytest.mark.notimpl(["acid"], reason=NO_VIEWS)
 def test_hostile_partition_values_round_trip(cat: Catalog, layout: str) -> None:
     t = _table(cat, layout)
     values = ["../x", "a/b", "%", "a=b", "ünï", None, "x'y\\z"]
@@ -159,7 +157,6 @@ def test_hostile_partition_values_round_trip(cat: Catalog, layout: str) -> None:
     assert sorted(tuple(r) for r in got) == sorted(latest.values())
 
 
-@pytest.mark.notimpl(["acid"], reason=NO_VIEWS)
 def test_sql_view_equals_read_and_follows_new_commits(cat: Catalog, layout: str) -> None:
     t = _table(cat, layout)
     t.upsert(_batch([(1, 1.0, "I", "a"), (2, 2.0, "I", "b"), (3, 3.0, "I", "b")]))

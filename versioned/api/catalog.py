@@ -286,7 +286,9 @@ class Catalog:
 
         The table is created from the collection's metadata when it does not exist.
         Otherwise the collection must fit it exactly, and every partition it adds must not
-        hold data yet. Everything is checked first: a refusal imports nothing.
+        hold data yet. Everything is checked first: a refusal imports nothing. A version
+        table gets the collection's files; an acid table gets its rows, upserted by key
+        through the acid writer in one transaction (see ``docs/import-export.md``).
 
         Args:
             src: The collection folder (local path or URI).

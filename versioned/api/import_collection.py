@@ -3,11 +3,15 @@
 Everything is checked before anything is written: the metadata, the target's name and the
 user's write permission, the definition (schema, primary key, sort order, storage format,
 partition keys and values), that no partition to add holds data yet, and every listed data
-file (inside the folder, listed size, format, columns, row count, no null or repeated key).
-Then, in one catalog transaction V, each partition's files are copied into
-``<partition>/version_id=V/`` with a Bloom filter over its keys (so later upserts find the
-imported keys), and one commit makes them visible. Import needs no Spark. A failed import
-aborts its transaction, which removes the files it copied (`write_transaction`).
+file (inside the folder, listed size, format, columns, row count, no null or repeated key,
+no key in two partitions when the key is unique table-wide).
+
+A layout that imports by copy (`TableLayout.imports_by_copy`, the version layout) then, in
+one catalog transaction V, copies each partition's files into ``<partition>/version_id=V/``
+with a Bloom filter over its keys (so later upserts find the imported keys), and one commit
+makes them visible; that needs no Spark. A failed import aborts its transaction, which
+removes the files it copied (`write_transaction`). Other layouts (acid) upsert the rows
+through their writer in one transaction (`versioned.api.import_rows`).
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
+from versioned.api.import_rows import ImportedRows, upsert_collection
 from versioned.catalog.records import FileAdd, PartitionCommit, Snapshot, TableInfo
 from versioned.catalog.store import MetaStore
 from versioned.catalog.write_transaction import WriteTransaction, write_transaction
@@ -40,6 +45,7 @@ from versioned.collections.matching import (
 )
 from versioned.collections.metadata import CollectionFile
 from versioned.errors import NoSuchTableError, VersionedError
+from versioned.layouts.base import layout_of
 from versioned.layouts.version_partition.bloom import (
     DEFAULT_ERROR_RATE,
     WRITE_HEADROOM,
@@ -86,8 +92,9 @@ class ImportResult:
         version: The version the import became (``None``: the collection held no rows).
         created: Whether the table was created from the collection's metadata.
         partitions: Partitions added.
-        files: Data files copied.
-        rows: Rows imported.
+        files: Data files copied (or written, by a layout that imports through its writer).
+        rows: Rows imported (an import through the writer skips stale rows, see
+            `versioned.api.import_rows`).
         bytes_written: Size of the files written (data and Bloom filters).
         seconds: Wall time.
     """
@@ -137,10 +144,12 @@ def import_collection(
     if existing is not None:
         refuse_existing_partitions(plan, _partitions_with_data(store, name))
     checked = _check_data(folder, plan)
+    if plan.spec.keys_move and checked:
+        _import_keys(plan.spec, checked)  # refuses a key in two partitions of the collection
     # Every check passed: from here on the import writes.
     info = existing or catalog.create_table_from_spec(plan.spec).info
     try:
-        version, written = _commit(store, catalog.fileio, folder, info, checked, bloom_error_rate)
+        imported = _write(catalog, folder, info, checked, bloom_error_rate)
     except BaseException:
         if existing is None:  # the table was made for this import: take it away again
             with suppress(VersionedError):
@@ -148,13 +157,35 @@ def import_collection(
         raise
     return ImportResult(
         table=str(name),
-        version=version,
+        version=imported.version,
         created=existing is None,
         partitions=len(checked),
-        files=sum(len(c.files) for c in checked),
-        rows=sum(c.rows for c in checked),
-        bytes_written=written,
+        files=imported.files,
+        rows=imported.rows,
+        bytes_written=imported.bytes_written,
         seconds=round(time.monotonic() - started, 3),
+    )
+
+
+def _write(
+    catalog: Catalog,
+    folder: CollectionFolder,
+    info: TableInfo,
+    checked: list[_CheckedPartition],
+    error_rate: float,
+) -> ImportedRows:
+    """Commit the checked partitions: by copying their files, or through the engine."""
+    if not checked:
+        return ImportedRows(version=None, rows=0, files=0, bytes_written=0)
+    if not layout_of(info.spec.layout).imports_by_copy:
+        parts = [(c.files, c.planned.values) for c in checked]
+        return upsert_collection(catalog, folder, info, parts)
+    version, written = _commit(catalog.store, catalog.fileio, folder, info, checked, error_rate)
+    return ImportedRows(
+        version=version,
+        rows=sum(c.rows for c in checked),
+        files=sum(len(c.files) for c in checked),
+        bytes_written=written,
     )
 
 

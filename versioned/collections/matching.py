@@ -294,7 +294,9 @@ def _definition_differences(
             f"sort order differs: {_sorted_by(own_sort)} in the collection, "
             f"{_sorted_by(table_sort)} in the table"
         )
-    if metadata.file_format != table.file_format:
+    # A layout that writes the rows through its engine reads any format; a copy does not.
+    copies = layout_of(table.layout).imports_by_copy
+    if copies and metadata.file_format != table.file_format:
         out.append(
             f"storage format differs: {metadata.file_format} in the collection, "
             f"{table.file_format} in the table (import does not convert formats)"

@@ -59,6 +59,8 @@ class TableLayout:
         transaction_dirs: Path segments naming the transaction that wrote a file
             (``version_id=42``): a regular expression whose group 1 is the transaction id.
         engine: ``module:Class`` of its engine, imported on first use.
+        imports_by_copy: An import copies the collection's files into the table as they
+            are (no Spark); otherwise it upserts the collection's rows through the engine.
     """
 
     name: str
@@ -68,6 +70,7 @@ class TableLayout:
     transaction_dirs: str
     engine: str
     reserved_columns: frozenset[str] = frozenset()
+    imports_by_copy: bool = False
     _segment: re.Pattern[str] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -168,15 +171,17 @@ register(
         file_formats=("parquet", "orc"),
         transaction_dirs=r"^(?:version_id|txn)=(\d+)$",
         engine="versioned.engine.version_partition.table_engine:VersionPartitionEngine",
+        imports_by_copy=True,
     )
 )
 register(
     TableLayout(
         name="acid",
         description="Hive ACID deltas: base / delta / delete_delta folders of bucket ORC "
-        "files with ROW__IDs (views, export and import not built yet)",
+        "files with ROW__IDs",
         capabilities=frozenset(
-            {"create", "upsert", "delete", "read", "changes", "compact", "vacuum"}
+            {"create", "upsert", "delete", "alter", "read", "changes", "views", "export",
+             "import", "compact", "vacuum"}  # fmt: skip
         ),
         file_formats=("orc",),
         transaction_dirs=(

@@ -1,10 +1,8 @@
 """The engine of the acid layout: Hive ACID deltas written and merged on read in Spark.
 
 Built: upsert and delete (`writer`), read with time travel, ``version_id`` and ``ROW__ID``
-(`reader`), net changes, minor and major compaction (`compactor`) and Hive's cleaner
-(`vacuum`). SQL views, export and import are not yet: the layout's capabilities
-(`versioned.layouts.base`) do not list them, so `Table` refuses them with
-`NotSupportedError` before reaching this class.
+(`reader`), net changes, SQL views (`views`), minor and major compaction (`compactor`) and
+Hive's cleaner (`vacuum`); export and import go through the shared collection code.
 """
 
 from __future__ import annotations
@@ -125,7 +123,16 @@ class AcidEngine:
     def register_view(
         self, ctx: EngineContext, session: SparkSession, snapshot: Snapshot, source: str
     ) -> str:
-        self._missing("views", snapshot.table)
+        from versioned.engine.acid.views import register_view
+
+        return register_view(
+            session,
+            ctx.store,
+            ctx.fileio,
+            snapshot,
+            source=source,
+            broadcast_limit=ctx.broadcast_limit,
+        )
 
     def _missing(self, operation: str, table: TableInfo) -> NoReturn:
         raise NotSupportedError.of(self.layout.name, operation, table.spec.name)

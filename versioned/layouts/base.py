@@ -59,6 +59,12 @@ class TableLayout:
         transaction_dirs: Path segments naming the transaction that wrote a file
             (``version_id=42``): a regular expression whose group 1 is the transaction id.
         engine: ``module:Class`` of its engine, imported on first use.
+        table_rules: ``module:function`` of the layout's own checks of a table definition,
+            imported on first use: it raises `SchemaError` for a definition the layout
+            cannot store and returns the settings it derives (``describe`` shows them).
+        data_kinds: Catalog file kinds that hold rows (``partitions`` counts them).
+        entry_kinds: Catalog file kinds whose entries retire older rows, and the name
+            ``partitions`` gives their count.
     """
 
     name: str
@@ -68,6 +74,9 @@ class TableLayout:
     transaction_dirs: str
     engine: str
     reserved_columns: frozenset[str] = frozenset()
+    table_rules: str | None = None
+    data_kinds: frozenset[str] = frozenset({"data"})
+    entry_kinds: tuple[str, frozenset[str]] = ("index_entries", frozenset({"index"}))
     _segment: re.Pattern[str] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -94,7 +103,8 @@ class TableLayout:
         """Refuse a table definition this layout cannot store.
 
         Raises:
-            SchemaError: The file format or a column name does not fit the layout.
+            SchemaError: The file format, a column name or one of the layout's own rules
+                (`table_rules`) does not fit the layout.
         """
         if spec.file_format not in self.file_formats:
             raise SchemaError(
@@ -106,6 +116,19 @@ class TableLayout:
             raise SchemaError(
                 f"column names reserved by the {self.name} layout: {', '.join(clash)}"
             )
+        self.table_settings(spec)
+
+    def table_settings(self, spec: TableSpec) -> dict[str, Any]:
+        """What the layout derives from a table definition (e.g. acid's bucketing version).
+
+        Raises:
+            SchemaError: The definition breaks one of the layout's own rules.
+        """
+        if self.table_rules is None:
+            return {}
+        module, _, name = self.table_rules.partition(":")
+        settings: dict[str, Any] = getattr(importlib.import_module(module), name)(spec)
+        return settings
 
     def staging_dir(self, table_location: str, txn_id: int) -> str:
         """Where transaction ``txn_id`` stages its files (relative to the warehouse)."""
@@ -180,5 +203,8 @@ register(
         transaction_dirs=r"^(?:base|delta|delete_delta)_(\d+)",
         engine="versioned.engine.acid.table_engine:AcidEngine",
         reserved_columns=frozenset({"ROW__ID"}),
+        table_rules="versioned.layouts.acid.table_rules:acid_table_settings",
+        data_kinds=frozenset({"base", "delta"}),
+        entry_kinds=("delete_events", frozenset({"delete_delta"})),
     )
 )

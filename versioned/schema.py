@@ -198,12 +198,20 @@ class TableSpec:
             raise SchemaError(
                 f"unknown format {self.file_format!r}; use one of {', '.join(FILE_FORMATS)}"
             )
-        if self.bucket_by and not self.buckets:
-            raise SchemaError("--bucket-by needs --buckets N")
+        self._check_buckets()
+
+    def _check_buckets(self) -> None:
         if self.buckets is not None and not 1 <= self.buckets <= 4096:
-            raise SchemaError("--buckets must be between 1 and 4096 (Hive's bucket id limit)")
-        if self.buckets and not self.bucket_by:
+            raise SchemaError(
+                f"--buckets {self.buckets}: the number of buckets must be between 1 and 4096 "
+                "(Hive's bucket id limit)"
+            )
+        if self.bucket_by and self.buckets is None:
+            raise SchemaError("--bucket-by needs --buckets N")
+        if self.buckets is not None and not self.bucket_by:
             raise SchemaError("--buckets needs --bucket-by col[,col...]")
+        if len(set(self.bucket_by)) != len(self.bucket_by):
+            raise SchemaError("a bucket column is listed twice in --bucket-by")
         if set(self.bucket_by) & set(self.partition_by):
             raise SchemaError("a column cannot be both a partition and a bucket column")
 

@@ -102,10 +102,14 @@ class Table:
         Raises:
             PermissionDeniedError: The user may not write the table (nothing is written).
             SchemaError: The batch does not fit the table (nothing is written).
+            NotSupportedError: The table's layout cannot upsert, or (``evolve``) cannot
+                add columns (nothing is read).
             InputError: A Debezium batch holds a truncate event (nothing is written).
             CommitConflictError: Concurrent writers kept winning the race; try again.
         """
         self._engine("upsert")  # an unsupported layout fails before anything is read
+        if evolve:  # before Spark reads the feed for its new columns
+            layout_of(self.spec.layout).require("alter", self.name)
         from versioned.api.feed_precheck import precheck_feed
 
         started = time.monotonic()
@@ -387,7 +391,9 @@ class Table:
         return engine_for(layout_of(self.spec.layout), operation, self.name)
 
     def describe(self) -> dict[str, Any]:
-        """Definition, ownership, location, partitions and current version as plain data."""
+        """Definition, ownership, location, partitions and current version as plain data,
+        with what the layout derives from the definition (acid: ``bucketing_version``,
+        ``key_lookup``)."""
         info = self.refresh().info
         history = self.history()
         partitions = self.catalog.store.partitions(self.name)
@@ -395,6 +401,7 @@ class Table:
             **info.spec.to_dict(),
             "key_scope": info.spec.key_scope,
             "key_scope_reason": info.spec.key_scope_reason,
+            **layout_of(info.spec.layout).table_settings(info.spec),
             "owner": info.owner,
             "location": self.catalog.fileio.full_path(info.location),
             "created_at": info.created_at,

@@ -8,6 +8,7 @@ import click
 
 from versioned.cli.context import CliContext, output_option, pass_cli
 from versioned.cli.render import echo, render_record, render_rows, utc_time
+from versioned.layouts.base import layout_of
 from versioned.schema import FILE_FORMATS, LAYOUTS
 
 
@@ -30,17 +31,38 @@ def init(state: CliContext) -> None:
 @click.option("--partition-by", default=None, help="Partition column(s), comma-separated.")
 @click.option("--op-code-column", default=None, help="Input column with I/U/D op codes.")
 @click.option("--ordering-column", default=None, help="Column ordering changes (timestamp/LSN).")
-@click.option("--layout", type=click.Choice(LAYOUTS), default="versioned", show_default=True)
+@click.option(
+    "--layout",
+    type=click.Choice(LAYOUTS),
+    default="versioned",
+    show_default=True,
+    help="How rows are stored: versioned or acid (see Layouts above).",
+)
 @click.option(
     "--format",
     "file_format",
     type=click.Choice(FILE_FORMATS),
     default=None,
-    help="Data file format [default: parquet; orc for the acid layout].",
+    help="Data file format [default: parquet; orc for the acid layout, which stores only orc].",
 )
-@click.option("--buckets", type=int, default=None, help="Number of buckets (with --bucket-by).")
-@click.option("--bucket-by", default=None, help="Bucket column(s), comma-separated.")
-@click.option("--sort-by", default=None, help="Sort column(s) within files, comma-separated.")
+@click.option(
+    "--buckets",
+    type=int,
+    default=None,
+    help="Number of buckets, 1-4096 (with --bucket-by). The acid layout writes one "
+    "bucket_NNNNN file per bucket by Hive's hash; the versioned layout only records it.",
+)
+@click.option(
+    "--bucket-by",
+    default=None,
+    help="Bucket column(s), comma-separated, in CLUSTERED BY order; any non-partition "
+    "columns (acid: a key lookup reads one bucket only when the key holds them all).",
+)
+@click.option(
+    "--sort-by",
+    default=None,
+    help="Sort column(s) of exported files, comma-separated (not with --layout acid).",
+)
 @click.option(
     "--property",
     "properties",
@@ -68,11 +90,18 @@ def create_table(
     """Create table DB.TABLE (the database is created when missing).
 
     \b
+    Layouts (README: Choosing a layout):
+      versioned  Parquet + key index: cheapest upserts; read it through versioned
+      acid       Hive ACID ORC deltas: Hive/Trino/Spark-ACID read it; merge on read
+
+    \b
     Example (the sales table of the version-partition design):
       versioned create-table test.sell \\
         --columns "sell_id BIGINT, acct_id BIGINT, change_ts STRING, total_amt DOUBLE,
                    store_id STRING, create_date STRING" \\
         --primary-key sell_id --partition-by store_id,create_date --op-code-column op_code
+      versioned create-table shop.orders --layout acid --bucket-by id --buckets 4 \\
+        --columns "id BIGINT, customer STRING, amount DOUBLE" --primary-key id
     """
     props: dict[str, str] = {}
     for item in properties:
@@ -113,18 +142,12 @@ def describe(state: CliContext, name: str) -> None:
     summary = {k: v for k, v in info.items() if k != "columns"}
     echo(render_record(summary, "table"))
     echo("")
-    keys = set(info["primary_key"])
-    parts = set(info["partition_by"])
     rows = [
         {
             "column": c["name"],
             "type": c["type"],
             "nullable": "yes" if c["nullable"] else "no",
-            "role": "primary key"
-            if c["name"] in keys
-            else "partition"
-            if c["name"] in parts
-            else "",
+            "role": _role(c["name"], info),
         }
         for c in info["columns"]
     ]
@@ -199,15 +222,22 @@ def list_tables(state: CliContext, database: str | None) -> None:
 @output_option
 @pass_cli
 def partitions(state: CliContext, name: str, as_of: int | None) -> None:
-    """List the partitions of DB.TABLE with their latest version, files and rows."""
+    """List the partitions of DB.TABLE with their latest version, files and rows.
+
+    `rows` counts the rows stored in data files, superseded ones included until compaction;
+    the last column counts what retires them: version-index entries (`index_entries`,
+    versioned layout) or delete events (`delete_events`, acid layout).
+    """
     table = state.catalog.table(name)
     snapshot = table.snapshot(as_of)
     keys = table.spec.partition_by
+    layout = layout_of(table.spec.layout)
+    entries, entry_kinds = layout.entry_kinds
     committed_at: dict[int | None, float] = {c.version: c.committed_at for c in table.history()}
     rows = []
     for part in sorted(snapshot.partitions.values(), key=lambda p: p.path):
         files = [f for f in snapshot.files if f.partition_id == part.id]
-        data = [f for f in files if f.kind == "data"]
+        data = [f for f in files if f.kind in layout.data_kinds]
         rows.append(
             {
                 **{k: v for k, v in zip(keys, part.values, strict=True)},
@@ -217,11 +247,11 @@ def partitions(state: CliContext, name: str, as_of: int | None) -> None:
                 "versions": len({f.version for f in data}),
                 "data_files": len(data),
                 "rows": sum(f.row_count for f in data),
-                "index_entries": sum(f.row_count for f in files if f.kind == "index"),
+                entries: sum(f.row_count for f in files if f.kind in entry_kinds),
             }
         )
     cols = [*keys, "path", "head_version", "committed_at", "versions", "data_files", "rows"]
-    cols.append("index_entries")
+    cols.append(entries)
     echo(render_rows(rows, state.output, cols))
 
 
@@ -246,10 +276,17 @@ def describe_record(state: CliContext, name: str) -> dict[str, Any]:
     return {**info, "created_at": utc_time(info.get("created_at"))}
 
 
-def _role(column: str, keys: set[str], parts: set[str]) -> str:
-    if column in keys:
-        return "primary key"
-    return "partition" if column in parts else ""
+def _role(column: str, info: dict[str, Any]) -> str:
+    roles = [
+        role
+        for role, field in (
+            ("primary key", "primary_key"),
+            ("partition", "partition_by"),
+            ("bucket", "bucket_by"),
+        )
+        if column in info[field]
+    ]
+    return ", ".join(roles)
 
 
 def _redact(url: str) -> str:

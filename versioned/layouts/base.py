@@ -61,6 +61,12 @@ class TableLayout:
         engine: ``module:Class`` of its engine, imported on first use.
         imports_by_copy: An import copies the collection's files into the table as they
             are (no Spark); otherwise it upserts the collection's rows through the engine.
+        table_rules: ``module:function`` of the layout's own checks of a table definition,
+            imported on first use: it raises `SchemaError` for a definition the layout
+            cannot store and returns the settings it derives (``describe`` shows them).
+        data_kinds: Catalog file kinds that hold rows (``partitions`` counts them).
+        entry_kinds: Catalog file kinds whose entries retire older rows, and the name
+            ``partitions`` gives their count.
     """
 
     name: str
@@ -71,6 +77,9 @@ class TableLayout:
     engine: str
     reserved_columns: frozenset[str] = frozenset()
     imports_by_copy: bool = False
+    table_rules: str | None = None
+    data_kinds: frozenset[str] = frozenset({"data"})
+    entry_kinds: tuple[str, frozenset[str]] = ("index_entries", frozenset({"index"}))
     _segment: re.Pattern[str] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -97,7 +106,8 @@ class TableLayout:
         """Refuse a table definition this layout cannot store.
 
         Raises:
-            SchemaError: The file format or a column name does not fit the layout.
+            SchemaError: The file format, a column name or one of the layout's own rules
+                (`table_rules`) does not fit the layout.
         """
         if spec.file_format not in self.file_formats:
             raise SchemaError(
@@ -109,6 +119,19 @@ class TableLayout:
             raise SchemaError(
                 f"column names reserved by the {self.name} layout: {', '.join(clash)}"
             )
+        self.table_settings(spec)
+
+    def table_settings(self, spec: TableSpec) -> dict[str, Any]:
+        """What the layout derives from a table definition (e.g. acid's bucketing version).
+
+        Raises:
+            SchemaError: The definition breaks one of the layout's own rules.
+        """
+        if self.table_rules is None:
+            return {}
+        module, _, name = self.table_rules.partition(":")
+        settings: dict[str, Any] = getattr(importlib.import_module(module), name)(spec)
+        return settings
 
     def staging_dir(self, table_location: str, txn_id: int) -> str:
         """Where transaction ``txn_id`` stages its files (relative to the warehouse)."""
@@ -179,15 +202,15 @@ register(
         name="acid",
         description="Hive ACID deltas: base / delta / delete_delta folders of bucket ORC "
         "files with ROW__IDs",
-        capabilities=frozenset(
-            {"create", "upsert", "delete", "alter", "read", "changes", "views", "export",
-             "import", "compact", "vacuum"}  # fmt: skip
-        ),
+        capabilities=frozenset(OPERATIONS),
         file_formats=("orc",),
         transaction_dirs=(
             r"^(?:(?:base|delta|delete_delta)_\d+(?:_\d+)?(?:_\d{4})?_v|txn=)(\d+)(?:\.orc)?$"
         ),
         engine="versioned.engine.acid.table_engine:AcidEngine",
         reserved_columns=frozenset({"ROW__ID"}),
+        table_rules="versioned.layouts.acid.table_rules:acid_table_settings",
+        data_kinds=frozenset({"base", "delta"}),
+        entry_kinds=("delete_events", frozenset({"delete_delta"})),
     )
 )

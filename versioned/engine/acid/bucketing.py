@@ -14,28 +14,14 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from versioned.errors import InputError
-from versioned.layouts.acid.bucket_hash import BucketingVersion, bucket_ids
+from versioned.layouts.acid.bucket_hash import bucket_ids
+from versioned.layouts.acid.table_rules import BUCKETING_VERSION_PROPERTY, bucketing_version
 from versioned.schema import TableSpec
 
 BUCKET_COLUMN = "#bucket"
 """Column added by `with_buckets`: the row's bucket id (int)."""
-BUCKETING_VERSION_PROPERTY = "bucketing_version"
 
-
-def bucketing_version(spec: TableSpec) -> BucketingVersion:
-    """The table's ``bucketing_version`` property: 2 (Hive 3's default) unless it says 1.
-
-    Raises:
-        InputError: The property is neither 1 nor 2.
-    """
-    raw = str(spec.properties.get(BUCKETING_VERSION_PROPERTY, "2")).strip()
-    if raw not in ("1", "2"):
-        raise InputError(
-            f"table property {BUCKETING_VERSION_PROPERTY}={raw!r} of {spec.name} must be 1 or 2",
-            bucketing_version=raw,
-        )
-    return 1 if raw == "1" else 2
+__all__ = ["BUCKETING_VERSION_PROPERTY", "BUCKET_COLUMN", "bucketing_version", "with_buckets"]
 
 
 def with_buckets(rows: DataFrame, spec: TableSpec) -> DataFrame:

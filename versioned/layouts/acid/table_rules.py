@@ -1,0 +1,76 @@
+"""What an acid table's definition must satisfy, and the settings it derives from it.
+
+Checked when the table is created (so a definition Hive could not read, or our writer could
+not bucket, fails before anything is stored) and shown by ``describe``. Hive's rules:
+
+* ``bucketing_version`` (table property) is 1 or 2; Hive 3 creates tables with 2.
+* Bucket columns may be any columns of a hashable type (`bucket_hash.hash_kind`), key or
+  not, but not partition columns (`TableSpec` refuses those). A key lookup reads only the
+  key's bucket when the primary key contains every bucket column; otherwise a key may sit
+  in any bucket and the lookup reads them all.
+* A transactional table cannot be sorted (Hive: "cannot support full ACID functionality
+  since it is sorted"): its files are ordered by ROW__ID.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from versioned.errors import SchemaError
+from versioned.layouts.acid.bucket_hash import BucketingVersion, hash_kind
+from versioned.schema import TableSpec
+
+BUCKETING_VERSION_PROPERTY = "bucketing_version"
+"""Table property choosing Hive's bucket hash: ``2`` (Murmur3, the default) or ``1``."""
+
+
+def bucketing_version(spec: TableSpec) -> BucketingVersion:
+    """The table's ``bucketing_version`` property: 2 (Hive 3's default) unless it says 1.
+
+    Raises:
+        SchemaError: The property is neither 1 nor 2.
+    """
+    raw = str(spec.properties.get(BUCKETING_VERSION_PROPERTY, "2")).strip()
+    if raw not in ("1", "2"):
+        raise SchemaError(
+            f"table property {BUCKETING_VERSION_PROPERTY}={raw!r} of {spec.name} must be 1 or "
+            "2 (Hive's bucket hash versions; 2 is Hive 3's default)",
+            bucketing_version=raw,
+        )
+    return 1 if raw == "1" else 2
+
+
+def acid_table_settings(spec: TableSpec) -> dict[str, Any]:
+    """Check an acid table definition; return what it implies (``describe`` shows it).
+
+    Returns:
+        ``bucketing_version`` and ``key_lookup`` (which bucket files a key lookup reads).
+
+    Raises:
+        SchemaError: The table is sorted, a bucket column's type has no Hive bucket hash
+            versioned reproduces, or ``bucketing_version`` is not 1 or 2.
+    """
+    if spec.sort_by:
+        raise SchemaError(
+            "the acid layout cannot sort its files (Hive refuses SORTED BY on transactional "
+            "tables: rows are ordered by ROW__ID); drop --sort-by",
+            sort_by=list(spec.sort_by),
+        )
+    for name in spec.bucket_by:
+        hash_kind(spec.column(name).type)
+    version = bucketing_version(spec)
+    return {BUCKETING_VERSION_PROPERTY: version, "key_lookup": _key_lookup(spec)}
+
+
+def _key_lookup(spec: TableSpec) -> str:
+    """Which bucket files an upsert reads to find a key's stored row, in one sentence."""
+    if not spec.bucket_by:
+        return "bucket 0 (the table is not bucketed)"
+    outside = [c for c in spec.bucket_by if c not in spec.primary_key]
+    if not outside:
+        return "the key's bucket only (the primary key holds every bucket column)"
+    return (
+        f"every bucket: bucket column{'s' if len(outside) > 1 else ''} {', '.join(outside)} "
+        f"{'are' if len(outside) > 1 else 'is'} not part of the primary key, so a key's bucket "
+        "is not known from the key"
+    )

@@ -21,7 +21,6 @@ from versioned.errors import CommitConflictError
 pytestmark = pytest.mark.spark
 
 
-
 def _moving(cat: Catalog, layout: str, *, ordering: bool = False, name: str = "m.t") -> Any:
     return cat.create_table(
         name,

@@ -89,3 +89,19 @@ def test_an_unknown_compaction_kind_is_refused() -> None:
         CompactionOptions(kind=kind)  # type: ignore[arg-type]
     with pytest.raises(InputError, match="compaction kind 'medium': use major, minor or auto"):
         CompactionOptions(kind="medium")  # type: ignore[arg-type]
+
+
+def test_compaction_retires_the_key_filters_of_the_directories_it_compacts() -> None:
+    """A bucket file's key Bloom filter lives in its directory: retired with it (else its
+    catalog entry stays live and vacuum never removes the directory)."""
+    files = _write(1, 3, deletes=False) + _write(2, 5)
+    blooms = [
+        _file(f"p=a/delta_{w:07d}_{w:07d}_0000/_key_bloom_00000", "acid_key_bloom", v)
+        for w, v in ((1, 3), (2, 5))
+    ]
+    ids = ValidWriteIdList("d.t", 2)
+    for kind in ("minor", "major"):
+        plan = plan_partition(PARTITION, [*files, *blooms], ids, kind=kind, thresholds=RULES)  # type: ignore[arg-type]
+        assert plan is not None
+        assert _paths(tuple(blooms)) <= _paths(plan.retired), kind
+        assert not _paths(tuple(blooms)) & _paths(plan.inputs), kind

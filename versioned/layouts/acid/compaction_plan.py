@@ -36,6 +36,7 @@ from versioned.layouts.acid.compaction_rules import (
 )
 from versioned.layouts.acid.directories import AcidDir, BaseDir, DeltaDir, parse_directory
 from versioned.layouts.acid.errors import AcidNameError
+from versioned.layouts.acid.key_filters import KEY_BLOOM_KIND
 from versioned.layouts.acid.snapshot_dirs import (
     EVENT_KINDS,
     MARKER_KIND,
@@ -148,7 +149,7 @@ def plan_partition(
     compactor = write_ids.for_compactor()
     by_dir: dict[str, list[DataFile]] = defaultdict(list)
     for f in files:
-        if f.kind in EVENT_KINDS or f.kind == MARKER_KIND:
+        if f.kind in EVENT_KINDS or f.kind in (MARKER_KIND, KEY_BLOOM_KIND):
             by_dir[directory_of(f)].append(f)
     parsed = {name: parse_directory(name) for name in by_dir}
     dirs = {name: d for name, d in parsed.items() if d is not None}

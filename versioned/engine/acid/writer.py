@@ -208,16 +208,19 @@ def _write(
             "version": txn.txn_id,
             "claim": txn.tx.own_file,
         }
-        written = write_delete_events(deletes, spec, ctx.fileio, table.location, stage, **args)
-        written += write_insert_events(
-            inserts.select(*spec.column_names, BUCKET_COLUMN),
-            spec,
-            ctx.fileio,
-            table.location,
-            stage,
-            **args,
-        )
-        if spec.ordering_column:
+        written: list[WrittenFile] = []
+        if counts["updated"] + counts["deleted"]:  # an empty Spark write is a job for nothing
+            written += write_delete_events(deletes, spec, ctx.fileio, table.location, stage, **args)
+        if counts["inserted"] + counts["updated"]:
+            written += write_insert_events(
+                inserts.select(*spec.column_names, BUCKET_COLUMN),
+                spec,
+                ctx.fileio,
+                table.location,
+                stage,
+                **args,
+            )
+        if spec.ordering_column and counts["deleted"] + counts["ignored_deletes"]:
             applied = planned.where(live & (F.col(OP) == F.lit("D")))
             written += write_tombstones(
                 applied.select(*spec.column_names), spec, ctx.fileio, table.location, **args

@@ -130,9 +130,13 @@ def test_bucket_columns_outside_the_key_are_allowed_and_lookups_read_every_bucke
         (["--sort-by", "amount"], "the acid layout cannot sort its files"),
         (["--bucket-by", "id", "--buckets", "2", "--property", "bucketing_version=3"],
          "bucketing_version='3' of shop.orders must be 1 or 2"),
+        # the last --columns wins: a partition column named like the ACID field `bucket`
+        (["--columns", f"{COLUMNS}, Bucket STRING", "--partition-by", "Bucket"],
+         "partition column(s) Bucket of shop.orders share a name with the ACID event fields"),
     ],
     ids=["buckets-alone", "unknown-column", "zero", "too-many", "bucket-by-alone", "twice",
-         "partition-column", "parquet", "decimal", "sorted", "bucketing-version"],
+         "partition-column", "parquet", "decimal", "sorted", "bucketing-version",
+         "acid-field-name"],
 )  # fmt: skip
 def test_a_definition_acid_cannot_store_is_one_line_exit_2_and_creates_nothing(
     base: list[str], tmp_path: Path, args: list[str], message: str

@@ -10,6 +10,8 @@ not bucket, fails before anything is stored) and shown by ``describe``. Hive's r
   in any bucket and the lookup reads them all.
 * A transactional table cannot be sorted (Hive: "cannot support full ACID functionality
   since it is sorted"): its files are ordered by ROW__ID.
+* A partition column sits beside the ACID event fields when the files are read (the data
+  columns are inside the ``row`` struct), so it may not share a name with one of them.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Any
 
 from versioned.errors import SchemaError
 from versioned.layouts.acid.bucket_hash import BucketingVersion, hash_kind
+from versioned.layouts.acid.orc_schema import EVENT_FIELDS, ROW
 from versioned.schema import TableSpec
 
 BUCKETING_VERSION_PROPERTY = "bucketing_version"
@@ -47,9 +50,19 @@ def acid_table_settings(spec: TableSpec) -> dict[str, Any]:
         ``bucketing_version`` and ``key_lookup`` (which bucket files a key lookup reads).
 
     Raises:
-        SchemaError: The table is sorted, a bucket column's type has no Hive bucket hash
-            versioned reproduces, or ``bucketing_version`` is not 1 or 2.
+        SchemaError: The table is sorted, a partition column is named like an ACID event
+            field, a bucket column's type has no Hive bucket hash versioned reproduces, or
+            ``bucketing_version`` is not 1 or 2.
     """
+    fields = {f.lower() for f in (*EVENT_FIELDS, ROW)}
+    clash = [p for p in spec.partition_by if p.lower() in fields]
+    if clash:
+        raise SchemaError(
+            f"partition column(s) {', '.join(clash)} of {spec.name} share a name with the "
+            f"ACID event fields ({', '.join((*EVENT_FIELDS, ROW))}) that acid files hold "
+            "beside the partition columns; rename the partition column",
+            partition_by=clash,
+        )
     if spec.sort_by:
         raise SchemaError(
             "the acid layout cannot sort its files (Hive refuses SORTED BY on transactional "

@@ -4,7 +4,9 @@ One table takes three batches (CSV files, JSON lines, Debezium events) generated
 `tests.table.hostile.cases` from a seed. The checks: each row's outcome is the one the independent
 oracle predicts, the committed values read back equal, the commit counts add up, every dead
 letter has a reason, the table displays through the real ``versioned`` console script, and
-nothing was written outside the warehouse.
+nothing was written outside the warehouse (the writes and the console script run in an empty
+working directory of their own, which must stay empty: the check looks only at this test's
+folders, so files other tests or their background processes change cannot fail it).
 """
 
 from __future__ import annotations
@@ -49,7 +51,7 @@ class Run:
     batches: dict[str, Batch]
     state: dict[int, dict[str, Any]]  # key -> canonical values, after all batches
     table: Any
-    files_before: set[Path]
+    cwd: Path  # the working directory of the writes and the console script
 
 
 def _files(root: Path, skip: tuple[Path, ...]) -> set[Path]:
@@ -65,12 +67,13 @@ def run(spark: Any, tmp_path_factory: pytest.TempPathFactory, layout: str) -> It
     from versioned.api.catalog import connect
 
     root = tmp_path_factory.mktemp(f"hostile-{layout}")
-    warehouse, inputs = root / "wh", root / "in"
+    warehouse, inputs, cwd = root / "wh", root / "in", root / "cwd"
     inputs.mkdir()
-    outside = root.parent  # this test session's temporary tree
-    before = _files(outside, (warehouse, inputs))
+    cwd.mkdir()
     rng = random.Random(SEED)
     cat = connect(warehouse=str(warehouse), spark=spark, user="alice")
+    home = os.getcwd()
+    os.chdir(cwd)  # a relative path written by mistake would land here
     try:
         table = cat.create_table(
             TABLE, columns=COLUMNS, primary_key="k", partition_by="p", layout=layout
@@ -83,8 +86,10 @@ def run(spark: Any, tmp_path_factory: pytest.TempPathFactory, layout: str) -> It
         for batch in batches.values():
             _apply(state, batch.rows)
         batches["debezium"] = _debezium_batch(table, inputs, state)
-        yield Run(root, warehouse, batches, state, table, before)
+        os.chdir(home)
+        yield Run(root, warehouse, batches, state, table, cwd)
     finally:
+        os.chdir(home)
         cat.close()
 
 
@@ -262,15 +267,15 @@ def test_the_table_displays_through_the_console_script(run: Run) -> None:
     shown = subprocess.run(
         [VERSIONED, "--warehouse", str(run.warehouse), "--user", "alice", "--output", "json",
          "show", TABLE, "--limit", "0"],
-        capture_output=True, text=True, timeout=600, env=env,
+        capture_output=True, text=True, timeout=600, env=env, cwd=run.cwd,
     )  # fmt: skip
     assert shown.returncode == 0, shown.stderr[-2000:]
     assert sorted(r["k"] for r in json.loads(shown.stdout)) == sorted(run.state)
 
 
 def test_nothing_is_written_outside_the_warehouse(run: Run) -> None:
-    after = _files(run.root.parent, (run.warehouse, run.root / "in"))
-    assert after == run.files_before
+    stray = _files(run.root, (run.warehouse, run.root / "in"))
+    assert stray == set(), f"written outside the warehouse: {sorted(stray)[:8]}"
     location = run.warehouse / run.table.info.location
     values = {p.values for p in run.table.catalog.store.partitions(TABLE)}
     for entry in location.iterdir():

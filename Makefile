@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test wheel-smoke lint docs bench clean
+.PHONY: demo test soak wheel-smoke lint docs bench clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -19,6 +19,11 @@ test: $(STAMP)
 	$(VENV)/bin/ruff check versioned tests benchmarks docs
 	$(VENV)/bin/mypy
 	$(PY) -m pytest
+
+# The long runs `make test` leaves out: the multi-process writer/compactor and crash tests of
+# every layout and catalog, and the randomized differential variants (`pytest -m soak`).
+soak: $(STAMP)
+	$(PY) -m pytest -m soak
 
 # Build the wheel, install it with its dependencies into a fresh virtualenv outside the
 # checkout, and run create / upsert / upsert / sql / show with its `versioned` script.

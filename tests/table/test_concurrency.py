@@ -51,6 +51,7 @@ def _batches(rng: random.Random, writer: int, partitions: str) -> list[list[Row]
 
 
 @pytest.mark.slow
+@pytest.mark.soak  # minutes per parameter: `make soak`, run by CI after `make test`
 def test_writers_and_a_compactor_agree_with_replaying_the_committed_versions(
     spark: Any, tmp_path: Path, catalog_url: str, layout: str
 ) -> None:

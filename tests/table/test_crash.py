@@ -63,6 +63,7 @@ def _kill_during(worker: Worker, op: str, stage: str, delay: float, rows: list[R
 
 
 @pytest.mark.slow
+@pytest.mark.soak  # minutes per parameter: `make soak`, run by CI after `make test`
 def test_killed_upserts_and_compactions_leave_the_table_before_or_after(
     spark: Any, tmp_path: Path, catalog_url: str, layout: str
 ) -> None:

@@ -8,7 +8,11 @@ must equal the model; at the end every version read with
 net diff, and each CommitResult the model's counts where those are exact (Bloom false
 positives may move a few inserts to ``updated``). The feeds visit duplicates within a batch,
 delete and re-insert, updates and deletes of missing keys, partitions that appear late
-(null, empty and hostile values), and, with an ordering column, late and tied events.
+(null, empty and hostile values), and, with an ordering column, late and tied events. The
+table is compacted between batches (`COMPACT_AFTER`: a minor, then a major compaction for the
+acid layout; the version layout's one kind both times), so later batches find, update, delete
+and (with an ordering column) judge staleness against compacted rows and tombstones, and
+time travel and changes reach back across the compactions.
 
 The version-partition layout also proves its own claims here (the writer prunes Bloom filters
 by key range; a version's files hold every upserted row and an index entry per existing key);
@@ -26,7 +30,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import reduce
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pyarrow as pa
 import pytest
@@ -38,6 +42,7 @@ from versioned.api.catalog import Catalog, connect
 from versioned.api.table import Table
 from versioned.layouts.version_partition import probe
 from versioned.layouts.version_partition.stats import may_contain_range
+from versioned.options import CompactionOptions
 from versioned.results import CommitResult
 
 pytestmark = pytest.mark.spark
@@ -58,6 +63,8 @@ NEW_PARTITIONS: dict[int, list[Any]] = {
 INPUTS = ["arrow", "frame", "arrow", "frame", "arrow", "bare", "frame", "arrow", "arrow", "csv",
           "json", "arrow"]  # fmt: skip
 ROWS_PER_BATCH = 150
+# Compactions after these batches (batch index -> the acid layout's kind; others ignore it).
+COMPACT_AFTER: dict[int, Literal["minor", "major"]] = {3: "minor", 7: "major"}
 # Batches that also carry records the table must reject (dead letters), amid the changes.
 BAD_RECORDS_IN = {4, 10}
 BAD_RECORDS: list[dict[str, Any]] = [
@@ -193,10 +200,16 @@ def test_random_change_feeds_match_the_model(
         assert_rows(collect(table.read()), Counter(model.live.values()), f"latest after batch {b}")
         versions.append(result.version)
         results.append(result)
+        if b in COMPACT_AFTER:
+            done = table.compact(options=CompactionOptions(kind=COMPACT_AFTER[b]))
+            assert done.partitions, f"compaction after batch {b} compacted nothing"
+            what = f"latest after compacting after batch {b}"
+            assert_rows(collect(table.read()), Counter(model.live.values()), what)
 
     counts = ("inserted", "updated", "deleted", "ignored_deletes", "stale", "superseded")
     counts += ("rejected",)
-    assert [(c.version, *[c.metrics[n] for n in counts]) for c in table.history()] == [
+    upserts = [c for c in table.history() if c.operation == "upsert"]
+    assert [(c.version, *[c.metrics[n] for n in counts]) for c in upserts] == [
         (r.version, *[getattr(r, n) for n in counts]) for r in results
     ]
     check_time_travel(table, model, versions)

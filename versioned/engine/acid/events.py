@@ -10,7 +10,6 @@ partition values come from each file's path.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
 
 from pyspark.sql import Column as SparkColumn
@@ -18,7 +17,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from versioned.catalog.records import Snapshot
+from versioned.catalog.records import PartitionInfo, Snapshot
 from versioned.engine.spark.types import spark_type
 from versioned.layouts.acid import orc_schema as s
 from versioned.layouts.acid.snapshot_dirs import BucketFileRef, SnapshotFiles
@@ -54,42 +53,70 @@ def read_events(
     """The events of exactly the files ``refs`` (no directory listing), with the partition
     columns (values from the catalog).
 
-    The ORC library takes a file for Hive ACID when its top-level fields are the six event
-    fields, and then reads a requested schema that is not exactly those six as the ``row``
-    struct. So Spark must request all six and nothing else: each partition is one scan
-    (partition values added as literals, not discovered from paths) and a filter that is
-    always true names every event field (``row`` through one field, so that Spark still
-    reads only the ``row`` fields that are selected).
+    All files are one scan, so Spark packs small files into few tasks. The ORC library takes
+    a file for Hive ACID when its top-level fields are the six event fields, and then reads a
+    requested schema that is not exactly those six as the ``row`` struct. So Spark must
+    request all six and nothing else: the partition values are not discovered from paths but
+    joined to each row by its file's partition folder (`_with_partition_values`), and a
+    filter that is always true names every event field (``row`` through one field, so that
+    Spark still reads only the ``row`` fields that are selected).
     """
     spec = snapshot.table.spec
     schema = event_schema(spec)
     partition_fields = [
         T.StructField(p, spark_type(spec.column(p).type)) for p in spec.partition_by
     ]
-    root = fileio.full_path(snapshot.table.location)
-    by_partition: dict[int | None, list[str]] = {}
-    for ref in refs:
-        by_partition.setdefault(ref.file.partition_id, []).append(f"{root}/{ref.file.path}")
-    touch = _names_every_event_field(spec)
-    frames = []
-    for pid, paths in by_partition.items():
-        values = snapshot.partitions[pid].values if pid is not None else ()
-        frames.append(
-            spark.read.format("orc")
-            .schema(schema)
-            .load(paths)
-            .where(touch)
-            .select(
-                *schema.names,
-                *[
-                    F.lit(v).cast(f.dataType).alias(f.name)
-                    for f, v in zip(partition_fields, values, strict=True)
-                ],
-            )
-        )
-    if not frames:
+    if not refs:
         return spark.createDataFrame([], T.StructType([*schema.fields, *partition_fields]))
-    return functools.reduce(DataFrame.unionByName, frames)
+    root = fileio.full_path(snapshot.table.location)
+    paths = [f"{root}/{ref.file.path}" for ref in refs]
+    events = (
+        spark.read.format("orc").schema(schema).load(paths).where(_names_every_event_field(spec))
+    )
+    if not spec.partition_by:
+        return events.select(*schema.names)
+    ids = {ref.file.partition_id for ref in refs}
+    partitions = [snapshot.partitions[pid] for pid in sorted(i for i in ids if i is not None)]
+    if len(partitions) == 1:  # a literal is cheaper than the join
+        return events.select(
+            *schema.names,
+            *[
+                F.lit(v).cast(f.dataType).alias(f.name)
+                for f, v in zip(partition_fields, partitions[0].values, strict=True)
+            ],
+        )
+    return _with_partition_values(spark, events, partitions, partition_fields)
+
+
+_FOLDER = "#partition_folder"
+
+
+def _with_partition_values(
+    spark: SparkSession,
+    events: DataFrame,
+    partitions: Sequence[PartitionInfo],
+    fields: Sequence[T.StructField],
+) -> DataFrame:
+    """``events`` with the partition columns of the folder each row's file lies in.
+
+    A file's folder is ``<partition path>/<acid dir>/bucket_N``: the partition path is the
+    ``len(fields)`` path segments before the last two of Spark's file path, which is a URI
+    (one layer of percent-encoding over the escaped folder names; ``+`` is literal and must
+    not become a space). The catalog's partitions are a small broadcast table.
+    """
+    n = len(fields)
+    uri = F.regexp_replace(F.col("_metadata.file_path"), r"\+", "%2B")
+    folder = F.array_join(F.slice(F.split(F.url_decode(uri), "/"), -(n + 2), n), "/")
+    table = spark.createDataFrame(
+        [(p.path, *p.values) for p in partitions],
+        T.StructType(
+            [T.StructField(_FOLDER, T.StringType())]
+            + [T.StructField(f.name, T.StringType()) for f in fields]
+        ),
+    )
+    names = events.columns
+    joined = events.withColumn(_FOLDER, folder).join(F.broadcast(table), _FOLDER)
+    return joined.select(*names, *[F.col(f.name).cast(f.dataType).alias(f.name) for f in fields])
 
 
 def _names_every_event_field(spec: TableSpec) -> SparkColumn:

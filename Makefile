@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test soak wheel-smoke lint docs bench clean
+.PHONY: demo test soak wheel-smoke lint docs bench bench-acid clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -41,6 +41,11 @@ docs:
 
 bench: $(STAMP)
 	$(PY) -m benchmarks.upsert
+
+# The acid layout next to versioned, delta-rs MERGE and the naive rewrite: upserts, reads after
+# 1, 5 and 10 deltas, major compaction (writes benchmarks/results/acid.md; long-running).
+bench-acid: $(STAMP)
+	$(PY) -m benchmarks.acid --rows 1000000 --rows 10000000
 
 clean:
 	rm -rf $(VENV) warehouse .pytest_cache .mypy_cache .ruff_cache

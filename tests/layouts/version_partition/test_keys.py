@@ -25,7 +25,7 @@ from versioned.layouts.version_partition.keys import (
     key_range,
 )
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 UTC_PLUS_1 = dt.timezone(dt.timedelta(hours=1))
 
 # The encoding is a storage format (Bloom files persist it): these bytes must never change.
@@ -137,7 +137,7 @@ def test_encoding_is_stable_in_a_fresh_process() -> None:
         "for _ in range(2000):\n"
         "    print(encode_key(random_key(rng)).hex())\n"
     )
-    env = {**os.environ, "PYTHONHASHSEED": "12345"}
+    env = {**os.environ, "PYTHONHASHSEED": "12345", "PYTHONPATH": str(REPO)}
     out = subprocess.run(
         [sys.executable, "-c", script],
         cwd=REPO,

@@ -13,7 +13,9 @@ visible until the catalog commit lists them.
 What Spark cannot write: ORC user metadata, so the files lack ``hive.acid.key.index``,
 ``hive.acid.stats`` and ``hive.acid.version`` (Hive's readers then treat each file as one
 key range and read the version from the marker file), and ``CHAR``/``VARCHAR`` columns are
-written as ORC ``string``.
+written as ORC ``string``. Writes of up to ``write.driver_max_events`` events (most change
+batches) are written on the driver with pyorc instead (`driver_events`), with that metadata:
+Spark's writer costs ~25 ms per file, and a batch writes a file per partition and bucket.
 """
 
 from __future__ import annotations
@@ -96,7 +98,7 @@ def write_insert_events(
     parts = list(spec.partition_by)
     keys = [k for k in spec.primary_key if k not in parts]
     per_file = Window.partitionBy(*parts, BUCKET_COLUMN).orderBy(*keys)
-    events = rows.select(
+    events = _spread(rows, [*parts, BUCKET_COLUMN]).select(
         F.lit(s.INSERT).cast("int").alias(s.OPERATION),
         F.lit(write_id).cast("long").alias(s.ORIGINAL_WRITE_ID),
         bucket_property(F.col(BUCKET_COLUMN)).alias(s.BUCKET),
@@ -138,7 +140,7 @@ def write_delete_events(
         bucket_id_of(F.col(s.BUCKET)).alias(_FILE_BUCKET),
     )
     directory = DeltaDir(write_id, write_id, STATEMENT_ID, delete=True)
-    shaped = events.repartition(*parts, _FILE_BUCKET).sortWithinPartitions(
+    shaped = _spread(events, [*parts, _FILE_BUCKET]).sortWithinPartitions(
         *parts, _FILE_BUCKET, s.ORIGINAL_WRITE_ID, s.BUCKET, s.ROW_ID
     )
     return _write(
@@ -160,11 +162,11 @@ def write_events(
     """Write ACID events as they are (the six event fields and the partition columns) into
     ``directory`` of their partitions, one file per bucket in ROW__ID order (compaction)."""
     parts = list(spec.partition_by)
-    shaped = (
-        events.select(*s.EVENT_FIELDS, s.ROW, *parts)
-        .withColumn(_FILE_BUCKET, bucket_id_of(F.col(s.BUCKET)))
-        .repartition(*parts, _FILE_BUCKET)
-        .sortWithinPartitions(*parts, _FILE_BUCKET, s.ORIGINAL_WRITE_ID, s.BUCKET, s.ROW_ID)
+    events = events.select(*s.EVENT_FIELDS, s.ROW, *parts).withColumn(
+        _FILE_BUCKET, bucket_id_of(F.col(s.BUCKET))
+    )
+    shaped = _spread(events, [*parts, _FILE_BUCKET]).sortWithinPartitions(
+        *parts, _FILE_BUCKET, s.ORIGINAL_WRITE_ID, s.BUCKET, s.ROW_ID
     )
     return _write(
         shaped,
@@ -178,10 +180,32 @@ def write_events(
     )
 
 
+def _spread(frame: DataFrame, columns: list[str]) -> DataFrame:
+    """``frame`` hash-partitioned by ``columns`` (one task writes each file) into as many
+    tasks as Spark has cores.
+
+    Adaptive execution would coalesce a small batch's shuffle into one task, which then
+    writes every (partition, bucket) file alone: ~25 ms a file, 160 files for 20 partitions
+    of 8 buckets. An explicit task count is kept (2x faster writes on 2 cores).
+    """
+    tasks = max(1, frame.sparkSession.sparkContext.defaultParallelism)
+    return frame.repartition(tasks, *columns)
+
+
 def _row_type(spec: TableSpec) -> str:
     from versioned.engine.acid.events import row_struct_type
 
     return row_struct_type(spec).simpleString()
+
+
+@dataclass(frozen=True)
+class PlacedFile:
+    """A bucket file at its ACID name (claimed, not yet committed)."""
+
+    partition_values: tuple[str | None, ...]
+    bucket: int
+    path: str
+    size: int
 
 
 def _write(
@@ -204,13 +228,7 @@ def _write(
         .partitionBy(*spec.partition_by, _FILE_BUCKET)
         .orc(fileio.full_path(stage))
     )
-    if isinstance(directory, BaseDir):
-        kind, max_write_id = "base", directory.write_id
-    else:
-        kind = DELETE_KIND if directory.delete else "delta"
-        max_write_id = directory.max_write_id
-    written: list[WrittenFile] = []
-    partitions: dict[tuple[str | None, ...], str] = {}
+    placed: list[PlacedFile] = []
     seen: set[str] = set()
     for stat in fileio.list_files(stage):  # our own private output, not table data
         rel = stat.path[len(stage) + 1 :]
@@ -219,22 +237,46 @@ def _write(
         pairs = parse_partition_path(rel.rpartition("/")[0])
         values = tuple(v for _, v in pairs[:-1])
         bucket = int(pairs[-1][1] or 0)
-        ppath = partition_path(spec.partition_by, values)
-        target = bucket_file_path(ppath, directory, bucket)
+        target = bucket_file_path(partition_path(spec.partition_by, values), directory, bucket)
         if target in seen:  # one task writes each (partition, bucket): never happens
             raise AssertionError(f"Spark wrote two files for {target}")
         seen.add(target)
         fileio.move(stat.path, claim(f"{table_location}/{target}"))
-        rows = _row_count(fileio, f"{table_location}/{target}")
-        stats = {"write_id": max_write_id, "bucket": bucket}
+        placed.append(PlacedFile(values, bucket, target, stat.size))
+    fileio.delete_dir(stage, missing_ok=True)
+    return register_files(placed, spec, fileio, table_location, directory, version, claim)
+
+
+def register_files(
+    placed: list[PlacedFile],
+    spec: TableSpec,
+    fileio: FileIO,
+    table_location: str,
+    directory: AcidDir,
+    version: int,
+    claim: Claim,
+) -> list[WrittenFile]:
+    """The catalog entries of bucket files placed in ``directory``: each file with its row
+    count and key filters (insert files), and the directory's ``_orc_acid_version`` marker
+    in each partition."""
+    if isinstance(directory, BaseDir):
+        kind, max_write_id = "base", directory.write_id
+    else:
+        kind = DELETE_KIND if directory.delete else "delta"
+        max_write_id = directory.max_write_id
+    written: list[WrittenFile] = []
+    partitions: dict[tuple[str | None, ...], str] = {}
+    for file in placed:
+        rows = _row_count(fileio, f"{table_location}/{file.path}")
+        stats = {"write_id": max_write_id, "bucket": file.bucket}
         if kind != DELETE_KIND:
-            filters = _key_filter(fileio, table_location, target, spec, version, claim)
+            filters = _key_filter(fileio, table_location, file.path, spec, version, claim)
             if filters is not None:
                 stats.update(filters[0])
-                written.append(WrittenFile(values, filters[1]))
-        add = FileAdd(None, target, kind, version, stat.size, rows, stats)
-        written.append(WrittenFile(values, add))
-        partitions[values] = ppath
+                written.append(WrittenFile(file.partition_values, filters[1]))
+        add = FileAdd(None, file.path, kind, version, file.size, rows, stats)
+        written.append(WrittenFile(file.partition_values, add))
+        partitions[file.partition_values] = partition_path(spec.partition_by, file.partition_values)
     for values, ppath in partitions.items():
         where = f"{table_location}/{ppath}".rstrip("/")
         marker = marker_path(ppath, directory)
@@ -242,7 +284,6 @@ def _write(
         write_acid_version_marker(fileio, where, directory)
         size = fileio.size(f"{table_location}/{marker}")
         written.append(WrittenFile(values, FileAdd(None, marker, MARKER_KIND, version, size, 0)))
-    fileio.delete_dir(stage, missing_ok=True)
     return written
 
 

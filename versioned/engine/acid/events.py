@@ -11,6 +11,7 @@ partition values come from each file's path.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from urllib.parse import unquote
 
 from pyspark.sql import Column as SparkColumn
 from pyspark.sql import DataFrame, SparkSession
@@ -18,6 +19,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from versioned.catalog.records import PartitionInfo, Snapshot
+from versioned.engine.spark.file_scans import load_files
 from versioned.engine.spark.types import spark_type
 from versioned.layouts.acid import orc_schema as s
 from versioned.layouts.acid.snapshot_dirs import BucketFileRef, SnapshotFiles
@@ -70,9 +72,9 @@ def read_events(
         return spark.createDataFrame([], T.StructType([*schema.fields, *partition_fields]))
     root = fileio.full_path(snapshot.table.location)
     paths = [f"{root}/{ref.file.path}" for ref in refs]
-    events = (
-        spark.read.format("orc").schema(schema).load(paths).where(_names_every_event_field(spec))
-    )
+    reader = spark.read.format("orc").schema(schema)
+    scan = load_files(spark, reader, paths)
+    events = scan.where(_names_every_event_field(spec))
     if not spec.partition_by:
         return events.select(*schema.names)
     ids = {ref.file.partition_id for ref in refs}
@@ -85,7 +87,7 @@ def read_events(
                 for f, v in zip(partition_fields, partitions[0].values, strict=True)
             ],
         )
-    return _with_partition_values(spark, events, partitions, partition_fields)
+    return _with_partition_values(spark, scan, events, partitions, partition_fields)
 
 
 _FOLDER = "#partition_folder"
@@ -93,30 +95,47 @@ _FOLDER = "#partition_folder"
 
 def _with_partition_values(
     spark: SparkSession,
+    scan: DataFrame,
     events: DataFrame,
     partitions: Sequence[PartitionInfo],
     fields: Sequence[T.StructField],
 ) -> DataFrame:
-    """``events`` with the partition columns of the folder each row's file lies in.
+    """``events`` (rows of ``scan``) with the partition columns of each row's file.
 
-    A file's folder is ``<partition path>/<acid dir>/bucket_N``: the partition path is the
-    ``len(fields)`` path segments before the last two of Spark's file path, which is a URI
-    (one layer of percent-encoding over the escaped folder names; ``+`` is literal and must
-    not become a space). The catalog's partitions are a small broadcast table.
+    A file's path is ``.../<partition path>/<acid dir>/bucket_N``: its partition folder is
+    the ``len(fields)`` path segments before the last two. Spark's file path is a URI (a
+    layer of percent-encoding over the escaped folder names), so each row's folder is cut
+    out of ``_metadata.file_path`` as it is, encoded (string slicing, cheap per row), and
+    joined to a small broadcast table built on the driver from the same URIs of
+    ``scan.inputFiles()``, decoded once per file and matched to the catalog's partitions.
+    (Decoding per row cost ~3/4 of a 1M-row key lookup.)
     """
     n = len(fields)
-    uri = F.regexp_replace(F.col("_metadata.file_path"), r"\+", "%2B")
-    folder = F.array_join(F.slice(F.split(F.url_decode(uri), "/"), -(n + 2), n), "/")
+    by_path = {p.path: p for p in partitions}
+    rows = []
+    for encoded in sorted({_folder_of(uri, n) for uri in scan.inputFiles()}):
+        partition = by_path.get(unquote(encoded))
+        if partition is None:
+            raise AssertionError(f"a scanned file lies in no partition of the snapshot: {encoded}")
+        rows.append((encoded, *partition.values))
     table = spark.createDataFrame(
-        [(p.path, *p.values) for p in partitions],
+        rows,
         T.StructType(
             [T.StructField(_FOLDER, T.StringType())]
             + [T.StructField(f.name, T.StringType()) for f in fields]
         ),
     )
+    path = F.col("_metadata.file_path")
+    folder = F.substring_index(F.substring_index(path, "/", -(n + 2)), "/", n)
     names = events.columns
     joined = events.withColumn(_FOLDER, folder).join(F.broadcast(table), _FOLDER)
     return joined.select(*names, *[F.col(f.name).cast(f.dataType).alias(f.name) for f in fields])
+
+
+def _folder_of(uri: str, segments: int) -> str:
+    """The partition folder of a bucket file's URI, still encoded (as `_with_partition_values`
+    cuts it in Spark)."""
+    return "/".join(uri.split("/")[-(segments + 2) :][:segments])
 
 
 def _names_every_event_field(spec: TableSpec) -> SparkColumn:

@@ -30,6 +30,7 @@ from pyspark.sql import types as T
 
 from versioned.catalog.records import DataFile, FileAdd, Snapshot
 from versioned.engine.acid.event_writer import STATEMENT_ID, Claim, WrittenFile
+from versioned.engine.spark.file_scans import load_files
 from versioned.engine.spark.types import spark_type
 from versioned.layouts.acid.directories import DeltaDir
 from versioned.layouts.acid.snapshot_dirs import TOMBSTONE_DIR, TOMBSTONE_KIND
@@ -151,5 +152,5 @@ def newest_tombstones(
         [T.StructField(c, spark_type(spec.column(c).type)) for c in tombstone_columns(spec)]
     )
     keys = list(spec.record_key)
-    frame = spark.read.format("orc").schema(schema).load(paths)
+    frame = load_files(spark, spark.read.format("orc").schema(schema), paths)
     return frame.groupBy(*keys).agg(F.max(order).alias(order))

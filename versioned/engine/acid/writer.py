@@ -28,6 +28,7 @@ from versioned.catalog.records import PartitionCommit, PartitionInfo, Snapshot, 
 from versioned.catalog.store import MetaStore
 from versioned.catalog.write_transaction import retry_on_conflict
 from versioned.engine.acid.bucketing import BUCKET_COLUMN, with_buckets
+from versioned.engine.acid.driver_events import write_deletes_on_driver, write_inserts_on_driver
 from versioned.engine.acid.event_writer import (
     WrittenFile,
     write_delete_events,
@@ -48,6 +49,7 @@ from versioned.engine.feeds.reader import Feed
 from versioned.engine.feeds.rows import OP
 from versioned.layouts.acid.key_filters import KEY_BLOOM_KIND
 from versioned.layouts.acid.snapshot_dirs import MARKER_KIND
+from versioned.layouts.acid.table_rules import driver_write_max_events
 from versioned.layouts.base import TableLayout
 from versioned.options import WriteOptions
 from versioned.results import CommitResult
@@ -209,17 +211,27 @@ def _write(
             "claim": txn.tx.own_file,
         }
         written: list[WrittenFile] = []
+        events = counts["inserted"] + 2 * counts["updated"] + counts["deleted"]
+        on_driver = events <= driver_write_max_events(spec)
         if counts["updated"] + counts["deleted"]:  # an empty Spark write is a job for nothing
-            written += write_delete_events(deletes, spec, ctx.fileio, table.location, stage, **args)
+            if on_driver:
+                written += write_deletes_on_driver(
+                    deletes, spec, ctx.fileio, table.location, **args
+                )
+            else:
+                written += write_delete_events(
+                    deletes, spec, ctx.fileio, table.location, stage, **args
+                )
         if counts["inserted"] + counts["updated"]:
-            written += write_insert_events(
-                inserts.select(*spec.column_names, BUCKET_COLUMN),
-                spec,
-                ctx.fileio,
-                table.location,
-                stage,
-                **args,
-            )
+            rows = inserts.select(*spec.column_names, BUCKET_COLUMN)
+            inserted = None
+            if on_driver:  # None: values the driver's writer cannot write (see there)
+                inserted = write_inserts_on_driver(rows, spec, ctx.fileio, table.location, **args)
+            if inserted is None:
+                inserted = write_insert_events(
+                    rows, spec, ctx.fileio, table.location, stage, **args
+                )
+            written += inserted
         if spec.ordering_column and counts["deleted"] + counts["ignored_deletes"]:
             applied = planned.where(live & (F.col(OP) == F.lit("D")))
             written += write_tombstones(

@@ -6,6 +6,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import types as T
 
 from versioned.collections.folder import CollectionFolder
+from versioned.engine.spark.file_scans import load_files
 from versioned.engine.spark.types import spark_type
 
 
@@ -24,10 +25,6 @@ def read_collection(spark: SparkSession, folder: CollectionFolder) -> DataFrame:
     paths = [folder.fileio.full_path(f.path) for f in meta.files]
     if not paths:
         return spark.createDataFrame([], schema).select(*names)
-    frame = (
-        spark.read.format(meta.file_format)
-        .schema(schema)
-        .option("basePath", folder.fileio.full_path(""))
-        .load(paths)
-    )
+    reader = spark.read.format(meta.file_format).schema(schema)
+    frame = load_files(spark, reader.option("basePath", folder.fileio.full_path("")), paths)
     return frame.select(*names)

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import logging
 import warnings
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 
 from pyspark.sql import DataFrame, SparkSession
@@ -21,6 +19,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from versioned.catalog.records import Snapshot
+from versioned.engine.spark.file_scans import driver_listing
 from versioned.engine.spark.sql_templates import template
 from versioned.engine.spark.types import spark_schema, spark_type
 from versioned.layouts.version_partition.index import VERSION_COLUMN, index_key_columns
@@ -30,9 +29,6 @@ from versioned.storage.filesystem import FileIO
 
 log = logging.getLogger(__name__)
 DEFAULT_BROADCAST_LIMIT = 20_000_000
-DRIVER_LISTING_MAX_PATHS = 10_000
-"""Scans of up to this many explicit files stat them on the driver (see `_driver_listing`)."""
-_LISTING_THRESHOLD = "spark.sql.sources.parallelPartitionDiscovery.threshold"
 
 
 class CompactionNeededWarning(UserWarning):
@@ -63,7 +59,7 @@ def snapshot_frames(spark: SparkSession, fileio: FileIO, snapshot: Snapshot) -> 
     )
     data_paths = [f"{root}/{f.path}" for f in snapshot.files if f.kind == "data"]
     if data_paths:
-        with _driver_listing(spark, len(data_paths)):
+        with driver_listing(spark, len(data_paths)):
             data = (
                 spark.read.format(spec.file_format)
                 .schema(data_schema)
@@ -81,36 +77,13 @@ def snapshot_frames(spark: SparkSession, fileio: FileIO, snapshot: Snapshot) -> 
     index_schema = T.StructType(
         [*key_fields, T.StructField(VERSION_COLUMN, T.LongType()), *partition_fields, version_field]
     )
-    with _driver_listing(spark, len(index_files)):
+    with driver_listing(spark, len(index_files)):
         index = (
             spark.read.schema(index_schema)
             .option("basePath", f"{root}/{INDEX_DIR}")
             .parquet(*[f"{root}/{f.path}" for f in index_files])
         )
     return SnapshotFrames(data, index, sum(f.row_count for f in index_files))
-
-
-@contextmanager
-def _driver_listing(spark: SparkSession, paths: int) -> Iterator[None]:
-    """Let Spark stat ``paths`` explicit files on the driver instead of in a Spark job.
-
-    Above ``parallelPartitionDiscovery.threshold`` (32) paths Spark lists them with a
-    distributed job while building the DataFrame: ~2-3 s per scan for a few hundred files on
-    local[2], paid by every read. The files are known from the snapshot; stat'ing them on the
-    driver takes ~0.5 ms each locally. Only the listing strategy changes, never the result.
-    """
-    current = spark.conf.get(_LISTING_THRESHOLD, None)
-    if paths > DRIVER_LISTING_MAX_PATHS or paths <= int(current or 32):
-        yield
-        return
-    spark.conf.set(_LISTING_THRESHOLD, str(paths))
-    try:
-        yield
-    finally:
-        if current is None:
-            spark.conf.unset(_LISTING_THRESHOLD)
-        else:
-            spark.conf.set(_LISTING_THRESHOLD, current)
 
 
 def read_latest(

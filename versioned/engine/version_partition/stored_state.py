@@ -17,6 +17,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from versioned.catalog.records import DataFile
+from versioned.engine.spark.file_scans import load_files
 from versioned.engine.spark.types import spark_type
 from versioned.layouts.version_partition.index import OP_COLUMN, index_key_columns
 from versioned.layouts.version_partition.paths import VERSION_KEY
@@ -110,10 +111,6 @@ def _scan(
         fields.append(T.StructField(OP_COLUMN, T.StringType()))
     fields += [T.StructField(p, T.StringType()) for p in spec.partition_by]
     fields.append(T.StructField(VERSION_KEY, T.LongType()))
-    frame = (
-        spark.read.format(file_format)
-        .schema(T.StructType(fields))
-        .option("basePath", base)
-        .load(paths)
-    )
+    reader = spark.read.format(file_format).schema(T.StructType(fields))
+    frame = load_files(spark, reader.option("basePath", base), paths)
     return frame.select(*columns, *spec.partition_by, VERSION_KEY)

@@ -24,6 +24,8 @@ from typing import Any, BinaryIO, Literal
 import pyarrow as pa
 import pyarrow.orc as porc
 import pyorc
+from pyorc.converters import ORCConverter
+from pyorc.enums import TypeKind
 
 from versioned.errors import SchemaError
 from versioned.layouts.acid import orc_schema as s
@@ -58,6 +60,47 @@ class AcidFileSummary:
     def events(self) -> int:
         """Number of events in the file."""
         return self.stats.inserts + self.stats.updates + self.stats.deletes
+
+
+class _EpochDays(ORCConverter):
+    """ORC ``date`` from days since 1970-01-01 (any day Spark holds, also outside Python's
+    ``date`` range)."""
+
+    @staticmethod
+    def from_orc(days: int) -> int:
+        return days
+
+    @staticmethod
+    def to_orc(days: int) -> int:
+        return days
+
+
+class _EpochMicros(ORCConverter):
+    """ORC ``timestamp`` from microseconds since the epoch, UTC (any instant Spark holds)."""
+
+    @staticmethod
+    def from_orc(seconds: int, nanoseconds: int, timezone: Any) -> int:
+        return seconds * 1_000_000 + nanoseconds // 1000
+
+    @staticmethod
+    def to_orc(micros: int, timezone: Any) -> tuple[int, int]:
+        seconds, rest = divmod(micros, 1_000_000)
+        return seconds, rest * 1000
+
+
+_CONVERTERS: dict[TypeKind, type[ORCConverter]] = {
+    TypeKind.DATE: _EpochDays,
+    TypeKind.TIMESTAMP: _EpochMicros,
+}
+
+
+def _orc_values(column: pa.ChunkedArray | pa.Array) -> list[Any]:
+    """A column's values as the converters take them: dates and timestamps as integers."""
+    if pa.types.is_date32(column.type):
+        return column.cast(pa.int32()).to_pylist()
+    if pa.types.is_timestamp(column.type):
+        return column.cast(pa.timestamp("us", tz="UTC")).cast(pa.int64()).to_pylist()
+    return column.to_pylist()
 
 
 class AcidBucketWriter:
@@ -108,6 +151,7 @@ class AcidBucketWriter:
             s.acid_orc_schema(self._columns),
             batch_size=1 if streaming else _BATCH,
             stripe_size=_HUGE_STRIPE,
+            converters=_CONVERTERS,
         )
         self._next_row_id: dict[int, int] = {}
         self._last_write_id = 0
@@ -237,7 +281,7 @@ class AcidBucketWriter:
         if missing:
             raise SchemaError(f"rows lack data columns {', '.join(missing)}", columns=missing)
         try:
-            values = [rows.column(f.name).cast(f.type).to_pylist() for f in self._row_type]
+            values = [_orc_values(rows.column(f.name).cast(f.type)) for f in self._row_type]
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
             raise SchemaError(f"rows do not fit the table's column types: {exc}") from exc
         return list(zip(*values, strict=True)) if values else []

@@ -10,6 +10,9 @@ not bucket, fails before anything is stored) and shown by ``describe``. Hive's r
   in any bucket and the lookup reads them all.
 * A transactional table cannot be sorted (Hive: "cannot support full ACID functionality
   since it is sorted"): its files are ordered by ROW__ID.
+* ``write.driver_max_events`` (table property, ours): a batch of at most this many ACID
+  events (default 250,000) is written by the driver with pyorc, a larger one by Spark's
+  ORC writer (`engine.acid.driver_events` says why); ``0`` always uses Spark.
 * A partition column sits beside the ACID event fields when the files are read (the data
   columns are inside the ``row`` struct), so it may not share a name with one of them.
 """
@@ -25,6 +28,28 @@ from versioned.schema import TableSpec
 
 BUCKETING_VERSION_PROPERTY = "bucketing_version"
 """Table property choosing Hive's bucket hash: ``2`` (Murmur3, the default) or ``1``."""
+
+
+DRIVER_WRITE_PROPERTY = "write.driver_max_events"
+"""Table property: the most ACID events of one write the driver writes itself."""
+DEFAULT_DRIVER_WRITE_MAX_EVENTS = 250_000
+
+
+def driver_write_max_events(spec: TableSpec) -> int:
+    """The table's ``write.driver_max_events`` property (default 250,000).
+
+    Raises:
+        SchemaError: The property is not a whole number >= 0.
+    """
+    raw = str(spec.properties.get(DRIVER_WRITE_PROPERTY, DEFAULT_DRIVER_WRITE_MAX_EVENTS))
+    if not raw.strip().isdigit():
+        raise SchemaError(
+            f"table property {DRIVER_WRITE_PROPERTY}={raw!r} of {spec.name} must be a whole "
+            f"number >= 0 (default {DEFAULT_DRIVER_WRITE_MAX_EVENTS}; 0 writes every batch "
+            "with Spark)",
+            property=DRIVER_WRITE_PROPERTY,
+        )
+    return int(raw)
 
 
 def bucketing_version(spec: TableSpec) -> BucketingVersion:
@@ -47,12 +72,14 @@ def acid_table_settings(spec: TableSpec) -> dict[str, Any]:
     """Check an acid table definition; return what it implies (``describe`` shows it).
 
     Returns:
-        ``bucketing_version`` and ``key_lookup`` (which bucket files a key lookup reads).
+        ``bucketing_version``, ``key_lookup`` (which bucket files a key lookup reads) and
+        ``write.driver_max_events``.
 
     Raises:
         SchemaError: The table is sorted, a partition column is named like an ACID event
             field, a bucket column's type has no Hive bucket hash versioned reproduces, or
-            ``bucketing_version`` is not 1 or 2.
+            ``bucketing_version`` is not 1 or 2, or ``write.driver_max_events`` is not a
+            whole number.
     """
     fields = {f.lower() for f in (*EVENT_FIELDS, ROW)}
     clash = [p for p in spec.partition_by if p.lower() in fields]
@@ -72,7 +99,11 @@ def acid_table_settings(spec: TableSpec) -> dict[str, Any]:
     for name in spec.bucket_by:
         hash_kind(spec.column(name).type)
     version = bucketing_version(spec)
-    return {BUCKETING_VERSION_PROPERTY: version, "key_lookup": _key_lookup(spec)}
+    return {
+        BUCKETING_VERSION_PROPERTY: version,
+        "key_lookup": _key_lookup(spec),
+        DRIVER_WRITE_PROPERTY: driver_write_max_events(spec),
+    }
 
 
 def _key_lookup(spec: TableSpec) -> str:

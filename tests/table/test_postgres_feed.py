@@ -212,10 +212,14 @@ def _assert_same(frame: DataFrame | list[dict[str, Any]], expected: Rows, what: 
         problems.append(f"keys missing {missing[:10]}, unexpected {extra[:10]}")
     both = sorted(expected.keys() & got.keys())
     differ = [k for k in both if _typed(got[k]) != _typed(expected[k])]
+    if differ:
+        problems.append(f"{len(differ)} rows differ in values or types")
     for key in differ[:5]:
         problems.append(f"id {key}: lake {_typed(got[key])} != source {_typed(expected[key])}")
     if problems:
-        pytest.fail(f"seed {SEED}, {what}: {len(differ)} rows differ\n  " + "\n  ".join(problems))
+        pytest.fail(
+            f"seed {SEED}, {what}: the lake differs from the source\n  " + "\n  ".join(problems)
+        )
 
 
 def _typed(row: dict[str, Any]) -> tuple[tuple[str, Any], ...]:

@@ -139,7 +139,8 @@ def test_a_replayed_postgres_change_stream_equals_the_postgres_table(
              "bulk update", "rolled back"]  # fmt: skip
     assert all(coverage[c] for c in cases), f"seed {SEED}: the workload missed cases: {coverage}"
     assert toasted, f"seed {SEED}: no update left a TOASTed value out"
-    assert 200 <= len(workload.live | workload.gone) <= 400, len(workload.live | workload.gone)
+    keys = len(workload.live | workload.gone)
+    assert 200 <= keys <= 400, f"seed {SEED}: {keys} keys, the scenario wants 200 to 400"
 
 
 def _upsert_arrow(table: Table, rows: list[dict[str, Any]]) -> tuple[int, int]:

@@ -97,7 +97,9 @@ def start_cluster() -> PgCluster:
     )
     opts = (
         f"-p {cluster.port} -k {base} -c listen_addresses=127.0.0.1 -c fsync=off "
-        "-c synchronous_commit=off -c full_page_writes=off -c max_connections=200"
+        "-c synchronous_commit=off -c full_page_writes=off -c max_connections=200 "
+        # Logical decoding (tests/support/pg_logical.py reads a test_decoding slot).
+        "-c wal_level=logical -c max_replication_slots=10 -c max_wal_senders=10"
     )
     cluster._run(
         str(bindir / "pg_ctl"),

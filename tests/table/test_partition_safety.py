@@ -11,6 +11,7 @@ import pyarrow as pa
 import pytest
 
 from versioned.api.catalog import Catalog
+from versioned.layouts.acid.table_rules import DRIVER_WRITE_PROPERTY
 
 COLUMNS = "k BIGINT, p STRING, v STRING"
 
@@ -54,17 +55,33 @@ def test_a_partition_value_too_long_for_a_directory_is_a_dead_letter(
     assert [p.values for p in cat.store.partitions(t.name)] == [("b",)]
 
 
-def test_a_failed_write_leaves_no_partition_rows_behind(cat: Catalog, layout: str) -> None:
-    """Partitions are created by the commit: a write that fails before it creates none."""
-    t = _table(cat, layout)
+@pytest.mark.parametrize("obstacle", ["staging", "partition folder"])
+def test_a_failed_write_leaves_no_partition_rows_behind(
+    cat: Catalog, layout: str, obstacle: str
+) -> None:
+    """Partitions are created by the commit: a write that fails before it creates none.
+
+    A file where the writer's private staging directory, or a new partition's folder, must
+    go makes the write fail. The acid layout stages only what Spark's writer writes, so for
+    the staging case its table sends every batch there (``write.driver_max_events=0``).
+    """
+    properties = {DRIVER_WRITE_PROPERTY: "0"} if layout == "acid" else {}
+    t = cat.create_table(
+        "db.t",
+        columns=COLUMNS,
+        primary_key="k",
+        partition_by="p",
+        layout=layout,
+        properties=properties if obstacle == "staging" else {},
+    )
     t.upsert(_batch([(1, "a", "first")]))
-    # A file where the writer's private staging directory must go makes Spark's write fail.
-    staging = Path(cat.settings.warehouse) / t.info.location / "_staging"
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.write_text("in the way")
+    location = Path(cat.settings.warehouse) / t.info.location
+    blocked = location / ("_staging" if obstacle == "staging" else "p=new2")
+    shutil.rmtree(blocked, ignore_errors=True)
+    blocked.write_text("in the way")
     with pytest.raises(Exception):  # noqa: B017 - whatever Spark raises; the point is after
         t.upsert(_batch([(2, "new1", "x"), (3, "new2", "y"), (4, "a", "z")]))
-    staging.unlink()
+    blocked.unlink()
     assert [p.values for p in cat.store.partitions(t.name)] == [("a",)]
     assert [tuple(r) for r in t.read().select("k", "v").collect()] == [(1, "first")]
 

@@ -246,7 +246,7 @@ class FeedGenerator:
     (with an ordering column) late events, ties and deletes that precede any insert.
 
     Ids drift upwards from batch to batch (like the ids of new orders) and some batches keep
-    to a narrow band, so versions get pruned by key range; forced scenarios reach back to
+    to a narrow band, so versions may be pruned by key range; forced scenarios reach back to
     older keys.
     """
 

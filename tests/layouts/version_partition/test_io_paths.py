@@ -45,6 +45,26 @@ def test_write_path_reads_no_old_data_file(cat: Catalog, tmp_path: Path) -> None
     assert rows[5] == 50.0 and 7 not in rows and rows[500] == 1.0 and len(rows) == 100
 
 
+def test_a_batch_outside_a_versions_key_range_skips_its_bloom_filter(cat: Catalog) -> None:
+    """The writer prunes by key range: a batch whose ids all lie above an older version's
+    ids never opens that version's Bloom file, and still finds the keys it updates."""
+    t = make_table(cat, layout="versioned")
+    old = t.upsert(batch([(i, 0.0, "I", "s0") for i in range(100)])).version
+    recent = t.upsert(batch([(i, 1.0, "I", "s0") for i in range(1000, 1100)])).version
+    blooms = {f.version: f.path for f in t.snapshot().files if f.kind == "bloom"}
+    assert set(blooms) == {old, recent}
+    FileIO.reset_opened_files()
+    result = t.upsert(
+        batch([(1005, 2.0, "U", "s0"), (1050, None, "D", "s0"), (1200, 3.0, "I", "s0")])
+    )
+    opened = list(FileIO.opened_files)
+    assert any(p.endswith(blooms[recent]) for p in opened)
+    assert not any(p.endswith(blooms[old]) for p in opened)
+    assert (result.inserted, result.updated, result.deleted) == (1, 1, 1)
+    rows = {r[0]: r[1] for r in latest(t)}
+    assert rows[1005] == 2.0 and 1050 not in rows and rows[1200] == 3.0 and len(rows) == 200
+
+
 def test_moving_a_key_reads_no_old_data_file(cat: Catalog, tmp_path: Path) -> None:
     """A key moving partition (the key is id, the partition p) is found by Bloom files only:
     the old data files are moved away during the write."""

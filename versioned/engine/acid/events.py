@@ -19,10 +19,11 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from versioned.catalog.records import PartitionInfo, Snapshot
+from versioned.engine.acid.driver_reads import read_on_driver, split_for_driver
 from versioned.engine.spark.file_scans import load_files
 from versioned.engine.spark.types import spark_type
 from versioned.layouts.acid import orc_schema as s
-from versioned.layouts.acid.snapshot_dirs import BucketFileRef, SnapshotFiles
+from versioned.layouts.acid.snapshot_dirs import DELETE_KIND, BucketFileRef, SnapshotFiles
 from versioned.layouts.acid.write_ids import ValidWriteIdList
 from versioned.schema import TableSpec
 from versioned.storage.filesystem import FileIO
@@ -50,10 +51,41 @@ def event_schema(spec: TableSpec) -> T.StructType:
 
 
 def read_events(
-    spark: SparkSession, fileio: FileIO, snapshot: Snapshot, refs: Sequence[BucketFileRef]
+    spark: SparkSession,
+    fileio: FileIO,
+    snapshot: Snapshot,
+    refs: Sequence[BucketFileRef],
 ) -> DataFrame:
     """The events of exactly the files ``refs`` (no directory listing), with the partition
-    columns (values from the catalog).
+    columns (values from the catalog). ``refs`` are all insert-event files (bases, deltas)
+    or all delete-event files.
+
+    Small files are read on the driver (`driver_reads`: ~0.2 ms a file against Spark's
+    ~1.5-2 ms), the others by one Spark scan (`_scan_events`).
+    """
+    spec = snapshot.table.spec
+    schema = event_schema(spec)
+    partition_fields = [
+        T.StructField(p, spark_type(spec.column(p).type)) for p in spec.partition_by
+    ]
+    full = T.StructType([*schema.fields, *partition_fields])
+    if not refs:
+        return spark.createDataFrame([], full)
+    deletes = {ref.file.kind == DELETE_KIND for ref in refs}
+    assert len(deletes) == 1, "insert and delete events are read apart"
+    on_driver, refs = split_for_driver(spec, refs, deletes=deletes.pop())
+    if on_driver:
+        small = read_on_driver(spark, fileio, snapshot, on_driver, full)
+        if not refs:
+            return small
+        return small.unionByName(_scan_events(spark, fileio, snapshot, refs))
+    return _scan_events(spark, fileio, snapshot, refs)
+
+
+def _scan_events(
+    spark: SparkSession, fileio: FileIO, snapshot: Snapshot, refs: Sequence[BucketFileRef]
+) -> DataFrame:
+    """The events of ``refs`` by one Spark scan (as `read_events` returns them).
 
     All files are one scan, so Spark packs small files into few tasks. The ORC library takes
     a file for Hive ACID when its top-level fields are the six event fields, and then reads a
@@ -68,8 +100,6 @@ def read_events(
     partition_fields = [
         T.StructField(p, spark_type(spec.column(p).type)) for p in spec.partition_by
     ]
-    if not refs:
-        return spark.createDataFrame([], T.StructType([*schema.fields, *partition_fields]))
     root = fileio.full_path(snapshot.table.location)
     paths = [f"{root}/{ref.file.path}" for ref in refs]
     reader = spark.read.format("orc").schema(schema)

@@ -13,6 +13,9 @@ not bucket, fails before anything is stored) and shown by ``describe``. Hive's r
 * ``write.driver_max_events`` (table property, ours): a batch of at most this many ACID
   events (default 250,000) is written by the driver with pyorc, a larger one by Spark's
   ORC writer (`engine.acid.driver_events` says why); ``0`` always uses Spark.
+* ``read.driver_max_events`` (table property, ours): bucket files of few rows are read by the
+  driver with pyarrow (`engine.acid.driver_reads` says why), up to this many events per
+  read (default 1,000,000); ``0`` always reads with Spark.
 * A partition column sits beside the ACID event fields when the files are read (the data
   columns are inside the ``row`` struct), so it may not share a name with one of them.
 """
@@ -35,19 +38,43 @@ DRIVER_WRITE_PROPERTY = "write.driver_max_events"
 DEFAULT_DRIVER_WRITE_MAX_EVENTS = 250_000
 
 
+DRIVER_READ_PROPERTY = "read.driver_max_events"
+"""Table property: the most ACID events of small bucket files one read takes on the driver."""
+DEFAULT_DRIVER_READ_MAX_EVENTS = 1_000_000
+
+
 def driver_write_max_events(spec: TableSpec) -> int:
     """The table's ``write.driver_max_events`` property (default 250,000).
 
     Raises:
         SchemaError: The property is not a whole number >= 0.
     """
-    raw = str(spec.properties.get(DRIVER_WRITE_PROPERTY, DEFAULT_DRIVER_WRITE_MAX_EVENTS))
+    return _count_property(
+        spec,
+        DRIVER_WRITE_PROPERTY,
+        DEFAULT_DRIVER_WRITE_MAX_EVENTS,
+        "0 writes every batch with Spark",
+    )
+
+
+def driver_read_max_events(spec: TableSpec) -> int:
+    """The table's ``read.driver_max_events`` property (default 1,000,000).
+
+    Raises:
+        SchemaError: The property is not a whole number >= 0.
+    """
+    return _count_property(
+        spec, DRIVER_READ_PROPERTY, DEFAULT_DRIVER_READ_MAX_EVENTS, "0 reads every file with Spark"
+    )
+
+
+def _count_property(spec: TableSpec, name: str, default: int, zero: str) -> int:
+    raw = str(spec.properties.get(name, default))
     if not raw.strip().isdigit():
         raise SchemaError(
-            f"table property {DRIVER_WRITE_PROPERTY}={raw!r} of {spec.name} must be a whole "
-            f"number >= 0 (default {DEFAULT_DRIVER_WRITE_MAX_EVENTS}; 0 writes every batch "
-            "with Spark)",
-            property=DRIVER_WRITE_PROPERTY,
+            f"table property {name}={raw!r} of {spec.name} must be a whole number >= 0 "
+            f"(default {default:,}; {zero})",
+            property=name,
         )
     return int(raw)
 
@@ -72,14 +99,14 @@ def acid_table_settings(spec: TableSpec) -> dict[str, Any]:
     """Check an acid table definition; return what it implies (``describe`` shows it).
 
     Returns:
-        ``bucketing_version``, ``key_lookup`` (which bucket files a key lookup reads) and
-        ``write.driver_max_events``.
+        ``bucketing_version``, ``key_lookup`` (which bucket files a key lookup reads),
+        ``write.driver_max_events`` and ``read.driver_max_events``.
 
     Raises:
         SchemaError: The table is sorted, a partition column is named like an ACID event
             field, a bucket column's type has no Hive bucket hash versioned reproduces, or
-            ``bucketing_version`` is not 1 or 2, or ``write.driver_max_events`` is not a
-            whole number.
+            ``bucketing_version`` is not 1 or 2, or ``write.driver_max_events`` or
+            ``read.driver_max_events`` is not a whole number.
     """
     fields = {f.lower() for f in (*EVENT_FIELDS, ROW)}
     clash = [p for p in spec.partition_by if p.lower() in fields]
@@ -103,6 +130,7 @@ def acid_table_settings(spec: TableSpec) -> dict[str, Any]:
         BUCKETING_VERSION_PROPERTY: version,
         "key_lookup": _key_lookup(spec),
         DRIVER_WRITE_PROPERTY: driver_write_max_events(spec),
+        DRIVER_READ_PROPERTY: driver_read_max_events(spec),
     }
 
 

@@ -23,9 +23,11 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.orc as paorc
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -49,19 +51,63 @@ _NOT_ON_DRIVER = re.compile(r"^(DATE|TIMESTAMP|CHAR\(\d+\))$")
 _INTS = (s.ORIGINAL_WRITE_ID, s.ROW_ID, s.CURRENT_WRITE_ID)
 
 
-def driver_readable(spec: TableSpec, *, deletes: bool) -> bool:
-    """Whether pyarrow reads the events of this table's files exactly as Spark does."""
-    return deletes or not any(_NOT_ON_DRIVER.match(c.type) for c in spec.data_columns)
+@dataclass(frozen=True)
+class KeyMatch:
+    """What a key lookup reads: only the ``row`` fields ``fields`` (the others read as
+    null), and only the events whose ``row.<c>`` value occurs in column ``c`` of ``values``
+    for every column of ``values``. That keeps a superset of the events of the wanted keys
+    (each column is matched alone); the caller's join matches keys exactly.
+
+    Files are filtered one at a time as they are read, so a lookup takes any insert file
+    on the driver whatever its size: only the matching events stay in memory.
+    """
+
+    values: pa.Table
+    fields: tuple[str, ...]
+
+    @classmethod
+    def of(cls, spec: TableSpec, keys: pa.Table, fields: Sequence[str]) -> KeyMatch:
+        """The match of the key values ``keys`` (columns named like the table's)."""
+        values = {
+            c: keys.column(c).cast(arrow_type(spec.column(c).type)) for c in keys.schema.names
+        }
+        return cls(pa.table(values), tuple(fields))
+
+    def mask(self, spec: TableSpec, row: pa.StructArray) -> pa.Array:
+        """Which events of ``row`` (a file's ``row`` column) to keep."""
+        keep = None
+        for c in self.values.schema.names:
+            stored = row.field(c).cast(arrow_type(spec.column(c).type))
+            found = pc.is_in(stored, value_set=self.values.column(c).combine_chunks())
+            keep = found if keep is None else pc.and_(keep, found)
+        assert keep is not None
+        return keep
+
+
+def driver_readable(spec: TableSpec, *, deletes: bool, match: KeyMatch | None = None) -> bool:
+    """Whether pyarrow reads the events of this table's files exactly as Spark does (for a
+    lookup: the fields it reads)."""
+    if deletes:
+        return True
+    fields = spec.data_columns if match is None else [spec.column(f) for f in match.fields]
+    return not any(_NOT_ON_DRIVER.match(c.type) for c in fields)
 
 
 def split_for_driver(
-    spec: TableSpec, refs: Sequence[BucketFileRef], *, deletes: bool
+    spec: TableSpec,
+    refs: Sequence[BucketFileRef],
+    *,
+    deletes: bool,
+    match: KeyMatch | None = None,
 ) -> tuple[list[BucketFileRef], list[BucketFileRef]]:
     """``(driver, spark)``: the small files the driver reads (smallest first, within the
-    table's ``read.driver_max_events``) and the rest."""
+    table's ``read.driver_max_events``) and the rest. A key lookup (``match``) reads every
+    insert file on the driver."""
     budget = driver_read_max_events(spec)
-    if not budget or not driver_readable(spec, deletes=deletes):
+    if not budget or not driver_readable(spec, deletes=deletes, match=match):
         return [], list(refs)
+    if match is not None and not deletes:
+        return list(refs), []
     driver, spark = [], []
     for ref in sorted(refs, key=lambda r: r.file.row_count):
         rows = ref.file.row_count
@@ -79,18 +125,28 @@ def read_on_driver(
     snapshot: Snapshot,
     refs: Sequence[BucketFileRef],
     schema: T.StructType,
+    match: KeyMatch | None = None,
 ) -> DataFrame:
     """The events of ``refs`` in ``schema`` (the six event fields, then the partition
     columns), as `events.read_events` returns them. ``refs`` are all insert-event files or
-    all delete-event files (whose ``row`` is null and is not read)."""
+    all delete-event files (whose ``row`` is null and is not read). ``match``: only what a
+    key lookup needs (`KeyMatch`; insert files)."""
     spec = snapshot.table.spec
     deletes = refs[0].file.kind == DELETE_KIND
     location = snapshot.table.location
-    fields = [n for n in s.EVENT_FIELDS if n != s.ROW] if deletes else None
+    fields: list[str] | None = [n for n in s.EVENT_FIELDS if n != s.ROW]
+    if match is not None and not deletes:
+        assert fields is not None
+        fields += [f"{s.ROW}.{f}" for f in match.fields]
+    elif not deletes:
+        fields = None
 
     def read(ref: BucketFileRef) -> pa.Table:
         with fileio.open_input(f"{location}/{ref.file.path}") as source:
-            return paorc.ORCFile(source).read(columns=fields).replace_schema_metadata()
+            table = paorc.ORCFile(source).read(columns=fields).replace_schema_metadata()
+        if match is None or deletes:
+            return table
+        return table.filter(match.mask(spec, table.column(s.ROW).combine_chunks()))
 
     with ThreadPoolExecutor(min(_THREADS, len(refs))) as pool:
         tables = list(pool.map(read, refs))

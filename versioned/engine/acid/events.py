@@ -19,7 +19,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from versioned.catalog.records import PartitionInfo, Snapshot
-from versioned.engine.acid.driver_reads import read_on_driver, split_for_driver
+from versioned.engine.acid.driver_reads import KeyMatch, read_on_driver, split_for_driver
 from versioned.engine.spark.file_scans import load_files
 from versioned.engine.spark.types import spark_type
 from versioned.layouts.acid import orc_schema as s
@@ -55,10 +55,13 @@ def read_events(
     fileio: FileIO,
     snapshot: Snapshot,
     refs: Sequence[BucketFileRef],
+    *,
+    match: KeyMatch | None = None,
 ) -> DataFrame:
     """The events of exactly the files ``refs`` (no directory listing), with the partition
     columns (values from the catalog). ``refs`` are all insert-event files (bases, deltas)
-    or all delete-event files.
+    or all delete-event files. ``match``: a key lookup's (`driver_reads.KeyMatch`); the
+    events may then include others, and fields it does not name may read as null.
 
     Small files are read on the driver (`driver_reads`: ~0.2 ms a file against Spark's
     ~1.5-2 ms), the others by one Spark scan (`_scan_events`).
@@ -73,9 +76,9 @@ def read_events(
         return spark.createDataFrame([], full)
     deletes = {ref.file.kind == DELETE_KIND for ref in refs}
     assert len(deletes) == 1, "insert and delete events are read apart"
-    on_driver, refs = split_for_driver(spec, refs, deletes=deletes.pop())
+    on_driver, refs = split_for_driver(spec, refs, deletes=deletes.pop(), match=match)
     if on_driver:
-        small = read_on_driver(spark, fileio, snapshot, on_driver, full)
+        small = read_on_driver(spark, fileio, snapshot, on_driver, full, match)
         if not refs:
             return small
         return small.unionByName(_scan_events(spark, fileio, snapshot, refs))
@@ -196,12 +199,14 @@ def live_events(
     files: SnapshotFiles,
     *,
     broadcast_limit: int,
+    match: KeyMatch | None = None,
 ) -> DataFrame:
     """The insert events of the snapshot's live rows: ``operation ... row`` and partition
-    columns, merged with the delete events."""
+    columns, merged with the delete events. ``match``: only what a key lookup needs (see
+    `read_events`)."""
     spec = snapshot.table.spec
     write_ids = files.write_ids
-    rows = read_events(spark, fileio, snapshot, files.inserts).where(
+    rows = read_events(spark, fileio, snapshot, files.inserts, match=match).where(
         valid_write_id(F.col(s.CURRENT_WRITE_ID), write_ids)
     )
     if not files.deletes:

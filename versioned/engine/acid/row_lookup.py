@@ -51,6 +51,7 @@ from pyspark.sql import functions as F
 
 from versioned.catalog.records import Snapshot
 from versioned.engine.acid.bucketing import BUCKET_COLUMN
+from versioned.engine.acid.driver_reads import KeyMatch
 from versioned.engine.acid.events import ROW_ID_FIELDS, live_events
 from versioned.layouts.acid import orc_schema as s
 from versioned.layouts.acid.file_pruning import (
@@ -89,12 +90,15 @@ class KeyLookup:
             partitions and buckets.
         pruning: How the insert files were chosen.
         snapshot_files: Bucket files of the snapshot (insert and delete events).
+        match: The batch's key values the reads keep (`driver_reads.KeyMatch`), when the
+            key has columns outside the partition of types the filters hold.
     """
 
     scope: LookupScope
     files: SnapshotFiles
     pruning: FilePruning
     snapshot_files: int
+    match: KeyMatch | None
 
     @property
     def files_read(self) -> int:
@@ -141,7 +145,18 @@ def plan_lookup(
     pruning = prune_insert_files(fileio, root, in_scope.inserts, probe, key_blooms(snapshot.files))
     deletes = deletes_for(pruning.kept, in_scope.deletes)
     chosen = SnapshotFiles(files.write_ids, pruning.kept, deletes, files.states)
-    return KeyLookup(scope, chosen, pruning, len(files.inserts) + len(files.deletes))
+    match = None
+    if filtered:
+        match = KeyMatch.of(spec, keys.select(list(filtered)), _stored_fields(spec))
+    return KeyLookup(scope, chosen, pruning, len(files.inserts) + len(files.deletes), match)
+
+
+def _stored_fields(spec: TableSpec) -> list[str]:
+    """The ``row`` fields a lookup reads: the record key's and the ordering column."""
+    fields = [c for c in spec.record_key if c not in spec.partition_by]
+    if spec.ordering_column and spec.ordering_column not in fields:
+        fields.append(spec.ordering_column)
+    return fields
 
 
 def _scope(partition_ids: np.ndarray | None, buckets: np.ndarray | None) -> LookupScope:
@@ -164,7 +179,9 @@ def stored_rows(
     """The live stored row of each batch key: its record key, partition columns, ordering
     value and ROW__ID fields, each prefixed with `STORED`. Keys the table lacks are absent."""
     spec = snapshot.table.spec
-    live = live_events(spark, fileio, snapshot, lookup.files, broadcast_limit=broadcast_limit)
+    live = live_events(
+        spark, fileio, snapshot, lookup.files, broadcast_limit=broadcast_limit, match=lookup.match
+    )
     wanted = list(dict.fromkeys([*spec.partition_by, *spec.record_key]))
     if spec.ordering_column and spec.ordering_column not in wanted:
         wanted.append(spec.ordering_column)

@@ -22,7 +22,7 @@ from collections.abc import Iterator
 
 import pyarrow as pa
 import pyarrow.compute as pc
-from pyspark.sql import DataFrame
+from pyspark.sql import Column
 from pyspark.sql import functions as F
 
 from versioned.engine.acid.bucketing import BUCKET_COLUMN
@@ -48,9 +48,11 @@ _VALUE = "#pv_"
 _FILE_BUCKET = "#file_bucket"
 
 
-def _partition_values(spec: TableSpec) -> list[F.Column]:
+def _partition_values(spec: TableSpec, prefix: str = "") -> dict[str, Column]:
     """Partition values as the strings Spark's ``partitionBy`` writes into paths."""
-    return [F.col(p).cast("string").alias(f"{_VALUE}{i}") for i, p in enumerate(spec.partition_by)]
+    return {
+        f"{_VALUE}{i}": F.col(prefix + p).cast("string") for i, p in enumerate(spec.partition_by)
+    }
 
 
 def _groups(
@@ -68,8 +70,17 @@ def _groups(
             start = end
 
 
+def insert_fields(spec: TableSpec) -> dict[str, Column]:
+    """What `write_inserts_on_driver` needs of a row (table columns and `BUCKET_COLUMN`),
+    by the name it expects."""
+    fields = {c: F.col(c) for c in spec.column_names}
+    fields[_FILE_BUCKET] = F.col(BUCKET_COLUMN)
+    fields.update(_partition_values(spec))
+    return fields
+
+
 def write_inserts_on_driver(
-    rows: DataFrame,
+    collected: pa.Table,
     spec: TableSpec,
     fileio: FileIO,
     table_location: str,
@@ -78,17 +89,15 @@ def write_inserts_on_driver(
     version: int,
     claim: Claim,
 ) -> list[WrittenFile] | None:
-    """Write ``rows`` (table columns and `BUCKET_COLUMN`) as insert events of ``write_id``
-    into ``delta_W_W_0000`` of their partitions (as `event_writer.write_insert_events`).
+    """Write the rows of ``collected`` (columns `insert_fields`) as insert events of
+    ``write_id`` into ``delta_W_W_0000`` of their partitions (as
+    `event_writer.write_insert_events`).
 
     Returns ``None``, having written nothing, when a date or timestamp lies before the
     Gregorian calendar (`_before_gregorian`): Spark's writer must write those rows.
     """
     parts = list(spec.partition_by)
     keys = [k for k in spec.primary_key if k not in parts]
-    collected = rows.select(
-        *spec.column_names, F.col(BUCKET_COLUMN).alias(_FILE_BUCKET), *_partition_values(spec)
-    ).toArrow()
     if _before_gregorian(collected):
         return None
     directory = DeltaDir(write_id, write_id, STATEMENT_ID)
@@ -128,8 +137,17 @@ def _before_gregorian(table: pa.Table) -> bool:
     return False
 
 
+def delete_fields(spec: TableSpec, prefix: str = "") -> dict[str, Column]:
+    """What `write_deletes_on_driver` needs of a stored row (partition columns and ROW__ID
+    fields, each named with ``prefix``), by the name it expects."""
+    fields = {f: F.col(prefix + f) for f in ROW_ID_FIELDS}
+    fields[_FILE_BUCKET] = bucket_id_of(F.col(prefix + s.BUCKET))
+    fields.update(_partition_values(spec, prefix))
+    return fields
+
+
 def write_deletes_on_driver(
-    row_ids: DataFrame,
+    collected: pa.Table,
     spec: TableSpec,
     fileio: FileIO,
     table_location: str,
@@ -138,14 +156,9 @@ def write_deletes_on_driver(
     version: int,
     claim: Claim,
 ) -> list[WrittenFile]:
-    """Write delete events of ``write_id`` for ``row_ids`` (partition columns and
-    ``originalTransaction, bucket, rowId``) into ``delete_delta_W_W_0000`` of each row's
-    partition and bucket (as `event_writer.write_delete_events`)."""
-    collected = row_ids.select(
-        *ROW_ID_FIELDS,
-        bucket_id_of(F.col(s.BUCKET)).alias(_FILE_BUCKET),
-        *_partition_values(spec),
-    ).toArrow()
+    """Write delete events of ``write_id`` for the stored rows of ``collected`` (columns
+    `delete_fields`) into ``delete_delta_W_W_0000`` of each row's partition and bucket (as
+    `event_writer.write_delete_events`)."""
     directory = DeltaDir(write_id, write_id, STATEMENT_ID, delete=True)
     placed: list[PlacedFile] = []
     for values, bucket, group in _groups(collected, len(spec.partition_by)):

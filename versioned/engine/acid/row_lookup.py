@@ -92,6 +92,7 @@ class KeyLookup:
         snapshot_files: Bucket files of the snapshot (insert and delete events).
         match: The batch's key values the reads keep (`driver_reads.KeyMatch`), when the
             key has columns outside the partition of types the filters hold.
+        batch_rows: Rows (keys) of the batch.
     """
 
     scope: LookupScope
@@ -99,6 +100,7 @@ class KeyLookup:
     pruning: FilePruning
     snapshot_files: int
     match: KeyMatch | None
+    batch_rows: int
 
     @property
     def files_read(self) -> int:
@@ -148,7 +150,8 @@ def plan_lookup(
     match = None
     if filtered:
         match = KeyMatch.of(spec, keys.select(list(filtered)), _stored_fields(spec))
-    return KeyLookup(scope, chosen, pruning, len(files.inserts) + len(files.deletes), match)
+    snapshot_files = len(files.inserts) + len(files.deletes)
+    return KeyLookup(scope, chosen, pruning, snapshot_files, match, keys.num_rows)
 
 
 def _stored_fields(spec: TableSpec) -> list[str]:

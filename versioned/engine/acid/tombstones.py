@@ -24,7 +24,7 @@ from collections.abc import Collection, Sequence
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.orc as paorc
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
@@ -48,8 +48,16 @@ def tombstone_columns(spec: TableSpec) -> list[str]:
     return [c.name for c in spec.columns if c.name in wanted]
 
 
+def tombstone_fields(spec: TableSpec) -> dict[str, Column]:
+    """What `write_tombstones` needs of an applied delete change, by the name it expects."""
+    fields = {c: F.col(c) for c in tombstone_columns(spec)}
+    for i, p in enumerate(spec.partition_by):
+        fields[f"{_VALUE}{i}"] = F.col(p).cast("string")
+    return fields
+
+
 def write_tombstones(
-    deletes: DataFrame,
+    collected: pa.Table,
     spec: TableSpec,
     fileio: FileIO,
     table_location: str,
@@ -58,13 +66,11 @@ def write_tombstones(
     version: int,
     claim: Claim,
 ) -> list[WrittenFile]:
-    """Write the tombstones of ``deletes`` (the applied delete changes of a batch, in the
-    table's columns), one file per partition the deletes name; each file is claimed
+    """Write the tombstones of ``collected`` (the applied delete changes of a batch, columns
+    `tombstone_fields`), one file per partition the deletes name; each file is claimed
     (``claim``: deleted if the transaction aborts) before it is written."""
     columns = tombstone_columns(spec)
     parts = list(spec.partition_by)
-    values = [F.col(p).cast("string").alias(f"{_VALUE}{i}") for i, p in enumerate(parts)]
-    collected = deletes.select(*columns, *values).toArrow()
     if collected.num_rows == 0:
         return []
     name = DeltaDir(write_id, write_id, STATEMENT_ID, delete=True).name

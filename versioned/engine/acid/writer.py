@@ -19,6 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark import StorageLevel
 from pyspark.sql import Column as SparkColumn
 from pyspark.sql import DataFrame, SparkSession
@@ -28,7 +30,12 @@ from versioned.catalog.records import PartitionCommit, PartitionInfo, Snapshot, 
 from versioned.catalog.store import MetaStore
 from versioned.catalog.write_transaction import retry_on_conflict
 from versioned.engine.acid.bucketing import BUCKET_COLUMN, with_buckets
-from versioned.engine.acid.driver_events import write_deletes_on_driver, write_inserts_on_driver
+from versioned.engine.acid.driver_events import (
+    delete_fields,
+    insert_fields,
+    write_deletes_on_driver,
+    write_inserts_on_driver,
+)
 from versioned.engine.acid.event_writer import (
     WrittenFile,
     write_delete_events,
@@ -40,6 +47,7 @@ from versioned.engine.acid.row_lookup import STORED, KeyLookup, plan_lookup, sto
 from versioned.engine.acid.tombstones import (
     TOMBSTONE_KIND,
     newest_tombstones,
+    tombstone_fields,
     write_tombstones,
 )
 from versioned.engine.acid.transaction import AcidTransaction, acid_transaction
@@ -180,6 +188,114 @@ def _counts(planned: DataFrame) -> dict[str, int]:
     return {k: int(row[k] or 0) for k in _COUNTS}
 
 
+_INSERT, _DELETE, _TOMBSTONE = "#i_", "#d_", "#t_"
+
+
+def _collected_fields(spec: TableSpec) -> list[SparkColumn]:
+    """One row per batch key with what `_counts_of` and the driver's writers need."""
+    fields = [F.col(c) for c in (OP, _FOUND, _STALE, CHANGES)]
+    fields += [c.alias(_INSERT + n) for n, c in insert_fields(spec).items()]
+    fields += [c.alias(_DELETE + n) for n, c in delete_fields(spec, STORED).items()]
+    if spec.ordering_column:
+        fields += [c.alias(_TOMBSTONE + n) for n, c in tombstone_fields(spec).items()]
+    return fields
+
+
+def _counts_of(collected: pa.Table) -> dict[str, int]:
+    """`_counts` of the collected plan (`_collected_fields`), on the driver."""
+    found, stale = collected.column(_FOUND), collected.column(_STALE)
+    delete = pc.equal(collected.column(OP), "D")
+    live = pc.invert(stale)
+
+    def count(*conditions: Any) -> int:
+        mask = conditions[0]
+        for condition in conditions[1:]:
+            mask = pc.and_(mask, condition)
+        return int(pc.sum(pc.cast(mask, pa.int64())).as_py() or 0)
+
+    changes = pc.sum(pc.subtract(collected.column(CHANGES), 1)).as_py()
+    return {
+        "inserted": count(live, pc.invert(delete), pc.invert(found)),
+        "updated": count(live, pc.invert(delete), found),
+        "deleted": count(live, delete, found),
+        "ignored_deletes": count(live, delete, pc.invert(found)),
+        "stale": count(stale),
+        "superseded": int(changes or 0),
+    }
+
+
+def _part(collected: pa.Table, prefix: str, keep: Any) -> pa.Table:
+    """The rows ``keep`` of ``collected``, the columns named with ``prefix`` (unprefixed)."""
+    names = [n for n in collected.schema.names if n.startswith(prefix)]
+    rows = collected.filter(keep).select(names)
+    return rows.rename_columns([n[len(prefix) :] for n in names])
+
+
+def _write_on_driver(
+    ctx: WriteContext,
+    table: TableInfo,
+    planned: DataFrame,
+    collected: pa.Table,
+    counts: dict[str, int],
+    stage: str,
+    args: dict[str, Any],
+) -> list[WrittenFile]:
+    """Write the batch's events from the collected plan with pyorc (`driver_events`)."""
+    spec = table.spec
+    live = pc.invert(collected.column(_STALE))
+    delete = pc.equal(collected.column(OP), "D")
+    written: list[WrittenFile] = []
+    if counts["updated"] + counts["deleted"]:
+        row_ids = _part(collected, _DELETE, pc.and_(live, collected.column(_FOUND)))
+        written += write_deletes_on_driver(row_ids, spec, ctx.fileio, table.location, **args)
+    if counts["inserted"] + counts["updated"]:
+        rows = _part(collected, _INSERT, pc.and_(live, pc.invert(delete)))
+        inserted = write_inserts_on_driver(rows, spec, ctx.fileio, table.location, **args)
+        if inserted is None:  # values the driver's writer cannot write (see there)
+            inserted = write_insert_events(
+                _inserts(planned, spec), spec, ctx.fileio, table.location, stage, **args
+            )
+        written += inserted
+    if spec.ordering_column and counts["deleted"] + counts["ignored_deletes"]:
+        applied = _part(collected, _TOMBSTONE, pc.and_(live, delete))
+        written += write_tombstones(applied, spec, ctx.fileio, table.location, **args)
+    return written
+
+
+def _inserts(planned: DataFrame, spec: TableSpec) -> DataFrame:
+    live = ~F.col(_STALE)
+    rows = planned.where(live & (F.col(OP) != F.lit("D")))
+    return rows.select(*spec.column_names, BUCKET_COLUMN)
+
+
+def _write_with_spark(
+    ctx: WriteContext,
+    table: TableInfo,
+    planned: DataFrame,
+    counts: dict[str, int],
+    stage: str,
+    args: dict[str, Any],
+) -> list[WrittenFile]:
+    """Write the batch's events with Spark's ORC writer (`event_writer`)."""
+    spec = table.spec
+    live = ~F.col(_STALE)
+    written: list[WrittenFile] = []
+    if counts["updated"] + counts["deleted"]:  # an empty Spark write is a job for nothing
+        deletes = planned.where(live & F.col(_FOUND)).select(
+            *[F.col(STORED + c).alias(c) for c in (*spec.partition_by, *ROW_ID_FIELDS)]
+        )
+        written += write_delete_events(deletes, spec, ctx.fileio, table.location, stage, **args)
+    if counts["inserted"] + counts["updated"]:
+        rows = _inserts(planned, spec)
+        written += write_insert_events(rows, spec, ctx.fileio, table.location, stage, **args)
+    if spec.ordering_column and counts["deleted"] + counts["ignored_deletes"]:
+        applied = planned.where(live & (F.col(OP) == F.lit("D")))
+        fields = tombstone_fields(spec)
+        rows = applied.select(*[c.alias(n) for n, c in fields.items()]).toArrow()
+        written += write_tombstones(rows, spec, ctx.fileio, table.location, **args)
+    return written
+
+
 def _write(
     ctx: WriteContext,
     table: TableInfo,
@@ -195,48 +311,29 @@ def _write(
     snapshot = ctx.store.snapshot(spec.name)
     say(f"looking up the stored rows of the batch's keys (write id {txn.write_id})")
     planned, lookup = _plan(ctx, spec, snapshot, batch)
-    planned = planned.persist(StorageLevel.MEMORY_AND_DISK)
+    limit = driver_write_max_events(spec)
+    small = lookup.batch_rows <= limit
+    if not small:  # read by several jobs below
+        planned = planned.persist(StorageLevel.MEMORY_AND_DISK)
     try:
-        counts = _counts(planned)
-        stage = txn.staging_dir
+        if small:  # one job brings everything the driver writes
+            collected = planned.select(*_collected_fields(spec)).toArrow()
+            counts = _counts_of(collected)
+        else:
+            collected, counts = None, _counts(planned)
         say(f"writing {counts['inserted'] + counts['updated']} rows as write id {txn.write_id}")
-        live = ~F.col(_STALE)
-        inserts = planned.where(live & (F.col(OP) != F.lit("D")))
-        deletes = planned.where(live & F.col(_FOUND)).select(
-            *[F.col(STORED + c).alias(c) for c in (*spec.partition_by, *ROW_ID_FIELDS)]
-        )
+        events = counts["inserted"] + 2 * counts["updated"] + counts["deleted"]
         args: dict[str, Any] = {
             "write_id": txn.write_id,
             "version": txn.txn_id,
             "claim": txn.tx.own_file,
         }
-        written: list[WrittenFile] = []
-        events = counts["inserted"] + 2 * counts["updated"] + counts["deleted"]
-        on_driver = events <= driver_write_max_events(spec)
-        if counts["updated"] + counts["deleted"]:  # an empty Spark write is a job for nothing
-            if on_driver:
-                written += write_deletes_on_driver(
-                    deletes, spec, ctx.fileio, table.location, **args
-                )
-            else:
-                written += write_delete_events(
-                    deletes, spec, ctx.fileio, table.location, stage, **args
-                )
-        if counts["inserted"] + counts["updated"]:
-            rows = inserts.select(*spec.column_names, BUCKET_COLUMN)
-            inserted = None
-            if on_driver:  # None: values the driver's writer cannot write (see there)
-                inserted = write_inserts_on_driver(rows, spec, ctx.fileio, table.location, **args)
-            if inserted is None:
-                inserted = write_insert_events(
-                    rows, spec, ctx.fileio, table.location, stage, **args
-                )
-            written += inserted
-        if spec.ordering_column and counts["deleted"] + counts["ignored_deletes"]:
-            applied = planned.where(live & (F.col(OP) == F.lit("D")))
-            written += write_tombstones(
-                applied.select(*spec.column_names), spec, ctx.fileio, table.location, **args
+        if collected is not None and events <= limit:
+            written = _write_on_driver(
+                ctx, table, planned, collected, counts, txn.staging_dir, args
             )
+        else:
+            written = _write_with_spark(ctx, table, planned, counts, txn.staging_dir, args)
     finally:
         planned.unpersist()
     changes = _partition_commits(snapshot, written, txn.txn_id)

@@ -9,6 +9,13 @@ and the file's Bloom filter side file (`layouts.acid.key_filters`). Delete files
 only where they may delete rows of the kept files: same partition and bucket, written no
 earlier. A batch of new keys reads no data file at all.
 
+The chosen insert files are read on the driver (`driver_reads.KeyMatch`: pyarrow reads only
+the key, ordering and ROW__ID fields and keeps, file by file, the events whose key values
+occur in the batch), so Spark joins the batch with a few stored rows instead of scanning
+every key of the table: on the 10M-row benchmark table a 1 % batch's lookup went from a
+Spark scan of 10M keys to ~2.5 s of pyarrow reads. Tables whose key or ordering column is a
+``DATE`` or ``TIMESTAMP``, or with ``read.driver_max_events=0``, keep the Spark scan.
+
 Why our own filters and not ORC's: ORC's stripe and row-group min/max and Bloom filters
 (Spark 4 pushes predicates on nested fields such as ``row.<key>`` into ORC,
 ``spark.sql.optimizer.nestedPredicatePushdown.supportedFileSources`` defaults to

@@ -212,19 +212,20 @@ class AcidBucketWriter:
         """
         self._check_open("delete")
         if isinstance(row_ids, pa.Table | pa.RecordBatch):
-            row_ids = [
-                RecordIdentifier(w, b, r)
-                for w, b, r in zip(
-                    row_ids.column(s.ORIGINAL_WRITE_ID).to_pylist(),
-                    row_ids.column(s.BUCKET).to_pylist(),
-                    row_ids.column(s.ROW_ID).to_pylist(),
-                    strict=True,
-                )
+            fields = (s.ORIGINAL_WRITE_ID, s.BUCKET, s.ROW_ID)
+            table = pa.table({f: row_ids.column(f).cast(pa.int64()) for f in fields})
+            if any(table.column(f).null_count for f in fields):
+                raise AcidFileError("a ROW__ID to delete has a null field")
+            table = table.sort_by([(f, "ascending") for f in fields])  # Hive's ROW__ID order
+            columns = [table.column(f).to_pylist() for f in fields]
+            events = [
+                (s.DELETE, w, b, r, write_id, None) for w, b, r in zip(*columns, strict=True)
             ]
-        events = [
-            (s.DELETE, key.write_id, key.bucket_id, key.row_id, write_id, None)
-            for key in sorted(row_ids)
-        ]
+        else:
+            events = [
+                (s.DELETE, key.write_id, key.bucket_id, key.row_id, write_id, None)
+                for key in sorted(row_ids)
+            ]
         self._write(events, s.DELETE)
 
     def flush(self) -> int:

@@ -4,7 +4,7 @@ Every change batch adds a delta and a delete delta per partition and bucket it t
 a table with a few deltas is mostly small files: after 3 deltas of 1 % the 1M-row benchmark
 table has 640 insert and 480 delete bucket files, 600 of them under 100 rows. Spark's ORC
 scan pays ~1.5-2 ms per file whatever its size (open, footer, schema evolution, a
-vectorised batch), pyarrow's ORC reader ~0.2 ms: the 480 delete files took Spark 1.0-1.6 s
+vectorised batch), pyarrow's ORC reader ~0.3 ms: the 480 delete files took Spark 1.0-1.6 s
 and pyarrow 0.09 s, and handing the rows to Spark (`SparkSession.createDataFrame` of the
 Arrow table) costs ~2 µs a row. So files of at most `DRIVER_FILE_MAX_ROWS` rows are read
 here, up to ``read.driver_max_events`` events per read (`layouts.acid.table_rules`, default

@@ -218,9 +218,7 @@ class AcidBucketWriter:
                 raise AcidFileError("a ROW__ID to delete has a null field")
             table = table.sort_by([(f, "ascending") for f in fields])  # Hive's ROW__ID order
             columns = [table.column(f).to_pylist() for f in fields]
-            events = [
-                (s.DELETE, w, b, r, write_id, None) for w, b, r in zip(*columns, strict=True)
-            ]
+            events = [(s.DELETE, w, b, r, write_id, None) for w, b, r in zip(*columns, strict=True)]
         else:
             events = [
                 (s.DELETE, key.write_id, key.bucket_id, key.row_id, write_id, None)

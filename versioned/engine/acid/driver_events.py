@@ -27,11 +27,13 @@ from pyspark.sql import functions as F
 
 from versioned.engine.acid.bucketing import BUCKET_COLUMN
 from versioned.engine.acid.event_writer import (
+    PARTITION_VALUE,
     STATEMENT_ID,
     Claim,
     PlacedFile,
     WrittenFile,
     bucket_id_of,
+    partition_value_strings,
     register_files,
 )
 from versioned.engine.acid.events import ROW_ID_FIELDS
@@ -44,15 +46,8 @@ from versioned.schema import TableSpec
 from versioned.storage.filesystem import FileIO
 from versioned.storage.partition_paths import partition_path
 
-_VALUE = "#pv_"
+_VALUE = PARTITION_VALUE
 _FILE_BUCKET = "#file_bucket"
-
-
-def _partition_values(spec: TableSpec, prefix: str = "") -> dict[str, Column]:
-    """Partition values as the strings Spark's ``partitionBy`` writes into paths."""
-    return {
-        f"{_VALUE}{i}": F.col(prefix + p).cast("string") for i, p in enumerate(spec.partition_by)
-    }
 
 
 def _groups(
@@ -75,7 +70,7 @@ def insert_fields(spec: TableSpec) -> dict[str, Column]:
     by the name it expects."""
     fields = {c: F.col(c) for c in spec.column_names}
     fields[_FILE_BUCKET] = F.col(BUCKET_COLUMN)
-    fields.update(_partition_values(spec))
+    fields.update(partition_value_strings(spec))
     return fields
 
 
@@ -142,7 +137,7 @@ def delete_fields(spec: TableSpec, prefix: str = "") -> dict[str, Column]:
     fields, each named with ``prefix``), by the name it expects."""
     fields = {f: F.col(prefix + f) for f in ROW_ID_FIELDS}
     fields[_FILE_BUCKET] = bucket_id_of(F.col(prefix + s.BUCKET))
-    fields.update(_partition_values(spec, prefix))
+    fields.update(partition_value_strings(spec, prefix))
     return fields
 
 

@@ -75,6 +75,20 @@ def bucket_property(bucket_id: SparkColumn) -> SparkColumn:
     return F.lit(_CODEC_V1).bitwiseOR(shifted).bitwiseOR(F.lit(STATEMENT_ID)).cast("int")
 
 
+PARTITION_VALUE = "#pv_"
+"""Prefix of `partition_value_strings`' columns (``#pv_0``, ``#pv_1``, ...)."""
+
+
+def partition_value_strings(spec: TableSpec, prefix: str = "") -> dict[str, SparkColumn]:
+    """The partition values (columns ``prefix + p``) as the strings Spark's ``partitionBy``
+    writes into paths, named ``#pv_<i>`` in partition column order; the driver's writers
+    group collected rows by them."""
+    return {
+        f"{PARTITION_VALUE}{i}": F.col(prefix + p).cast("string")
+        for i, p in enumerate(spec.partition_by)
+    }
+
+
 def bucket_id_of(bucket_prop: SparkColumn) -> SparkColumn:
     """The bucket id of a BucketCodec V1 property."""
     return F.shiftright(bucket_prop, 16).bitwiseAND(F.lit(0xFFF)).cast("int")

@@ -29,7 +29,13 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from versioned.catalog.records import DataFile, FileAdd, Snapshot
-from versioned.engine.acid.event_writer import STATEMENT_ID, Claim, WrittenFile
+from versioned.engine.acid.event_writer import (
+    PARTITION_VALUE,
+    STATEMENT_ID,
+    Claim,
+    WrittenFile,
+    partition_value_strings,
+)
 from versioned.engine.spark.file_scans import load_files
 from versioned.engine.spark.types import spark_type
 from versioned.layouts.acid.directories import DeltaDir
@@ -38,7 +44,7 @@ from versioned.schema import TableSpec
 from versioned.storage.filesystem import FileIO
 from versioned.storage.partition_paths import partition_path
 
-_VALUE = "#pv_"
+_VALUE = PARTITION_VALUE
 
 
 def tombstone_columns(spec: TableSpec) -> list[str]:
@@ -50,10 +56,10 @@ def tombstone_columns(spec: TableSpec) -> list[str]:
 
 def tombstone_fields(spec: TableSpec) -> dict[str, Column]:
     """What `write_tombstones` needs of an applied delete change, by the name it expects."""
-    fields = {c: F.col(c) for c in tombstone_columns(spec)}
-    for i, p in enumerate(spec.partition_by):
-        fields[f"{_VALUE}{i}"] = F.col(p).cast("string")
-    return fields
+    return {
+        **{c: F.col(c) for c in tombstone_columns(spec)},
+        **partition_value_strings(spec),
+    }
 
 
 def write_tombstones(

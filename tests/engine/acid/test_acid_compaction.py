@@ -10,6 +10,7 @@ from typing import Any
 import pyarrow as pa
 
 from tests.engine.acid.hive_walk import walk
+from tests.engine.acid.tables import acid_table
 from versioned.layouts.acid import parse_directory
 from versioned.layouts.acid.snapshot_dirs import valid_write_id_list
 from versioned.options import CompactionOptions
@@ -19,15 +20,7 @@ MINOR = CompactionOptions(kind="minor")
 
 
 def _acid(cat: Any) -> Any:
-    return cat.create_table(
-        "s.t",
-        columns=COLUMNS,
-        primary_key="id",
-        partition_by="store",
-        layout="acid",
-        bucket_by="id",
-        buckets=4,
-    )
+    return acid_table(cat, columns=COLUMNS)
 
 
 def _changes(ids: list[int], names: list[str | None], stores: list[str], ops: list[str]) -> Any:

@@ -12,21 +12,13 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
+from tests.engine.acid.tables import acid_table
 from versioned.errors import SchemaError
 
 
 def _acid(cat: Any, **extra: Any) -> Any:
-    args: dict[str, Any] = dict(
-        columns="id BIGINT NOT NULL, qty INT, store STRING",
-        primary_key="id",
-        partition_by="store",
-        op_code_column="op",
-        layout="acid",
-        bucket_by="id",
-        buckets=2,
-    )
-    args.update(extra)
-    return cat.create_table("s.t", **args)
+    columns = "id BIGINT NOT NULL, qty INT, store STRING"
+    return acid_table(cat, **{"columns": columns, "op_code_column": "op", "buckets": 2, **extra})
 
 
 def _batch(**columns: Any) -> pa.Table:

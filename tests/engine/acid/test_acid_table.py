@@ -11,6 +11,7 @@ import pyarrow as pa
 import pytest
 
 from tests.engine.acid.hive_walk import walk
+from tests.engine.acid.tables import acid_table
 from versioned.errors import NotSupportedError
 from versioned.layouts.acid import (
     DeltaDir,
@@ -29,16 +30,7 @@ NAME_PATTERN = re.compile(
 
 
 def _acid(cat: Any, name: str = "s.t", **extra: Any) -> Any:
-    return cat.create_table(
-        name,
-        columns=extra.pop("columns", COLUMNS),
-        primary_key="id",
-        partition_by="store",
-        layout="acid",
-        bucket_by="id",
-        buckets=4,
-        **extra,
-    )
+    return acid_table(cat, name, **{"columns": COLUMNS, **extra})
 
 
 def _rows(frame: Any, *columns: str) -> set[tuple[Any, ...]]:

@@ -9,19 +9,18 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.orc as paorc
 
+from tests.engine.acid.tables import acid_table
 from versioned.options import CompactionOptions
 
 
 def _ordered(cat: Any) -> Any:
-    return cat.create_table(
+    return acid_table(
+        cat,
         "s.events",
         columns="id BIGINT NOT NULL, v STRING, op STRING, ts BIGINT, p STRING",
-        primary_key="id",
         partition_by="p",
         op_code_column="op",
         ordering_column="ts",
-        layout="acid",
-        bucket_by="id",
         buckets=2,
     )
 

@@ -11,21 +11,14 @@ from typing import Any
 
 import pyarrow as pa
 
+from tests.engine.acid.tables import acid_table
 from versioned.layouts.acid import DeltaDir, write_acid_version_marker
 
 
 def _acid(cat: Any, name: str = "s.t", **extra: Any) -> Any:
-    args: dict[str, Any] = dict(
-        columns="id BIGINT NOT NULL, name STRING, store STRING",
-        primary_key="id",
-        partition_by="store",
-        op_code_column="op",
-        layout="acid",
-        bucket_by="id",
-        buckets=4,
-    )
-    args.update(extra)
-    return cat.create_table(name, **args)
+    options: dict[str, Any] = {"columns": "id BIGINT NOT NULL, name STRING, store STRING"}
+    options.update(extra)
+    return acid_table(cat, name, op_code_column="op", **options)
 
 
 def _changes(ids: list[int], names: list[str | None], stores: list[str], ops: list[str]) -> Any:

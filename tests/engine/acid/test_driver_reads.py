@@ -10,6 +10,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
+from tests.engine.acid.tables import acid_table
 from versioned.catalog.records import DataFile
 from versioned.engine.acid.driver_reads import DRIVER_FILE_MAX_ROWS, split_for_driver
 from versioned.errors import SchemaError
@@ -25,14 +26,11 @@ COLUMNS = (
 
 def _table(cat: Any, name: str, driver_max_events: int | None, columns: str = COLUMNS) -> Any:
     properties = {} if driver_max_events is None else {DRIVER_READ_PROPERTY: driver_max_events}
-    return cat.create_table(
+    return acid_table(
+        cat,
         name,
         columns=columns,
-        primary_key="id",
-        partition_by="store",
         op_code_column="op",
-        layout="acid",
-        bucket_by="id",
         buckets=2,
         properties={k: str(v) for k, v in properties.items()},
     )

@@ -18,7 +18,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from versioned.catalog.records import PartitionInfo, Snapshot
+from versioned.catalog.records import Snapshot
 from versioned.engine.acid.driver_reads import KeyMatch, read_on_driver, split_for_driver
 from versioned.engine.spark.file_scans import load_files
 from versioned.engine.spark.types import spark_type
@@ -88,30 +88,26 @@ def read_events(
 def _scan_events(
     spark: SparkSession, fileio: FileIO, snapshot: Snapshot, refs: Sequence[BucketFileRef]
 ) -> DataFrame:
-    """The events of ``refs`` by one Spark scan (as `read_events` returns them).
+    """The events of ``refs`` by Spark scans (as `read_events` returns them).
 
-    All files are one scan, so Spark packs small files into few tasks. The ORC library takes
-    a file for Hive ACID when its top-level fields are the six event fields, and then reads a
-    requested schema that is not exactly those six as the ``row`` struct. So Spark must
-    request all six and nothing else: the partition values are not discovered from paths but
-    joined to each row by its file's partition folder (`_with_partition_values`), and a
-    filter that is always true names every event field (``row`` through one field, so that
-    Spark still reads only the ``row`` fields that are selected).
+    The files are one scan, so Spark packs small files into few tasks. The ORC
+    library takes a file for Hive ACID when its top-level fields are the six event fields,
+    and then reads a requested schema that is not exactly those six as the ``row`` struct.
+    So Spark must request all six and nothing else: the partition values are not
+    discovered from paths but joined to each row by a constant of its file, and a filter
+    that is always true names every event field (``row`` through one field, so that Spark
+    still reads only the ``row`` fields that are selected).
     """
     spec = snapshot.table.spec
     schema = event_schema(spec)
     partition_fields = [
         T.StructField(p, spark_type(spec.column(p).type)) for p in spec.partition_by
     ]
-    root = fileio.full_path(snapshot.table.location)
-    paths = [f"{root}/{ref.file.path}" for ref in refs]
-    reader = spark.read.format("orc").schema(schema)
-    scan = load_files(spark, reader, paths)
-    events = scan.where(_names_every_event_field(spec))
+    ids = sorted({ref.file.partition_id for ref in refs if ref.file.partition_id is not None})
+    partitions = [snapshot.partitions[pid] for pid in ids]
+    events = _load_events(spark, fileio, snapshot, refs)
     if not spec.partition_by:
         return events.select(*schema.names)
-    ids = {ref.file.partition_id for ref in refs}
-    partitions = [snapshot.partitions[pid] for pid in sorted(i for i in ids if i is not None)]
     if len(partitions) == 1:  # a literal is cheaper than the join
         return events.select(
             *schema.names,
@@ -120,49 +116,100 @@ def _scan_events(
                 for f, v in zip(partition_fields, partitions[0].values, strict=True)
             ],
         )
-    return _with_partition_values(spark, scan, events, partitions, partition_fields)
+    return _with_partition_values(spark, events, refs, snapshot, partition_fields)
 
 
+def _load_events(
+    spark: SparkSession, fileio: FileIO, snapshot: Snapshot, refs: Sequence[BucketFileRef]
+) -> DataFrame:
+    """The six event fields of ``refs`` by one Spark scan (see `_scan_events`)."""
+    spec = snapshot.table.spec
+    root = fileio.full_path(snapshot.table.location)
+    paths = [f"{root}/{ref.file.path}" for ref in refs]
+    reader = spark.read.format("orc").schema(event_schema(spec))
+    return load_files(spark, reader, paths).where(_names_every_event_field(spec))
+
+
+_SIZE = "#file_size"
 _FOLDER = "#partition_folder"
+_FOUND = "#partition_found"
 
 
 def _with_partition_values(
     spark: SparkSession,
-    scan: DataFrame,
     events: DataFrame,
-    partitions: Sequence[PartitionInfo],
+    refs: Sequence[BucketFileRef],
+    snapshot: Snapshot,
     fields: Sequence[T.StructField],
 ) -> DataFrame:
-    """``events`` (rows of ``scan``) with the partition columns of each row's file.
+    """``events`` (of one Spark scan of ``refs``) with the partition columns of each row's
+    file.
 
-    A file's path is ``.../<partition path>/<acid dir>/bucket_N``: its partition folder is
-    the ``len(fields)`` path segments before the last two. Spark's file path is a URI (a
-    layer of percent-encoding over the escaped folder names), so each row's folder is cut
-    out of ``_metadata.file_path`` as it is, encoded (string slicing, cheap per row), and
-    joined to a small broadcast table built on the driver from the same URIs of
-    ``scan.inputFiles()``, decoded once per file and matched to the catalog's partitions.
-    (Decoding per row cost ~3/4 of a 1M-row key lookup.)
+    Spark's native ORC reader cannot add partition values from paths to an ACID file (it
+    would ask the ORC library for the six event fields plus the partition columns, and the
+    library would then read that request as the ``row`` struct), so each row is joined to
+    its partition by constants of its file, which Spark holds once per file:
+    ``_metadata.file_size`` (a long: the join costs ~0.1 s per 1M rows), and, only for the
+    sizes that files of two partitions have, the partition folder cut out of
+    ``_metadata.file_path`` (string slicing per row: joining every row by it cost ~0.6 s
+    per 1M rows). A path is ``.../<partition path>/<acid dir>/bucket_N`` and Spark's is a
+    URI (percent-encoding over the escaped folder names), so the folders to compare are
+    cut from ``events.inputFiles()`` the same way and decoded once per file on the driver.
+
+    Sizes are the catalog's. The join keeps every row: should a file's size differ from the
+    catalog's, reading the row's partition values fails instead of the row being lost.
     """
     n = len(fields)
-    by_path = {p.path: p for p in partitions}
-    rows = []
-    for encoded in sorted({_folder_of(uri, n) for uri in scan.inputFiles()}):
-        partition = by_path.get(unquote(encoded))
-        if partition is None:
-            raise AssertionError(f"a scanned file lies in no partition of the snapshot: {encoded}")
-        rows.append((encoded, *partition.values))
+    partitions: dict[int, set[int]] = {}
+    for ref in refs:
+        assert ref.file.partition_id is not None
+        partitions.setdefault(ref.file.size_bytes, set()).add(ref.file.partition_id)
+    rows: set[tuple[object, ...]] = {
+        (size, None, *snapshot.partitions[next(iter(ids))].values)
+        for size, ids in partitions.items()
+        if len(ids) == 1
+    }
+    shared = {ref.file.path: ref for ref in refs if len(partitions[ref.file.size_bytes]) > 1}
+    for uri in events.inputFiles() if shared else ():
+        match = shared.get(unquote("/".join(uri.split("/")[-(n + 2) :])))
+        if match is not None:
+            assert match.file.partition_id is not None
+            values = snapshot.partitions[match.file.partition_id].values
+            rows.add((match.file.size_bytes, _folder_of(uri, n), *values))
     table = spark.createDataFrame(
-        rows,
+        sorted(rows, key=repr),
         T.StructType(
-            [T.StructField(_FOLDER, T.StringType())]
+            [T.StructField(_SIZE, T.LongType()), T.StructField(_FOLDER, T.StringType())]
             + [T.StructField(f.name, T.StringType()) for f in fields]
         ),
-    )
+    ).withColumn(_FOUND, F.lit(True))
     path = F.col("_metadata.file_path")
     folder = F.substring_index(F.substring_index(path, "/", -(n + 2)), "/", n)
+    on = (F.col(_SIZE) == F.col(f"`#t{_SIZE}`")) & (
+        F.col(f"`#t{_FOLDER}`").isNull() | (F.col(f"`#t{_FOLDER}`") == folder)
+    )
     names = events.columns
-    joined = events.withColumn(_FOLDER, folder).join(F.broadcast(table), _FOLDER)
-    return joined.select(*names, *[F.col(f.name).cast(f.dataType).alias(f.name) for f in fields])
+    joined = events.withColumn(_SIZE, F.col("_metadata.file_size")).join(
+        F.broadcast(table.select(*[F.col(f"`{c}`").alias(f"#t{c}") for c in table.columns])),
+        on,
+        "left",
+    )
+    missing = F.raise_error(
+        F.concat(
+            F.lit("a bucket file of "),
+            F.col(_SIZE).cast("string"),
+            F.lit(" bytes matches no file of the scan in the catalog (sizes differ)"),
+        )
+    )
+    return joined.select(
+        *names,
+        *[
+            F.when(F.col(f"`#t{_FOUND}`").isNull(), missing)
+            .otherwise(F.col(f"`#t{f.name}`").cast(f.dataType))
+            .alias(f.name)
+            for f in fields
+        ],
+    )
 
 
 def _folder_of(uri: str, segments: int) -> str:

@@ -67,8 +67,11 @@ ACCEPTED = [
     ("TIMESTAMP", "2024-01-01T10:00:05Z", dt.datetime(2024, 1, 1, 10, 0, 5, tzinfo=UTC)),
     ("TIMESTAMP", "2024-01-01T10:00:05+02:00", dt.datetime(2024, 1, 1, 8, 0, 5, tzinfo=UTC)),
     ("TIMESTAMP", "2024-01-01T10:00:05+0200", dt.datetime(2024, 1, 1, 8, 0, 5, tzinfo=UTC)),
-    ("TIMESTAMP", "2024-01-01 10:00-01", dt.datetime(2024, 1, 1, 11, tzinfo=UTC)),
+    ("TIMESTAMP", "2024-01-01 10:00:05-01", dt.datetime(2024, 1, 1, 11, 0, 5, tzinfo=UTC)),
+    ("TIMESTAMP", "2024-01-01T10:00:05+02", dt.datetime(2024, 1, 1, 8, 0, 5, tzinfo=UTC)),
     ("BINARY", "aGVsbG8=", b"hello"),
+    ("BINARY", "aGk", b"hi"),  # padding may be left out (as Spark decodes base64)
+    ("BINARY", "aG Vs\nbG8=", b"hello"),  # spaces and line breaks are ignored
 ]
 
 
@@ -115,7 +118,11 @@ REFUSED = [
     ("TIMESTAMP", "yesterday"),
     ("TIMESTAMP", "0000-01-01"),
     ("BINARY", "not base64!"),
-    ("BINARY", "aGVsbG8"),  # padding missing
+    ("TIMESTAMP", "2024-01-01T10:00Z"),  # Spark wants seconds before an offset
+    ("TIMESTAMP", "2024-01-01 10:00+02:00"),
+    ("BINARY", "a"),
+    ("BINARY", "aGVsbG8=="),  # padding beyond what is missing
+    ("BINARY", "-_8="),  # the URL-safe alphabet
 ]
 
 

@@ -41,6 +41,9 @@ from versioned.values.text_rules import (
 
 _LENGTH_LIMITED = re.compile(r"^(?:VARCHAR|CHAR)\((\d+)\)$")
 _OFFSET = r"[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}(:?\d{2})?)$"
+# Spark's cast refuses an offset after a time without seconds ("10:00Z"); so do we.
+_MINUTES_OFFSET = r"[T ]\d{2}:\d{2}(Z|[+-]\d{2}(:?\d{2})?)$"
+_BASE64_SPACE = re.compile(r"[ \t\n\r]")
 _DECIMAL_PARTS = r"^[+-]?(?P<whole>\d*)(?:\.(?P<fraction>\d*))?(?:[eE](?P<exponent>[+-]?\d+))?$"
 _STRING = pa.string()
 
@@ -153,14 +156,16 @@ def _booleans(trimmed: pa.Array, present: pa.Array) -> tuple[pa.Array, pa.Array]
 
 
 def _binaries(trimmed: pa.Array) -> tuple[pa.Array, pa.Array]:
-    """Base64, strictly (padding, alphabet); one value at a time."""
+    """Base64 as Spark decodes it: the standard alphabet, spaces and line breaks ignored,
+    padding optional but never extra; one value at a time."""
     out: list[bytes | None] = []
     failed: list[bool] = []
     for text in trimmed.to_pylist():
         value = None
         if text is not None:
             try:
-                value = base64.b64decode(text, validate=True)
+                compact = _BASE64_SPACE.sub("", text)
+                value = base64.b64decode(compact + "=" * (-len(compact) % 4), validate=True)
             except (binascii.Error, ValueError):
                 value = None
         out.append(value)
@@ -173,6 +178,7 @@ def _timestamps(
 ) -> tuple[pa.Array, pa.Array]:
     """With an offset the instant it names; without, the wall time in UTC."""
     shape = pc.and_(_matches(trimmed, TIMESTAMP_PATTERN), pc.invert(_year_zero(trimmed)))
+    shape = pc.and_(shape, pc.invert(_matches(trimmed, _MINUTES_OFFSET)))
     # Fraction digits past microseconds are zeros (the shape says so); Arrow refuses them.
     text = pc.replace_substring_regex(trimmed, r"(\.\d{6})0+", r"\1")
     offset = _matches(text, _OFFSET)

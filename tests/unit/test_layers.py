@@ -18,7 +18,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "versioned"
 LAYERS = ("cli", "api", "engine", "layouts", "catalog", "storage")
 """Top to bottom: a module may import its own layer and the layers below it."""
 
-PLAIN = ("errors", "names", "schema", "schema_changes", "config", "results", "options")
+PLAIN = ("errors", "names", "schema", "schema_changes", "config", "results", "options", "values")
 """Plain modules beside the layers: any layer imports them; they import no layer that runs Spark."""
 
 

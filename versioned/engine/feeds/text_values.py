@@ -10,65 +10,42 @@ decides whether an inexact value is refused or, by a table property, rounded and
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from versioned.errors import SchemaError
-from versioned.schema import TableSpec
-
-# Table properties opting into lossy conversion (value "true"); each coerced row is counted.
-ROUND_DECIMALS = "round_decimals"
-REPLACE_INVALID_UTF8 = "replace_invalid_utf8"
-
-# ISO-8601 calendar dates with a four-digit year from 0001; Spark's cast then rejects
-# impossible days (2023-02-29, month 13).
-_DATE = r"^(?!0000)\d{4}-\d{2}-\d{2}$"
-# Date, optional time (to the minute, second, or up to microseconds; further fraction digits
-# must be zero), optional offset (Z, +HH, +HHMM, +HH:MM). Without an offset the session time
-# zone applies.
-_TIMESTAMP = (
-    r"^(?!0000)\d{4}-\d{2}-\d{2}"
-    r"([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,6}0{0,3})?)?(Z|[+-]\d{2}(:?\d{2})?)?)?$"
+from versioned.values.text_rules import (
+    BOOLEANS,
+    DATE_PATTERN,
+    DECIMAL_PATTERN,
+    FLOATING_PATTERN,
+    INFINITY_PATTERN,
+    REPLACE_INVALID_UTF8,
+    ROUND_DECIMALS,
+    TIMESTAMP_PATTERN,
+    ZERO_PATTERN,
+    Lenience,
+    without_year_zero,
 )
 
+__all__ = [
+    "REPLACE_INVALID_UTF8",
+    "ROUND_DECIMALS",
+    "Lenience",
+    "convert_text",
+    "decimal_places",
+    "inexact_number",
+]
 
-@dataclass(frozen=True)
-class Lenience:
-    """Which lossy conversions a table allows (its properties); each is counted."""
-
-    round_decimals: bool = False
-    replace_invalid_utf8: bool = False
-
-    @classmethod
-    def of(cls, spec: TableSpec) -> Lenience:
-        """The table's choice.
-
-        Raises:
-            SchemaError: A property is set to something other than true or false.
-        """
-        flags = {}
-        for name in (ROUND_DECIMALS, REPLACE_INVALID_UTF8):
-            raw = str(spec.properties.get(name, "false")).strip().lower()
-            if raw not in ("true", "false"):
-                raise SchemaError(
-                    f"table {spec.name} has property {name}={raw!r}; set it to true or false",
-                    property=name,
-                )
-            flags[name] = raw == "true"
-        return cls(flags[ROUND_DECIMALS], flags[REPLACE_INVALID_UTF8])
-
-
-_BOOLEANS = {"true": True, "t": True, "1": True, "false": False, "f": False, "0": False}
-# A number as java.math.BigDecimal reads it: sign, digits, fraction, exponent.
-_DECIMAL = r"^[+-]?(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d{1,6}))?$"
-_INFINITY = r"^(?i)[+-]?inf(inity)?$"
-# FLOAT/DOUBLE text: decimal or scientific notation, NaN, Infinity (Java would also take hex
-# floats and a d/f suffix).
-_FLOATING = r"^(?i)[+-]?((\d+\.?\d*|\.\d+)(e[+-]?\d+)?|nan|inf|infinity)$"
-_ZERO = r"^[+-]?0*\.?0*([eE][+-]?\d+)?$"
+# ISO-8601 dates and timestamps without year 0000; Spark's cast then rejects impossible days
+# (2023-02-29, month 13). Without an offset the session time zone applies.
+_DATE = without_year_zero(DATE_PATTERN)
+_TIMESTAMP = without_year_zero(TIMESTAMP_PATTERN)
+_BOOLEANS = BOOLEANS
+_DECIMAL = DECIMAL_PATTERN
+_INFINITY = INFINITY_PATTERN
+_FLOATING = FLOATING_PATTERN
+_ZERO = ZERO_PATTERN
 
 
 def convert_text(text: Column, target: T.DataType) -> tuple[Column, Column, Column]:

@@ -1,0 +1,93 @@
+"""Where a transaction batch's records go: one sink per batch, per table layout.
+
+A `TransactionBatch` hands each transaction's typed rows to its sink and asks it, at each
+commit, for the catalog change that makes them visible; the batch owns the catalog
+transactions (open, heartbeat, commit, abort). Sinks write files directly (no Spark).
+
+The order of calls for one batch::
+
+    sink = sink_for(context)
+    for each transaction the batch begins:
+        sink.write(txn_id, write_id, rows)   # zero or more times
+        then either
+            change = sink.prepare_commit(txn_id, write_id)   # durable on storage
+            store.commit(txn_id, ..., partitions=[change])
+            sink.committed(txn_id)           # the catalog has it
+        or
+            sink.abort(txn_id)               # the transaction's rows must never show
+    sink.close()  -> a final change to commit in its own transaction, or None
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import pyarrow as pa
+
+from versioned.catalog.records import PartitionCommit, PartitionInfo, TableInfo
+from versioned.catalog.store import MetaStore
+from versioned.storage.filesystem import FileIO
+
+
+@dataclass(frozen=True)
+class SinkContext:
+    """What a sink needs: the catalog, the storage, the table and partition, and the
+    batch's write ids (contiguous; acid tables) and transaction ids."""
+
+    store: MetaStore
+    fileio: FileIO
+    table: TableInfo
+    partition: PartitionInfo
+    txn_ids: tuple[int, ...]
+    write_ids: tuple[int, ...]
+    agent: str | None = None
+
+
+@dataclass(frozen=True)
+class PreparedCommit:
+    """A sink's part of one commit: the partition change and what to report."""
+
+    change: PartitionCommit
+    metrics: Mapping[str, Any] = field(default_factory=dict)
+
+
+class StreamSink(Protocol):
+    """Writes one transaction batch into one partition of one table."""
+
+    def write(self, txn_id: int, write_id: int, rows: pa.Table) -> None:
+        """Add ``rows`` (the table's data columns) to the open transaction."""
+
+    def prepare_commit(self, txn_id: int, write_id: int) -> PreparedCommit:
+        """Make the transaction's rows durable and return the catalog change to commit.
+
+        Raises:
+            StreamingIOFailure: Storage failed; the batch is unusable.
+        """
+
+    def committed(self, txn_id: int) -> None:
+        """The catalog committed the change `prepare_commit` returned."""
+
+    def abort(self, txn_id: int) -> None:
+        """Forget the open transaction's rows (it is, or will be, aborted)."""
+
+    def close(self) -> PartitionCommit | None:
+        """Finish the batch's files; a last change for the catalog, if one is needed."""
+
+
+SinkFactory = Callable[[SinkContext], StreamSink]
+_SINKS: dict[str, str] = {
+    "acid": "versioned.streaming.acid_sink:AcidStreamSink",
+    "versioned": "versioned.streaming.version_sink:VersionStreamSink",
+}
+
+
+def sink_for(context: SinkContext) -> StreamSink:
+    """The sink of the table's layout for one batch."""
+    import importlib
+
+    target = _SINKS[context.table.spec.layout]
+    module, _, name = target.partition(":")
+    factory: SinkFactory = getattr(importlib.import_module(module), name)
+    return factory(context)

@@ -11,6 +11,7 @@ from tests.catalog.conftest import ORDERS, orders_spec
 from versioned.catalog import (
     CommitInfo,
     FileAdd,
+    FileGrowth,
     MetaStore,
     PartitionCommit,
     PartitionInfo,
@@ -260,3 +261,27 @@ def test_vacuum_forgets_only_retired_files(store: MetaStore, part: PartitionInfo
     store.forget_files(ORDERS, retired)
     assert sorted(f.id for f in store.all_files(ORDERS)) == sorted(live)
     assert {f.id for f in store.snapshot(ORDERS).files} == set(live)
+
+
+def _grow(store: MetaStore, txn: int, part: PartitionInfo, head: int, growth: FileGrowth) -> None:
+    change = PartitionCommit(part.id, head, txn, grow=(growth,))
+    store.commit(txn, ORDERS, operation="stream", partitions=[change])
+
+
+def test_a_live_file_grows_and_never_shrinks(store: MetaStore, part: PartitionInfo) -> None:
+    t1, t2, t3, t4, t5 = store.open_transactions(5)
+    growing = _files(part, t1, 1)[0]
+    _write(store, t1, part, None, count=1)
+    _grow(store, t2, part, t1, FileGrowth(growing.path, 500, 40, {"stream_open": True}))
+    (live,) = store.snapshot(ORDERS).files
+    assert (live.size_bytes, live.row_count, live.stats) == (500, 40, {"stream_open": True})
+    assert (live.added_seq, live.removed_seq) == (1, None)
+    with pytest.raises(SchemaError, match="cannot shrink"):
+        _grow(store, t3, part, t2, FileGrowth(growing.path, 499, 40))
+    with pytest.raises(CommitConflictError, match="not live in this partition"):
+        _grow(store, t3, part, t2, FileGrowth("never/committed.orc", 600, 1))
+    (still,) = store.snapshot(ORDERS).files
+    assert (still.size_bytes, still.row_count) == (500, 40)
+    _write(store, t4, part, t2, remove=[growing.path])
+    with pytest.raises(CommitConflictError, match="not live"):
+        _grow(store, t5, part, t4, FileGrowth(growing.path, 600, 41))

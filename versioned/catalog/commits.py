@@ -19,7 +19,7 @@ from sqlalchemy.orm.attributes import set_committed_value
 
 from versioned.catalog import access, partitions, tables, transactions
 from versioned.catalog.models import CommitRow, FileRow, PartitionRow, TableRow, TransactionRow
-from versioned.catalog.records import CommitInfo, FileAdd, PartitionCommit
+from versioned.catalog.records import CommitInfo, FileAdd, FileGrowth, PartitionCommit
 from versioned.errors import CommitConflictError, InputError, NoSuchPartitionError, SchemaError
 from versioned.names import TableName
 
@@ -114,6 +114,7 @@ def apply(
     for change in changes:
         _move_head(session, table, txn, change)
         _retire(session, table, txn, change.remove, seq)
+        _grow(session, table, txn, change)
     commit = CommitRow(
         table_id=table.id,
         seq=seq,
@@ -170,7 +171,8 @@ def _validate(changes: Sequence[PartitionCommit]) -> None:
                     f"committed with partition {change.partition_id}",
                     path=add.path,
                 )
-        for path in [a.path for a in change.add] + list(change.remove):
+        paths = [a.path for a in change.add] + list(change.remove) + [g.path for g in change.grow]
+        for path in paths:
             if not isinstance(path, str) or not path:
                 raise InputError(f"file paths must be non-empty strings, got {path!r}")
             if path in seen_paths:
@@ -288,6 +290,34 @@ def _retire(
                 f"{len(gone)} file(s) to remove are no longer live (e.g. {gone[0]!r}); "
                 "another commit retired them or they were never committed",
             )
+
+
+def _grow(session: Session, table: TableRow, txn: TransactionRow, change: PartitionCommit) -> None:
+    """Record the new committed length of each live file in ``change.grow``."""
+    for growth in change.grow:
+        if not isinstance(growth, FileGrowth):
+            raise InputError(f"PartitionCommit.grow takes FileGrowth records, got {growth!r}")
+        row = session.scalars(
+            sa.select(FileRow).where(
+                FileRow.table_id == table.id,
+                FileRow.path == growth.path,
+                FileRow.removed_seq.is_(None),
+            )
+        ).one_or_none()
+        elsewhere = change.partition_id is not None and row is not None
+        if row is None or (elsewhere and row.partition_id != change.partition_id):
+            raise _conflict(
+                table, txn, f"file {growth.path!r} to grow is not live in this partition"
+            )
+        if growth.size_bytes < row.size_bytes or growth.row_count < row.row_count:
+            raise SchemaError(
+                f"file {growth.path!r} cannot shrink ({row.size_bytes} bytes, {row.row_count} "
+                f"rows recorded; {growth.size_bytes} bytes, {growth.row_count} rows given)",
+                path=growth.path,
+            )
+        row.size_bytes = int(growth.size_bytes)
+        row.row_count = int(growth.row_count)
+        row.stats = _json_object(growth.stats, f"stats of {growth.path!r}")
 
 
 def _head_conflict(

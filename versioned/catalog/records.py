@@ -137,6 +137,26 @@ class FileAdd:
 
 
 @dataclass(frozen=True)
+class FileGrowth:
+    """A live file that grew: a streaming bucket file after one more committed flush.
+
+    Files never change once committed, except the files of an open streaming batch: each
+    commit appends to them and records here how many bytes (and rows) readers may read.
+
+    Attributes:
+        path: The live file's path, as committed.
+        size_bytes: Its committed length now (never less than before).
+        row_count: Its rows up to that length.
+        stats: Its stats from now on (replacing the old ones).
+    """
+
+    path: str
+    size_bytes: int
+    row_count: int
+    stats: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class DataFile:
     """A file of a committed snapshot."""
 
@@ -164,6 +184,7 @@ class PartitionCommit:
         check_head: When false, ``expected_head`` is not checked (compaction guards with
             ``remove`` instead).
         remove: Paths of live files this commit retires; each must still be live.
+        grow: Live files of this partition that grew (`FileGrowth`: streaming batches).
         values: With ``partition_id`` None: the values of a partition the commit creates
             (or finds, if it exists by then) inside its own SQL transaction, so that a
             commit that fails leaves no partition behind; its files' ``partition_id`` is
@@ -177,6 +198,7 @@ class PartitionCommit:
     add: tuple[FileAdd, ...] = ()
     remove: tuple[str, ...] = ()
     values: tuple[str | None, ...] | None = None
+    grow: tuple[FileGrowth, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -193,6 +193,18 @@ class FileIO:
                 self._fs.delete_file(tmp)
             raise
 
+    def open_output(self, rel: str) -> pa.NativeFile:
+        """Open ``rel`` for writing in place, creating its folders; the caller closes it.
+
+        Not atomic: for files that grow while readers read only a committed prefix of them
+        (streaming bucket files, whose committed length the catalog records). Anything else
+        uses `open_output_atomic`.
+        """
+        target = self.resolve_inside(rel)
+        with self._errors("write", rel):
+            self._fs.create_dir(posixpath.dirname(target), recursive=True)
+            return self._fs.open_output_stream(target, compression=None)
+
     def write_bytes_atomic(self, rel: str, data: bytes) -> None:
         """Write ``data`` to ``rel`` atomically (see `open_output_atomic`)."""
         with self.open_output_atomic(rel) as out:

@@ -15,12 +15,12 @@ The order of calls for one batch::
             sink.committed(txn_id)           # the catalog has it
         or
             sink.abort(txn_id)               # the transaction's rows must never show
-    sink.close()  -> a final change to commit in its own transaction, or None
+    sink.close()  -> final changes to commit in a transaction of their own, or None
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -47,10 +47,18 @@ class SinkContext:
 
 @dataclass(frozen=True)
 class PreparedCommit:
-    """A sink's part of one commit: the partition change and what to report."""
+    """A sink's part of one commit: the endpoint partition's change, what to report, and
+    changes to other partitions (an acid table whose keys move between partitions gets
+    delete events where a replaced key's row lives)."""
 
     change: PartitionCommit
     metrics: Mapping[str, Any] = field(default_factory=dict)
+    others: tuple[PartitionCommit, ...] = ()
+
+    @property
+    def changes(self) -> list[PartitionCommit]:
+        """Every partition change of the commit."""
+        return [self.change, *self.others]
 
 
 class StreamSink(Protocol):
@@ -72,8 +80,8 @@ class StreamSink(Protocol):
     def abort(self, txn_id: int) -> None:
         """Forget the open transaction's rows (it is, or will be, aborted)."""
 
-    def close(self) -> PartitionCommit | None:
-        """Finish the batch's files; a last change for the catalog, if one is needed."""
+    def close(self) -> Sequence[PartitionCommit] | PartitionCommit | None:
+        """Finish the batch's files; last changes for the catalog, if any are needed."""
 
 
 SinkFactory = Callable[[SinkContext], StreamSink]

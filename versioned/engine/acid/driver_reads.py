@@ -35,7 +35,7 @@ from pyspark.sql import types as T
 
 from versioned.catalog.records import Snapshot
 from versioned.layouts.acid import orc_schema as s
-from versioned.layouts.acid.snapshot_dirs import DELETE_KIND, BucketFileRef
+from versioned.layouts.acid.snapshot_dirs import DELETE_KIND, STREAM_OPEN, BucketFileRef
 from versioned.layouts.acid.table_rules import driver_read_max_events
 from versioned.layouts.arrow_types import arrow_type
 from versioned.schema import TableSpec
@@ -102,7 +102,13 @@ def split_for_driver(
 ) -> tuple[list[BucketFileRef], list[BucketFileRef]]:
     """``(driver, spark)``: the small files the driver reads (smallest first, within the
     table's ``read.driver_max_events``) and the rest. A key lookup (``match``) reads every
-    insert file on the driver."""
+    insert file on the driver; so does every read of a file an open streaming batch is
+    still appending to (stat ``stream_open``: readers stop at its committed length)."""
+    growing = [r for r in refs if r.file.stats.get(STREAM_OPEN)]
+    if growing:  # only the driver can stop at a streaming file's committed length
+        fixed = [r for r in refs if not r.file.stats.get(STREAM_OPEN)]
+        driver, spark = split_for_driver(spec, fixed, deletes=deletes, match=match)
+        return [*growing, *driver], spark
     budget = driver_read_max_events(spec)
     if not budget or not driver_readable(spec, deletes=deletes, match=match):
         return [], list(refs)
@@ -143,6 +149,8 @@ def read_on_driver(
 
     def read(ref: BucketFileRef) -> pa.Table:
         with fileio.open_input(f"{location}/{ref.file.path}") as source:
+            if ref.file.stats.get(STREAM_OPEN):  # its committed prefix is a whole ORC file
+                source = pa.BufferReader(source.read_at(ref.file.size_bytes, 0))
             table = paorc.ORCFile(source).read(columns=fields).replace_schema_metadata()
         if match is None or deletes:
             return table

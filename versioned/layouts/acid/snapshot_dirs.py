@@ -24,6 +24,9 @@ DELETE_KIND = "delete_delta"
 """Catalog file kind holding delete events."""
 MARKER_KIND = "acid_marker"
 """Catalog file kind of a directory's ``_orc_acid_version`` marker."""
+STREAM_OPEN = "stream_open"
+"""File stat: an open streaming batch still appends to this bucket file; read only its
+first ``size_bytes`` (the last committed flush, a complete ORC file)."""
 EVENT_KINDS = (*INSERT_KINDS, DELETE_KIND)
 TOMBSTONE_KIND = "acid_tombstone"
 """Catalog file kind of a delete tombstone side file (tables with an ordering column)."""

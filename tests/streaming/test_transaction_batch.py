@@ -1,0 +1,302 @@
+"""Transaction batches (Hive's TestStreaming, translated): contiguous ids used in order,
+visibility only after commit, aborted data never visible, interleaved batches, closed
+batches and connections, heartbeats and expiry, locks, primary keys, and I/O failures."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+
+from versioned import streaming as vs
+from versioned.streaming.transaction_batch import TransactionState
+
+TABLE = "testing.alerts"
+PARTITION = ["Asia", "India"]
+
+
+@pytest.fixture(params=["acid"])
+def layout(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+def _alerts(cat: Any, layout: str) -> Any:
+    extra = {"bucket_by": "id", "buckets": 2} if layout == "acid" else {}
+    return cat.create_table(
+        TABLE,
+        columns="id INT NOT NULL, msg STRING, continent STRING, country STRING",
+        primary_key="id",
+        partition_by="continent,country",
+        layout=layout,
+        **extra,
+    )
+
+
+def _connect(cat: Any, **options: Any) -> tuple[Any, Any]:
+    endpoint = vs.EndPoint(cat, TABLE, PARTITION)
+    writer = vs.DelimitedInputWriter(["id", "msg"], ",", endpoint=endpoint)
+    return endpoint.connect(create_partition=True, **options), writer
+
+
+def _rows(table: Any) -> list[tuple[Any, ...]]:
+    return sorted((r.id, r.msg) for r in table.read().collect())
+
+
+def test_a_batch_uses_its_contiguous_transactions_in_order(cat: Any, layout: str) -> None:
+    table = _alerts(cat, layout)
+    conn, writer = _connect(cat, agent="flume-1")
+    with conn, conn.fetch_transaction_batch(3, writer) as batch:
+        ids = list(batch.txn_ids)
+        assert ids == list(range(ids[0], ids[0] + 3))
+        assert batch.current_transaction_id is None
+        assert batch.current_transaction_state is TransactionState.INACTIVE
+        assert batch.remaining_transactions() == 3
+        for expected in ids:
+            batch.begin_next_transaction()
+            assert batch.current_transaction_id == expected
+            assert batch.current_transaction_state is TransactionState.OPEN
+            batch.write(f"{expected},m{expected}")
+            batch.commit()
+            assert batch.current_transaction_state is TransactionState.COMMITTED
+        assert batch.remaining_transactions() == 0
+        with pytest.raises(vs.TransactionError, match="no transaction left"):
+            batch.begin_next_transaction()
+    assert _rows(table) == [(i, f"m{i}") for i in ids]
+    streamed = [c for c in table.history() if c.operation == "stream"]
+    assert [c.version for c in streamed] == ids
+    assert {c.metrics["agent"] for c in streamed} == {"flume-1"}
+
+
+def test_records_are_visible_right_after_commit_and_never_before(cat: Any, layout: str) -> None:
+    table = _alerts(cat, layout)
+    conn, writer = _connect(cat)
+    with conn, conn.fetch_transaction_batch(2, writer) as batch:
+        batch.begin_next_transaction()
+        batch.write_many(["1,Hello streaming", "2,Welcome streaming"])
+        assert _rows(table) == []
+        assert cat.sql(f"SELECT count(*) AS n FROM {TABLE}").first().n == 0
+        batch.commit()
+        assert _rows(table) == [(1, "Hello streaming"), (2, "Welcome streaming")]
+        assert cat.sql(f"SELECT count(*) AS n FROM {TABLE}").first().n == 2
+        batch.begin_next_transaction()
+        batch.write("3,pending")
+        assert [r[0] for r in _rows(table)] == [1, 2]  # the open transaction stays unseen
+        batch.commit()
+    assert [r[0] for r in _rows(table)] == [1, 2, 3]
+
+
+def test_empty_transactions_commit_and_abort(cat: Any, layout: str) -> None:
+    table = _alerts(cat, layout)
+    conn, writer = _connect(cat)
+    with conn, conn.fetch_transaction_batch(2, writer) as batch:
+        batch.begin_next_transaction()
+        batch.commit()
+        assert batch.current_transaction_state is TransactionState.COMMITTED
+        batch.begin_next_transaction()
+        batch.abort()
+        assert batch.current_transaction_state is TransactionState.ABORTED
+    assert _rows(table) == []
+
+
+def test_aborted_records_never_show_even_beside_committed_ones(cat: Any, layout: str) -> None:
+    table = _alerts(cat, layout)
+    conn, writer = _connect(cat)
+    with conn, conn.fetch_transaction_batch(4, writer) as batch:
+        batch.begin_next_transaction()
+        batch.write_many(["1,a", "2,b"])
+        batch.commit()
+        batch.begin_next_transaction()
+        batch.write_many(["3,aborted", "1,aborted"])
+        batch.abort()
+        batch.begin_next_transaction()
+        batch.write("4,d")
+        batch.commit()
+        batch.begin_next_transaction()
+        batch.write("5,open when closed")
+    assert _rows(table) == [(1, "a"), (2, "b"), (4, "d")]
+    first, last = batch.txn_ids[0], batch.txn_ids[-1]
+    assert cat.store.transaction(first + 1).state == "aborted"
+    assert cat.store.transaction(last).state == "aborted"  # close() aborts the open one
+    assert {c.version for c in table.history()} >= {first, first + 2}
+
+
+def test_batches_interleave_and_a_later_batch_may_commit_first(cat: Any, layout: str) -> None:
+    table = _alerts(cat, layout)
+    conn, writer = _connect(cat)
+    with conn:
+        first = conn.fetch_transaction_batch(2, writer)
+        second = conn.fetch_transaction_batch(2, writer)
+        first.begin_next_transaction()
+        second.begin_next_transaction()
+        first.write("1,first")
+        second.write("2,second")
+        second.commit()
+        assert _rows(table) == [(2, "second")]
+        first.commit()
+        assert _rows(table) == [(1, "first"), (2, "second")]
+        first.close()
+        second.begin_next_transaction()
+        second.write("3,second again")
+        second.commit()
+        second.close()
+    assert [r[0] for r in _rows(table)] == [1, 2, 3]
+
+
+def test_a_closed_batch_or_connection_refuses_work(cat: Any, layout: str) -> None:
+    _alerts(cat, layout)
+    conn, writer = _connect(cat)
+    batch = conn.fetch_transaction_batch(3, writer)
+    batch.begin_next_transaction()
+    batch.write("1,x")
+    batch.close()
+    unused = batch.txn_ids[1:]
+    assert all(cat.store.transaction(t).state == "aborted" for t in batch.txn_ids)
+    assert batch.remaining_transactions() == 0 and len(unused) == 2
+    for call in (batch.begin_next_transaction, lambda: batch.write("2,y"), batch.commit):
+        with pytest.raises(vs.TransactionError, match="has been closed"):
+            call()
+    batch.heartbeat()  # no-ops after close
+    batch.abort()
+    batch.close()
+    other = conn.fetch_transaction_batch(1, writer)
+    conn.close()
+    with pytest.raises(vs.TransactionError, match="connection has been closed"):
+        other.begin_next_transaction()
+    with pytest.raises(vs.TransactionError, match="connection has been closed"):
+        conn.fetch_transaction_batch(1, writer)
+    other.close()
+
+
+def test_bad_records_raise_and_the_batch_stays_usable(cat: Any, layout: str) -> None:
+    table = _alerts(cat, layout)
+    conn, writer = _connect(cat)
+    with conn, conn.fetch_transaction_batch(1, writer) as batch:
+        batch.begin_next_transaction()
+        batch.write("1,good")
+        with pytest.raises(vs.SerializationError, match="record 1"):
+            batch.write_many(["2,fine", "x,not a number"])
+        batch.write("3,also good")
+        batch.commit()
+    assert _rows(table) == [(1, "good"), (3, "also good")]
+
+
+def test_a_transaction_not_heartbeated_expires(cat: Any, layout: str) -> None:
+    table = _alerts(cat, layout)
+    conn, writer = _connect(cat, transaction_timeout_s=1)
+    with conn:
+        batch = conn.fetch_transaction_batch(2, writer)
+        batch.begin_next_transaction()
+        batch.write("1,late")
+        time.sleep(1.6)
+        with pytest.raises(vs.TransactionError, match="transaction_timeout_s=1"):
+            batch.commit()
+        batch.close()
+        with conn.fetch_transaction_batch(1, writer) as fresh:  # the connection still works
+            fresh.begin_next_transaction()
+            fresh.write("2,on time")
+            fresh.commit()
+    assert _rows(table) == [(2, "on time")]
+
+
+def test_one_heartbeat_keeps_every_unused_transaction_alive(cat: Any, layout: str) -> None:
+    table = _alerts(cat, layout)
+    conn, writer = _connect(cat, transaction_timeout_s=1.5)
+    with conn, conn.fetch_transaction_batch(3, writer) as batch:
+        for _ in range(4):
+            time.sleep(0.5)
+            batch.heartbeat()
+        for i in range(3):
+            batch.begin_next_transaction()
+            batch.write(f"{i},kept alive")
+            batch.commit()
+    assert [r[0] for r in _rows(table)] == [0, 1, 2]
+
+
+def test_auto_heartbeat_keeps_a_batch_alive(cat: Any, layout: str) -> None:
+    table = _alerts(cat, layout)
+    conn, writer = _connect(cat, transaction_timeout_s=1)
+    with conn, conn.fetch_transaction_batch(2, writer, auto_heartbeat=True) as batch:
+        batch.begin_next_transaction()
+        batch.write("1,slow")
+        time.sleep(2.5)
+        batch.commit()
+    assert _rows(table) == [(1, "slow")]
+
+
+def test_an_open_transaction_holds_a_shared_lock_on_its_partition(cat: Any, layout: str) -> None:
+    _alerts(cat, layout)
+    conn, writer = _connect(cat)
+    with conn, conn.fetch_transaction_batch(2, writer) as batch:
+        assert cat.store.locks(TABLE) == []
+        batch.begin_next_transaction()
+        (lock,) = cat.store.locks(TABLE)
+        assert lock.mode == "shared_read" and lock.txn_id == batch.current_transaction_id
+        assert lock.partition_id == conn.partition.id
+        batch.commit()
+        assert cat.store.locks(TABLE) == []
+        batch.begin_next_transaction()
+        assert len(cat.store.locks(TABLE)) == 1
+        batch.abort()
+        assert cat.store.locks(TABLE) == []
+
+
+def test_a_streamed_key_replaces_the_stored_row(cat: Any, layout: str) -> None:
+    table = _alerts(cat, layout)
+    table.upsert(
+        pa.table(
+            {
+                "id": pa.array([1, 2], pa.int32()),
+                "msg": ["stored 1", "stored 2"],
+                "continent": ["Asia", "Asia"],
+                "country": ["India", "India"],
+            }
+        )
+    )
+    conn, writer = _connect(cat)
+    with conn, conn.fetch_transaction_batch(3, writer) as batch:
+        batch.begin_next_transaction()
+        batch.write_many(["1,streamed 1", "3,new", "3,new twice"])  # last one wins
+        batch.commit()
+        assert _rows(table) == [(1, "streamed 1"), (2, "stored 2"), (3, "new twice")]
+        batch.begin_next_transaction()
+        batch.write_many(["3,replaced in the batch", "1,again"])
+        batch.commit()
+    assert _rows(table) == [(1, "again"), (2, "stored 2"), (3, "replaced in the batch")]
+    table.upsert(
+        pa.table(
+            {
+                "id": pa.array([3], pa.int32()),
+                "msg": ["upserted"],
+                "continent": ["Asia"],
+                "country": ["India"],
+            }
+        )
+    )
+    assert _rows(table) == [(1, "again"), (2, "stored 2"), (3, "upserted")]
+
+
+def test_an_io_failure_kills_the_batch_and_aborts_its_transactions(
+    cat: Any, layout: str, tmp_path: Path
+) -> None:
+    table = _alerts(cat, layout)
+    conn, writer = _connect(cat)
+    with conn:
+        batch = conn.fetch_transaction_batch(3, writer)
+        # Where the batch's files must go is taken by a plain file: writing them fails.
+        folder = Path(cat.fileio.full_path(table.info.location).removeprefix("file://"))
+        blocked = folder / "continent=Asia" / "country=India"
+        blocked.mkdir(parents=True, exist_ok=True)
+        low, high = min(batch.write_ids or batch.txn_ids), max(batch.write_ids or batch.txn_ids)
+        (blocked / f"delta_{low:07d}_{high:07d}").write_text("in the way")
+        batch.begin_next_transaction()
+        batch.write("1,lost")
+        with pytest.raises(vs.StreamingIOFailure, match="commit failed"):
+            batch.commit()
+        assert all(cat.store.transaction(t).state == "aborted" for t in batch.txn_ids)
+        with pytest.raises(vs.TransactionError, match="I/O failure"):
+            batch.begin_next_transaction()
+        batch.close()
+    assert _rows(table) == []

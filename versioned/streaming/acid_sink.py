@@ -1,0 +1,283 @@
+"""A transaction batch into an acid table: one ``delta_FIRST_LAST`` that grows per commit.
+
+As Hive's streaming writer does, the batch's write ids ``FIRST..LAST`` share one delta
+directory with one ``bucket_NNNNN`` per bucket (and one ``delete_delta_FIRST_LAST`` for the
+delete events of replaced keys). Each commit appends the transaction's events to those
+files, flushes them with an ORC intermediate footer (a prefix of the file that ends there is
+a complete ORC file) and records the flushed length twice: in Hive's
+``bucket_NNNNN_flush_length`` side file, for Hive's readers, and in the catalog, for ours
+(the file's ``size_bytes`` grows by `FileGrowth`, and its stats say ``stream_open`` so
+that readers read only that prefix, on the driver). Events of an aborted or expired
+transaction may stay in a file, but their write id is never valid, so no reader shows them.
+`AcidStreamSink.close` writes the final footer (with Hive's ``hive.acid.*`` metadata),
+records the full length and the key filters of each insert file, and removes the side
+files.
+
+Primary keys hold as for upsert: before a commit the transaction's keys are looked up
+(the batch's own rows in memory; stored rows through the key filters, reading only the key
+fields of files that may hold one, `acid_keys`) and a stored row with the key gets a
+delete event. New keys read no data file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from versioned.catalog.records import FileAdd, FileGrowth, PartitionCommit
+from versioned.layouts.acid import orc_schema as s
+from versioned.layouts.acid.bucket_codec import encode_bucket_property
+from versioned.layouts.acid.bucket_hash import bucket_ids
+from versioned.layouts.acid.directories import DeltaDir
+from versioned.layouts.acid.flush_length import FlushLengthFile
+from versioned.layouts.acid.key_filters import KEY_BLOOM_KIND, write_key_filter
+from versioned.layouts.acid.orc_files import AcidBucketWriter
+from versioned.layouts.acid.paths import bucket_file_path, marker_path, write_acid_version_marker
+from versioned.layouts.acid.snapshot_dirs import DELETE_KIND, MARKER_KIND, STREAM_OPEN
+from versioned.layouts.acid.table_rules import bucketing_version
+from versioned.storage.filesystem import FileIO
+from versioned.streaming.acid_keys import StoredKeys, last_per_key
+from versioned.streaming.sinks import PreparedCommit, SinkContext
+
+INSERT_KIND = "delta"
+_STATEMENT = None  # a streaming delta has no statement suffix (Hive's -1)
+
+
+@dataclass
+class _GrowingFile:
+    """One bucket file of the batch, appended to at each commit."""
+
+    rel: str
+    partition_id: int
+    partition_path: str
+    bucket: int
+    kind: str
+    out: Any
+    writer: AcidBucketWriter
+    side: FlushLengthFile
+    length: int = 0
+    rows: int = 0
+    committed_length: int = 0
+    committed_rows: int = 0
+    recorded: bool = False
+
+
+class AcidStreamSink:
+    """Writes one transaction batch into an acid table (see the module docstring)."""
+
+    def __init__(self, context: SinkContext) -> None:
+        spec = context.table.spec
+        self._context = context
+        self._spec = spec
+        self._fileio: FileIO = context.fileio
+        self._location = context.table.location
+        low, high = min(context.write_ids), max(context.write_ids)
+        self._inserts = DeltaDir(low, high, _STATEMENT)
+        self._deletes = DeltaDir(low, high, _STATEMENT, delete=True)
+        self._files: dict[tuple[int, str, int], _GrowingFile] = {}
+        self._pending: list[pa.Table] = []
+        self._touched: set[tuple[int, str, int]] = set()
+        self._markers: set[tuple[int, str]] = set()
+        self._new_markers: set[tuple[int, str]] = set()
+        self._keys = StoredKeys(context, self._inserts)
+        self._new_ids: pa.Table | None = None
+
+    # StreamSink -------------------------------------------------------------------------------
+
+    def write(self, txn_id: int, write_id: int, rows: pa.Table) -> None:
+        self._pending.append(rows)
+
+    def prepare_commit(self, txn_id: int, write_id: int) -> PreparedCommit:
+        rows = pa.concat_tables(self._pending) if self._pending else None
+        self.abort(txn_id)
+        replaced = 0
+        if rows is not None and rows.num_rows:
+            rows = last_per_key(rows, self._spec.primary_key)
+            old = self._keys.live_row_ids(rows)
+            replaced = old.num_rows
+            self._write_deletes(write_id, old)
+            self._new_ids = self._write_inserts(write_id, rows)
+        for key in self._touched:
+            growing = self._files[key]
+            growing.length = growing.writer.flush()
+            growing.side.append(growing.length)
+        changes = self._changes(txn_id)
+        mine = self._context.partition.id
+        change = changes.pop(mine, PartitionCommit(mine, check_head=False))
+        metrics = {
+            "inserted": 0 if rows is None else rows.num_rows - replaced,
+            "updated": replaced,
+            "write_id": write_id,
+        }
+        return PreparedCommit(change, metrics, others=tuple(changes.values()))
+
+    def committed(self, txn_id: int) -> None:
+        for key in self._touched:
+            growing = self._files[key]
+            growing.committed_length, growing.committed_rows = growing.length, growing.rows
+            growing.recorded = True
+        self._keys.committed(self._new_ids)
+        self._markers |= self._new_markers
+        self.abort(txn_id)
+
+    def abort(self, txn_id: int) -> None:
+        self._pending = []
+        self._touched = set()
+        self._new_markers = set()
+        self._new_ids = None
+
+    def close(self) -> list[PartitionCommit]:
+        """Final footers, full lengths and key filters of the recorded files; side files go."""
+        by_partition: dict[int, list[Any]] = {}
+        for growing in self._files.values():
+            growing.writer.close()
+            growing.out.close()
+            growing.side.delete()
+            if not growing.recorded:
+                continue  # nothing of it was ever committed: an orphan for vacuum
+            size = self._fileio.size(f"{self._location}/{growing.rel}")
+            stats: dict[str, Any] = {
+                "write_id": self._inserts.max_write_id,
+                "bucket": growing.bucket,
+            }
+            items = by_partition.setdefault(growing.partition_id, [])
+            if growing.kind == INSERT_KIND:
+                filters = write_key_filter(self._fileio, self._location, growing.rel, self._spec)
+                if filters is not None:
+                    stats.update(filters.stats)
+                    items.append(
+                        FileAdd(
+                            growing.partition_id,
+                            filters.bloom_path,
+                            KEY_BLOOM_KIND,
+                            self._context.txn_ids[-1],
+                            filters.bloom_size,
+                            filters.keys,
+                        )
+                    )
+            items.append(FileGrowth(growing.rel, size, growing.committed_rows, stats))
+        return [
+            PartitionCommit(
+                pid,
+                check_head=False,
+                add=tuple(i for i in items if isinstance(i, FileAdd)),
+                grow=tuple(i for i in items if isinstance(i, FileGrowth)),
+            )
+            for pid, items in by_partition.items()
+        ]
+
+    # writing ----------------------------------------------------------------------------------
+
+    def _write_inserts(self, write_id: int, rows: pa.Table) -> pa.Table:
+        """Append ``rows`` as insert events; the ROW__IDs they got, with their keys."""
+        spec = self._spec
+        types = [spec.column(c).type for c in spec.bucket_by]
+        num = spec.buckets or 1
+        buckets = bucket_ids(rows, list(spec.bucket_by), types, num, bucketing_version(spec))
+        keys = [k for k in spec.primary_key if k not in spec.partition_by]
+        pid = self._context.partition.id
+        placed = []
+        for bucket in np.unique(buckets):
+            group = rows.filter(pa.array(buckets == bucket))
+            if keys:
+                group = group.sort_by([(k, "ascending") for k in keys])
+            growing = self._file(pid, self._context.partition.path, INSERT_KIND, int(bucket))
+            first = growing.writer.insert(write_id, group)
+            growing.rows += group.num_rows
+            ids = {
+                s.ORIGINAL_WRITE_ID: pa.array([write_id] * group.num_rows, pa.int64()),
+                s.BUCKET: pa.array(
+                    [encode_bucket_property(int(bucket), _STATEMENT)] * group.num_rows, pa.int64()
+                ),
+                s.ROW_ID: pa.array(np.arange(first, first + group.num_rows), pa.int64()),
+            }
+            placed.append(pa.table({**{k: group.column(k) for k in keys}, **ids}))
+        return pa.concat_tables(placed)
+
+    def _write_deletes(self, write_id: int, old: pa.Table) -> None:
+        """Delete events for the stored rows ``old`` (ROW__IDs with ``#partition``)."""
+        if not old.num_rows:
+            return
+        partitions = self._keys.partitions
+        for pid in pc.unique(old.column(StoredKeys.PARTITION)).to_pylist():
+            mine = old.filter(pc.equal(old.column(StoredKeys.PARTITION), pid))
+            bucket_of = pc.shift_right(
+                pc.bit_wise_and(mine.column(s.BUCKET), 0x0FFF0000), 16
+            ).to_numpy()
+            for bucket in np.unique(bucket_of):
+                events = mine.filter(pa.array(bucket_of == bucket))
+                growing = self._file(pid, partitions[pid].path, DELETE_KIND, int(bucket))
+                growing.writer.delete(write_id, events)
+                growing.rows += events.num_rows
+
+    def _file(self, pid: int, partition_path: str, kind: str, bucket: int) -> _GrowingFile:
+        key = (pid, kind, bucket)
+        self._touched.add(key)
+        found = self._files.get(key)
+        if found is not None:
+            return found
+        directory = self._deletes if kind == DELETE_KIND else self._inserts
+        rel = bucket_file_path(partition_path, directory, bucket)
+        out = self._fileio.open_output(f"{self._location}/{rel}")
+        writer = AcidBucketWriter(
+            out,
+            self._spec.data_columns,
+            bucket_property=encode_bucket_property(bucket, _STATEMENT),
+            events="delete" if kind == DELETE_KIND else "insert",
+            streaming=True,
+        )
+        side = FlushLengthFile(self._fileio, f"{self._location}/{rel}")
+        growing = _GrowingFile(rel, pid, partition_path, bucket, kind, out, writer, side)
+        self._files[key] = growing
+        return growing
+
+    def _changes(self, txn_id: int) -> dict[int, PartitionCommit]:
+        """The catalog change of this commit, per partition: files first committed now are
+        added (with their directory's marker), the others grow."""
+        items: dict[int, list[Any]] = {}
+        for key in sorted(self._touched):
+            growing = self._files[key]
+            part = items.setdefault(growing.partition_id, [])
+            stats = {STREAM_OPEN: True, "bucket": growing.bucket}
+            if growing.recorded:
+                part.append(FileGrowth(growing.rel, growing.length, growing.rows, stats))
+                continue
+            part.append(
+                FileAdd(
+                    growing.partition_id,
+                    growing.rel,
+                    growing.kind,
+                    txn_id,
+                    growing.length,
+                    growing.rows,
+                    {**stats, "write_id": self._inserts.max_write_id},
+                )
+            )
+            part.extend(self._marker(growing, txn_id))
+        return {
+            pid: PartitionCommit(
+                pid,
+                check_head=False,
+                add=tuple(i for i in found if isinstance(i, FileAdd)),
+                grow=tuple(i for i in found if isinstance(i, FileGrowth)),
+            )
+            for pid, found in items.items()
+        }
+
+    def _marker(self, growing: _GrowingFile, txn_id: int) -> Sequence[FileAdd]:
+        """The ``_orc_acid_version`` marker of the file's directory, once per directory."""
+        directory = self._deletes if growing.kind == DELETE_KIND else self._inserts
+        which = (growing.partition_id, growing.kind)
+        if which in self._markers or which in self._new_markers:
+            return ()
+        self._new_markers.add(which)
+        where = f"{self._location}/{growing.partition_path}".rstrip("/")
+        write_acid_version_marker(self._fileio, where, directory)
+        rel = marker_path(growing.partition_path, directory)
+        size = self._fileio.size(f"{self._location}/{rel}")
+        return (FileAdd(growing.partition_id, rel, MARKER_KIND, txn_id, size, 0),)

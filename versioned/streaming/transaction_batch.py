@@ -1,0 +1,368 @@
+"""A batch of transactions fetched at once from a connection (Hive's ``TransactionBatch``).
+
+The catalog opens the batch's transactions together (consecutive ids; on acid tables,
+contiguous write ids, so the batch writes one ``delta_FIRST_LAST`` directory) and they are
+used one after the other: `begin_next_transaction`, `write` / `write_many`, then `commit`
+or `abort`. Committed records are visible to every reader at once; aborted ones never.
+A transaction not heartbeated within the connection's ``transaction_timeout_s`` is aborted
+by the catalog: call `heartbeat` at about half that interval (one call covers the current
+and every unused transaction of the batch), or fetch the batch with ``auto_heartbeat=True``.
+"""
+
+from __future__ import annotations
+
+import enum
+import threading
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from versioned.catalog.records import PartitionCommit
+from versioned.catalog.store import MetaStore
+from versioned.errors import (
+    StorageError,
+    TransactionExpiredError,
+    TransactionStateError,
+)
+from versioned.errors import TransactionError as CatalogTransactionError
+from versioned.streaming.encoding import RecordWriter
+from versioned.streaming.errors import StreamingIOFailure, TransactionError
+from versioned.streaming.sinks import SinkContext, StreamSink, sink_for
+
+if TYPE_CHECKING:
+    from versioned.streaming.connection import StreamingConnection
+
+
+class TransactionState(enum.Enum):
+    """Where the batch's current transaction stands."""
+
+    INACTIVE = "inactive"
+    OPEN = "open"
+    COMMITTED = "committed"
+    ABORTED = "aborted"
+
+
+class TransactionBatch:
+    """Transactions to write records into one endpoint, used one after the other."""
+
+    def __init__(
+        self,
+        connection: StreamingConnection,
+        size: int,
+        writer: RecordWriter,
+        *,
+        auto_heartbeat: bool = False,
+    ) -> None:
+        """Open ``size`` transactions; use `StreamingConnection.fetch_transaction_batch`."""
+        endpoint = connection.endpoint
+        self.connection = connection
+        self.writer = writer
+        self._store = endpoint.catalog.store
+        self._table = endpoint.info
+        self._timeout_s = connection.transaction_timeout_s
+        self.txn_ids = tuple(self._store.open_transactions(size, timeout_s=self._timeout_s))
+        self._index = -1
+        self._state = TransactionState.INACTIVE
+        self._closed = False
+        self._dead: str | None = None
+        self.rejected = 0
+        try:
+            write_ids: tuple[int, ...] = ()
+            if self._table.spec.layout == "acid":
+                write_ids = tuple(self._store.allocate_write_ids(endpoint.table, self.txn_ids))
+            self.write_ids = write_ids
+            self._sink: StreamSink = sink_for(
+                SinkContext(
+                    self._store,
+                    endpoint.catalog.fileio,
+                    self._table,
+                    connection.partition,
+                    self.txn_ids,
+                    write_ids,
+                    connection.agent,
+                )
+            )
+        except BaseException:
+            self._abort_unused(0, "the batch could not start")
+            raise
+        self._heartbeat = _AutoHeartbeat(self) if auto_heartbeat else None
+
+    def __repr__(self) -> str:
+        return (
+            f"TransactionBatch(txns {self.txn_ids[0]}..{self.txn_ids[-1]}, "
+            f"current={self.current_transaction_id}, {self._state.value})"
+        )
+
+    def __enter__(self) -> TransactionBatch:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # state ------------------------------------------------------------------------------------
+
+    @property
+    def current_transaction_id(self) -> int | None:
+        """The current transaction's id (``None`` before the first `begin_next_transaction`)."""
+        return self.txn_ids[self._index] if self._index >= 0 else None
+
+    @property
+    def current_write_id(self) -> int | None:
+        """The current transaction's write id (acid tables), else ``None``."""
+        return self.write_ids[self._index] if self._index >= 0 and self.write_ids else None
+
+    @property
+    def current_transaction_state(self) -> TransactionState:
+        """`TransactionState` of the current transaction."""
+        return self._state
+
+    def remaining_transactions(self) -> int:
+        """Transactions of the batch not begun yet."""
+        return 0 if self._closed else len(self.txn_ids) - self._index - 1
+
+    @property
+    def closed(self) -> bool:
+        """Whether the batch was closed (or died of an I/O failure)."""
+        return self._closed
+
+    # transactions -----------------------------------------------------------------------------
+
+    def begin_next_transaction(self) -> None:
+        """Start the next transaction of the batch and take its shared lock on the endpoint.
+
+        Raises:
+            TransactionError: The batch or its connection is closed, the current transaction
+                is still open, or no transaction is left.
+        """
+        self._check_usable("begin a transaction")
+        if self._state is TransactionState.OPEN:
+            raise TransactionError(
+                f"transaction {self.current_transaction_id} is still open: commit or abort it "
+                "before beginning the next"
+            )
+        if self.remaining_transactions() == 0:
+            raise TransactionError(
+                f"no transaction left in this batch of {len(self.txn_ids)}: fetch a new batch"
+            )
+        self._index += 1
+        txn_id = self.txn_ids[self._index]
+        partition = self.connection.partition
+        values = partition.values if self._table.spec.partition_by else None
+        try:
+            self._store.lock(txn_id, self._table.spec.name, "shared_read", partition=values)
+        except TransactionExpiredError as exc:
+            self._state = TransactionState.ABORTED
+            raise self._expired(exc) from exc
+        self._state = TransactionState.OPEN
+
+    def write(self, record: bytes | str) -> None:
+        """Write one record into the current transaction (see `write_many`)."""
+        self.write_many([record])
+
+    def write_many(self, records: Iterable[bytes | str]) -> None:
+        """Write records into the current transaction, typed by the batch's record writer.
+
+        Raises:
+            TransactionError: No transaction is open, or the batch is closed.
+            SerializationError: A record does not parse or fit the table (writers without
+                dead letters); no record of the call is written, the batch stays usable.
+            StreamingIOFailure: Storage failed: the batch is dead and its transactions
+                aborted.
+        """
+        self._check_open("write")
+        encoded = self.writer.encode(records)
+        self.rejected += len(encoded.rejected)
+        if encoded.rows.num_rows == 0:
+            return
+        txn_id, write_id = self._current()
+        self._io(lambda: self._sink.write(txn_id, write_id, encoded.rows), "write")
+
+    def commit(self) -> None:
+        """Commit the current transaction: its records become visible to every reader.
+
+        Raises:
+            TransactionError: No transaction is open, the batch is closed, or the
+                transaction expired (not heartbeated within the timeout; it is aborted).
+            StreamingIOFailure: Storage failed: the batch is dead and its transactions
+                aborted.
+        """
+        self._check_open("commit")
+        txn_id, write_id = self._current()
+        prepared = self._io(lambda: self._sink.prepare_commit(txn_id, write_id), "commit")
+        metrics = {"agent": self.connection.agent, **prepared.metrics}
+        try:
+            self._store.commit(
+                txn_id,
+                self._table.spec.name,
+                operation="stream",
+                partitions=prepared.changes,
+                metrics=metrics,
+            )
+        except TransactionExpiredError as exc:
+            self._sink.abort(txn_id)
+            self._state = TransactionState.ABORTED
+            raise self._expired(exc) from exc
+        except CatalogTransactionError as exc:
+            self._sink.abort(txn_id)
+            self._state = TransactionState.ABORTED
+            raise TransactionError(f"transaction {txn_id} cannot commit: {exc}") from exc
+        self._sink.committed(txn_id)
+        self._state = TransactionState.COMMITTED
+
+    def abort(self) -> None:
+        """Abort the current transaction: none of its records will ever be visible.
+
+        A no-op when no transaction is open or the batch is closed.
+        """
+        if self._closed or self._state is not TransactionState.OPEN:
+            return
+        txn_id, _ = self._current()
+        self._sink.abort(txn_id)
+        self._store.abort(txn_id, "aborted by the streaming client")
+        self._state = TransactionState.ABORTED
+
+    def heartbeat(self) -> None:
+        """Keep the current and every unused transaction alive (a no-op once closed).
+
+        Raises:
+            TransactionError: A transaction of the batch already expired.
+        """
+        if self._closed:
+            return
+        try:
+            self._store.heartbeat(*self._alive_ids())
+        except TransactionExpiredError as exc:
+            raise self._expired(exc) from exc
+        except TransactionStateError:
+            pass  # the catalog already finished one (e.g. aborted it): nothing to keep alive
+
+    def close(self) -> None:
+        """Abort the current (if open) and unused transactions and finish the batch's files.
+
+        Closing twice is a no-op.
+        """
+        if self._closed:
+            return
+        if self._heartbeat is not None:
+            self._heartbeat.stop()
+        try:
+            if self._dead is None:
+                self.abort()
+                self._abort_unused(self._index + 1, "the transaction batch was closed unused")
+                self._finish_files()
+        finally:
+            self._closed = True
+            self._state = (
+                TransactionState.INACTIVE if self._state is TransactionState.OPEN else self._state
+            )
+
+    # helpers ----------------------------------------------------------------------------------
+
+    def _current(self) -> tuple[int, int]:
+        write_id = self.current_write_id
+        txn_id = self.current_transaction_id
+        assert txn_id is not None
+        return txn_id, write_id if write_id is not None else txn_id
+
+    def _check_usable(self, what: str) -> None:
+        if self._dead is not None:
+            raise TransactionError(f"cannot {what}: the batch died of an I/O failure: {self._dead}")
+        if self._closed:
+            raise TransactionError(f"cannot {what}: the transaction batch has been closed")
+        if self.connection.closed:
+            raise TransactionError(f"cannot {what}: the streaming connection has been closed")
+
+    def _check_open(self, what: str) -> None:
+        self._check_usable(what)
+        if self._state is not TransactionState.OPEN:
+            raise TransactionError(
+                f"cannot {what}: no transaction is open (state {self._state.value}); "
+                "call begin_next_transaction first"
+            )
+
+    def _io(self, work: Any, what: str) -> Any:
+        """Run sink work; an I/O failure kills the batch and aborts its transactions."""
+        try:
+            return work()
+        except (OSError, StorageError) as exc:
+            if isinstance(exc, StreamingIOFailure):
+                raise
+            self._die(f"{what} failed: {exc}")
+            raise StreamingIOFailure(
+                f"{what} failed, the batch is closed and its transactions aborted: {exc}"
+            ) from exc
+
+    def _die(self, reason: str) -> None:
+        self._dead = reason
+        if self._state is TransactionState.OPEN:
+            txn_id, _ = self._current()
+            self._store.abort(txn_id, reason)
+            self._state = TransactionState.ABORTED
+        self._abort_unused(self._index + 1, reason)
+        if self._heartbeat is not None:
+            self._heartbeat.stop()
+        self._closed = True
+
+    def _alive_ids(self) -> list[int]:
+        """The current transaction if open, and the unused ones."""
+        start = self._index if self._state is TransactionState.OPEN else self._index + 1
+        return list(self.txn_ids[max(start, 0) :])
+
+    def _abort_unused(self, start: int, reason: str) -> None:
+        for txn_id in self.txn_ids[start:]:
+            self._store.abort(txn_id, reason)
+
+    def _finish_files(self) -> None:
+        """Commit the sink's last change (final file lengths) in a transaction of its own."""
+        closing = self._sink.close()
+        changes = [closing] if isinstance(closing, PartitionCommit) else list(closing or ())
+        if not changes:
+            return
+        txn_id = self._store.begin(timeout_s=self._timeout_s)
+        try:
+            self._store.commit(
+                txn_id,
+                self._table.spec.name,
+                operation="stream_close",
+                partitions=changes,
+                metrics={"agent": self.connection.agent},
+            )
+        except BaseException:
+            self._store.abort(txn_id, "closing the stream's files failed")
+            raise
+
+    def _expired(self, exc: Exception) -> TransactionError:
+        return TransactionError(
+            f"transaction {self.current_transaction_id} expired: it was not heartbeated within "
+            f"transaction_timeout_s={self._timeout_s:g} s, and the catalog aborted it ({exc}); "
+            "heartbeat at about half the timeout, or fetch batches with auto_heartbeat=True"
+        )
+
+
+class _AutoHeartbeat:
+    """Heartbeats a batch from its own thread and its own catalog connection."""
+
+    def __init__(self, batch: TransactionBatch) -> None:
+        self._batch = batch
+        self._stop = threading.Event()
+        store = batch._store
+        self._store = MetaStore.connect(store.url, store.user, create=False)
+        self._thread = threading.Thread(
+            target=self._run, name=f"heartbeat-{batch.txn_ids[0]}", daemon=True
+        )
+        self._thread.start()
+
+    def _run(self) -> None:
+        interval = self._batch._timeout_s / 2
+        while not self._stop.wait(interval):
+            ids = self._batch._alive_ids()
+            if not ids:
+                return
+            try:
+                self._store.heartbeat(*ids)
+            except (TransactionExpiredError, TransactionStateError):
+                continue  # finished ones are skipped next time round; the batch reports expiry
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+        self._store.close()

@@ -18,7 +18,7 @@ TABLE = "testing.alerts"
 PARTITION = ["Asia", "India"]
 
 
-@pytest.fixture(params=["acid"])
+@pytest.fixture(params=["acid", "versioned"])
 def layout(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
@@ -289,11 +289,14 @@ def test_an_io_failure_kills_the_batch_and_aborts_its_transactions(
         folder = Path(cat.fileio.full_path(table.info.location).removeprefix("file://"))
         blocked = folder / "continent=Asia" / "country=India"
         blocked.mkdir(parents=True, exist_ok=True)
-        low, high = min(batch.write_ids or batch.txn_ids), max(batch.write_ids or batch.txn_ids)
-        (blocked / f"delta_{low:07d}_{high:07d}").write_text("in the way")
+        if layout == "acid":  # the batch's delta directory
+            name = f"delta_{min(batch.write_ids):07d}_{max(batch.write_ids):07d}"
+        else:  # the first transaction's version directory
+            name = f"version_id={batch.txn_ids[0]}"
+        (blocked / name).write_text("in the way")
         batch.begin_next_transaction()
         batch.write("1,lost")
-        with pytest.raises(vs.StreamingIOFailure, match="commit failed"):
+        with pytest.raises(vs.StreamingIOFailure, match=r"(?i)exists"):
             batch.commit()
         assert all(cat.store.transaction(t).state == "aborted" for t in batch.txn_ids)
         with pytest.raises(vs.TransactionError, match="I/O failure"):

@@ -11,7 +11,8 @@ The order of calls for one batch::
         sink.write(txn_id, write_id, rows)   # zero or more times
         then either
             change = sink.prepare_commit(txn_id, write_id)   # durable on storage
-            store.commit(txn_id, ..., partitions=[change])
+            store.commit(txn_id, ..., partitions=change.changes,
+                         expected_seq=change.expected_seq)
             sink.committed(txn_id)           # the catalog has it
         or
             sink.abort(txn_id)               # the transaction's rows must never show
@@ -54,11 +55,19 @@ class PreparedCommit:
     change: PartitionCommit
     metrics: Mapping[str, Any] = field(default_factory=dict)
     others: tuple[PartitionCommit, ...] = ()
+    """Changes to other partitions that commit with ``change`` (a version-layout table whose
+    key is unique table-wide retires a streamed key's row in the partition that held it)."""
+    expected_seq: int | None = None
+    """The table's commit sequence the change was planned against, when any commit to the
+    table since then must make it conflict (``MetaStore.commit(expected_seq=...)``)."""
+    version: int | None = None
+    """The commit's version when it is not the transaction id (``MetaStore.commit(version=...)``:
+    a version-layout transaction whose partition passed its id gets a fresh one)."""
 
     @property
-    def changes(self) -> list[PartitionCommit]:
-        """Every partition change of the commit."""
-        return [self.change, *self.others]
+    def changes(self) -> tuple[PartitionCommit, ...]:
+        """Every partition change, for ``MetaStore.commit(partitions=...)``."""
+        return (self.change, *self.others)
 
 
 class StreamSink(Protocol):

@@ -194,8 +194,10 @@ class TransactionBatch:
                 txn_id,
                 self._table.spec.name,
                 operation="stream",
-                partitions=prepared.changes,
+                partitions=list(prepared.changes),
                 metrics=metrics,
+                expected_seq=prepared.expected_seq,
+                version=prepared.version,
             )
         except TransactionExpiredError as exc:
             self._sink.abort(txn_id)
@@ -284,9 +286,9 @@ class TransactionBatch:
         try:
             return work()
         except (OSError, StorageError) as exc:
+            self._die(f"{what} failed: {exc}")
             if isinstance(exc, StreamingIOFailure):
                 raise
-            self._die(f"{what} failed: {exc}")
             raise StreamingIOFailure(
                 f"{what} failed, the batch is closed and its transactions aborted: {exc}"
             ) from exc

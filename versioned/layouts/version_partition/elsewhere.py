@@ -10,7 +10,7 @@ Each key is hashed once (`KeyDigests`) and tested against every candidate filter
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -83,6 +83,7 @@ def probe_elsewhere(
     blooms: Mapping[int, Sequence[DataFile]],
     key_columns: Sequence[str],
     keyed_partition_columns: Sequence[tuple[int, str]],
+    load: Callable[[DataFile], KeyBloomFilter] | None = None,
 ) -> ElsewhereProbe:
     """Test each batch key against the live Bloom filters of every partition but its own.
 
@@ -99,7 +100,14 @@ def probe_elsewhere(
         keyed_partition_columns: ``(i, column)`` of the partition columns that are part of
             the primary key, ``column`` naming the string column of ``keys`` with the value
             of partition column ``i``: a key can only live where these match.
+        load: How a Bloom file becomes a filter (default: read it; a streaming connection
+            passes its cache).
     """
+
+    def read_filter(bloom_file: DataFile) -> KeyBloomFilter:
+        return KeyBloomFilter.read(fileio, f"{table_location}/{bloom_file.path}")
+
+    load = load or read_filter
     n = keys.num_rows
     ranges = KeyRangeTester(keys.column(key_columns[0])) if key_columns and n else None
     hits: dict[int, np.ndarray] = {}
@@ -122,7 +130,7 @@ def probe_elsewhere(
             rows = np.flatnonzero(wanted)
             if len(rows) == 0:
                 continue
-            bloom = KeyBloomFilter.read(fileio, f"{table_location}/{bloom_file.path}")
+            bloom = load(bloom_file)
             read += 1
             positive = rows[bloom.might_contain_rows(digests, rows)]
             if len(positive):

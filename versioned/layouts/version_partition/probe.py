@@ -6,7 +6,7 @@ column needs nothing else to decide which keys get version-index entries.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -29,7 +29,7 @@ class ProbeResult:
         encoded: The encoded keys, in batch order (reused for the new Bloom filter).
         may_exist: Per key: true if some live version may hold it.
         candidate_versions: Versions whose filter matched at least one key.
-        filters_read: Bloom files opened.
+        filters_read: Bloom filters tested (opened, unless ``load`` had them).
     """
 
     encoded: list[bytes]
@@ -44,6 +44,8 @@ def probe_partition(
     keys: pa.Table,
     key_columns: Sequence[str],
     blooms: Sequence[DataFile],
+    *,
+    load: Callable[[DataFile], KeyBloomFilter] | None = None,
 ) -> ProbeResult:
     """Test every key of ``keys`` against the live Bloom filters ``blooms`` of one partition.
 
@@ -54,7 +56,14 @@ def probe_partition(
         key_columns: Key columns stored in Bloom filters (the primary key less partition
             columns).
         blooms: The partition's live ``bloom`` files from the snapshot.
+        load: How a Bloom file becomes a filter (default: read it); a streaming connection
+            passes its cache of the partition's filters (`bloom_cache.BloomFilterCache`).
     """
+
+    def read_filter(bloom_file: DataFile) -> KeyBloomFilter:
+        return KeyBloomFilter.read(fileio, f"{table_location}/{bloom_file.path}")
+
+    load = load or read_filter
     encoded = encode_keys(keys, key_columns)
     may = np.zeros(len(encoded), dtype=bool)
     bounds = key_range(keys, key_columns)
@@ -64,7 +73,7 @@ def probe_partition(
     for bloom_file in sorted(blooms, key=lambda f: f.version, reverse=True):
         if bounds is not None and not may_contain_range(bloom_file.stats, *bounds):
             continue
-        bloom = KeyBloomFilter.read(fileio, f"{table_location}/{bloom_file.path}")
+        bloom = load(bloom_file)
         read += 1
         hits = np.fromiter(bloom.might_contain_many(digests), dtype=bool, count=len(encoded))
         if hits.any():

@@ -303,3 +303,32 @@ def test_an_io_failure_kills_the_batch_and_aborts_its_transactions(
             batch.begin_next_transaction()
         batch.close()
     assert _rows(table) == []
+
+
+def test_rejected_records_go_to_the_dead_letter_area_on_commit(cat: Any, layout: str) -> None:
+    import json
+
+    table = _alerts(cat, layout)
+    endpoint = vs.EndPoint(cat, TABLE, PARTITION)
+    writer = vs.DelimitedInputWriter(["id", "msg"], ",", endpoint=endpoint, dead_letter=True)
+    with endpoint.connect(create_partition=True, agent="a1") as conn:
+        with conn.fetch_transaction_batch(2, writer) as batch:
+            batch.begin_next_transaction()
+            batch.write_many(["1,good", "x,bad id"])
+            batch.write_many(["2,good", ",no id"])
+            batch.commit()
+            batch.begin_next_transaction()
+            batch.write("y,aborted and bad")
+            batch.abort()
+        assert batch.rejected == 2
+    assert _rows(table) == [(1, "good"), (2, "good")]
+    (commit,) = [c for c in table.history() if c.operation == "stream"]
+    assert commit.metrics["rejected"] == 2
+    letters = Path(cat.fileio.full_path(commit.metrics["dead_letters"]).removeprefix("file://"))
+    records = [json.loads(line) for line in letters.read_text().splitlines()]
+    assert [(r["_raw"], r["_source"]) for r in records] == [
+        ("x,bad id", "stream:a1:1"),
+        (",no id", "stream:a1:3"),
+    ]
+    assert all(r["_reason"] for r in records)
+    assert len(list(letters.parent.parent.iterdir())) == 1  # nothing for the aborted one

@@ -24,7 +24,8 @@ from versioned.errors import (
     TransactionStateError,
 )
 from versioned.errors import TransactionError as CatalogTransactionError
-from versioned.streaming.encoding import RecordWriter
+from versioned.streaming.dead_letters import write_dead_letters
+from versioned.streaming.encoding import RecordWriter, RejectedRecord
 from versioned.streaming.errors import StreamingIOFailure, TransactionError
 from versioned.streaming.sinks import SinkContext, StreamSink, sink_for
 
@@ -65,6 +66,9 @@ class TransactionBatch:
         self._closed = False
         self._dead: str | None = None
         self.rejected = 0
+        """Records of committed transactions sent to the dead-letter area."""
+        self._letters: list[tuple[int, RejectedRecord]] = []
+        self._written = 0
         try:
             write_ids: tuple[int, ...] = ()
             if self._table.spec.layout == "acid":
@@ -170,7 +174,9 @@ class TransactionBatch:
         """
         self._check_open("write")
         encoded = self.writer.encode(records)
-        self.rejected += len(encoded.rejected)
+        offset = self._written
+        self._letters.extend((offset + r.index, r) for r in encoded.rejected)
+        self._written += encoded.rows.num_rows + len(encoded.rejected)
         if encoded.rows.num_rows == 0:
             return
         txn_id, write_id = self._current()
@@ -188,7 +194,10 @@ class TransactionBatch:
         self._check_open("commit")
         txn_id, write_id = self._current()
         prepared = self._io(lambda: self._sink.prepare_commit(txn_id, write_id), "commit")
+        letters = self._io(lambda: self._dead_letters(txn_id), "writing dead letters")
         metrics = {"agent": self.connection.agent, **prepared.metrics}
+        if letters is not None:
+            metrics.update(rejected=len(self._letters), dead_letters=letters)
         try:
             self._store.commit(
                 txn_id,
@@ -202,13 +211,17 @@ class TransactionBatch:
         except TransactionExpiredError as exc:
             self._sink.abort(txn_id)
             self._state = TransactionState.ABORTED
+            self._forget_records()
             raise self._expired(exc) from exc
         except CatalogTransactionError as exc:
             self._sink.abort(txn_id)
             self._state = TransactionState.ABORTED
+            self._forget_records()
             raise TransactionError(f"transaction {txn_id} cannot commit: {exc}") from exc
         self._sink.committed(txn_id)
+        self.rejected += len(self._letters)
         self._state = TransactionState.COMMITTED
+        self._forget_records()
 
     def abort(self) -> None:
         """Abort the current transaction: none of its records will ever be visible.
@@ -221,6 +234,7 @@ class TransactionBatch:
         self._sink.abort(txn_id)
         self._store.abort(txn_id, "aborted by the streaming client")
         self._state = TransactionState.ABORTED
+        self._forget_records()
 
     def heartbeat(self) -> None:
         """Keep the current and every unused transaction alive (a no-op once closed).
@@ -258,6 +272,22 @@ class TransactionBatch:
             )
 
     # helpers ----------------------------------------------------------------------------------
+
+    def _dead_letters(self, txn_id: int) -> str | None:
+        endpoint = self.connection.endpoint
+        location = self._table.location
+        return write_dead_letters(
+            endpoint.catalog.fileio,
+            self._table.spec,
+            location,
+            txn_id,
+            self.connection.agent,
+            self._letters,
+        )
+
+    def _forget_records(self) -> None:
+        self._letters = []
+        self._written = 0
 
     def _current(self) -> tuple[int, int]:
         write_id = self.current_write_id

@@ -332,3 +332,33 @@ def test_rejected_records_go_to_the_dead_letter_area_on_commit(cat: Any, layout:
     ]
     assert all(r["_reason"] for r in records)
     assert len(list(letters.parent.parent.iterdir())) == 1  # nothing for the aborted one
+
+
+def test_a_key_unique_per_partition_is_replaced_within_its_partition(
+    cat: Any, layout: str
+) -> None:
+    extra = {"bucket_by": "id", "buckets": 2} if layout == "acid" else {}
+    table = cat.create_table(
+        TABLE,
+        columns="id INT NOT NULL, msg STRING, continent STRING, country STRING",
+        primary_key="continent,country,id",
+        partition_by="continent,country",
+        layout=layout,
+        **extra,
+    )
+    for values, msg in ((PARTITION, "india"), (["Europe", "Spain"], "spain")):
+        endpoint = vs.EndPoint(cat, TABLE, values)
+        writer = vs.DelimitedInputWriter(["id", "msg"], ",", endpoint=endpoint)
+        conn = endpoint.connect(create_partition=True)
+        with conn, conn.fetch_transaction_batch(2, writer) as batch:
+            for suffix in ("first", "second"):
+                batch.begin_next_transaction()
+                batch.write_many([f"1,{msg} {suffix}", f"2,{msg} {suffix}"])
+                batch.commit()
+    got = sorted((r.country, r.id, r.msg) for r in table.read().collect())
+    assert got == [
+        ("India", 1, "india second"),
+        ("India", 2, "india second"),
+        ("Spain", 1, "spain second"),
+        ("Spain", 2, "spain second"),
+    ]

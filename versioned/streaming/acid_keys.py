@@ -46,6 +46,8 @@ _INDEX = "#i"
 def last_per_key(rows: pa.Table, key: Sequence[str]) -> pa.Table:
     """``rows`` with one row per key value: the last one (records of one transaction are
     applied in order), in input order."""
+    if not key:  # the key is the partition's columns: one record per partition
+        return rows.slice(rows.num_rows - 1) if rows.num_rows else rows
     indexed = rows.append_column(_INDEX, pa.array(np.arange(rows.num_rows), pa.int64()))
     last = indexed.group_by(list(key), use_threads=False).aggregate([(_INDEX, "max")])
     keep = pc.sort_indices(last.column(f"{_INDEX}_max"))

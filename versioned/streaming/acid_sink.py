@@ -41,7 +41,7 @@ from versioned.layouts.acid.paths import bucket_file_path, marker_path, write_ac
 from versioned.layouts.acid.snapshot_dirs import DELETE_KIND, MARKER_KIND, STREAM_OPEN
 from versioned.layouts.acid.table_rules import bucketing_version
 from versioned.storage.filesystem import FileIO
-from versioned.streaming.acid_keys import StoredKeys, last_per_key
+from versioned.streaming.acid_keys import StoredKeys, key_fields, last_per_key
 from versioned.streaming.sinks import PreparedCommit, SinkContext
 
 INSERT_KIND = "delta"
@@ -97,7 +97,7 @@ class AcidStreamSink:
         self.abort(txn_id)
         replaced = 0
         if rows is not None and rows.num_rows:
-            rows = last_per_key(rows, self._spec.primary_key)
+            rows = last_per_key(rows, key_fields(self._spec))
             old = self._keys.live_row_ids(rows)
             replaced = old.num_rows
             self._write_deletes(write_id, old)

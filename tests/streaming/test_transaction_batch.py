@@ -334,9 +334,7 @@ def test_rejected_records_go_to_the_dead_letter_area_on_commit(cat: Any, layout:
     assert len(list(letters.parent.parent.iterdir())) == 1  # nothing for the aborted one
 
 
-def test_a_key_unique_per_partition_is_replaced_within_its_partition(
-    cat: Any, layout: str
-) -> None:
+def test_a_key_unique_per_partition_is_replaced_within_its_partition(cat: Any, layout: str) -> None:
     extra = {"bucket_by": "id", "buckets": 2} if layout == "acid" else {}
     table = cat.create_table(
         TABLE,

@@ -1,10 +1,9 @@
 """A transaction batch into an acid table: one ``delta_FIRST_LAST`` that grows per commit.
 
 As Hive's streaming writer does, the batch's write ids ``FIRST..LAST`` share one delta
-directory with one ``bucket_NNNNN`` per bucket (and one ``delete_delta_FIRST_LAST`` for the
-delete events of replaced keys). Each commit appends the transaction's events to those
-files, flushes them with an ORC intermediate footer (a prefix of the file that ends there is
-a complete ORC file) and records the flushed length twice: in Hive's
+directory with one ``bucket_NNNNN`` per bucket. Each commit appends the transaction's
+insert events to those files, flushes them with an ORC intermediate footer (a prefix of the
+file that ends there is a complete ORC file) and records the flushed length twice: in Hive's
 ``bucket_NNNNN_flush_length`` side file, for Hive's readers, and in the catalog, for ours
 (the file's ``size_bytes`` grows by `FileGrowth`, and its stats say ``stream_open`` so
 that readers read only that prefix, on the driver). Events of an aborted or expired
@@ -16,7 +15,11 @@ files.
 Primary keys hold as for upsert: before a commit the transaction's keys are looked up
 (the batch's own rows in memory; stored rows through the key filters, reading only the key
 fields of files that may hold one, `acid_keys`) and a stored row with the key gets a
-delete event. New keys read no data file.
+delete event, in the batch's ``delete_delta_FIRST_LAST`` (the range Hive's getAcidState
+pairs with the insert delta; a ``delete_delta_W_W`` inside it would count as obsolete), one
+complete file per transaction and bucket, ``bucket_N_K``, sorted by ROW__ID as Hive's
+readers expect of every delete file (appending to one file would leave it sorted per
+transaction only). New keys read no data file.
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ from versioned.layouts.acid.bucket_hash import bucket_ids
 from versioned.layouts.acid.directories import DeltaDir
 from versioned.layouts.acid.flush_length import FlushLengthFile
 from versioned.layouts.acid.key_filters import KEY_BLOOM_KIND, write_key_filter
-from versioned.layouts.acid.orc_files import AcidBucketWriter
+from versioned.layouts.acid.orc_files import AcidBucketWriter, open_bucket_writer
 from versioned.layouts.acid.paths import bucket_file_path, marker_path, write_acid_version_marker
 from versioned.layouts.acid.snapshot_dirs import DELETE_KIND, MARKER_KIND, STREAM_OPEN
 from versioned.layouts.acid.table_rules import bucketing_version
@@ -84,6 +87,7 @@ class AcidStreamSink:
         self._touched: set[tuple[int, str, int]] = set()
         self._markers: set[tuple[int, str]] = set()
         self._new_markers: set[tuple[int, str]] = set()
+        self._delete_adds: dict[int, list[FileAdd]] = {}
         self._keys = StoredKeys(context, self._inserts)
         self._new_ids: pa.Table | None = None
 
@@ -100,7 +104,7 @@ class AcidStreamSink:
             rows = last_per_key(rows, key_fields(self._spec))
             old = self._keys.live_row_ids(rows)
             replaced = old.num_rows
-            self._write_deletes(write_id, old)
+            self._write_deletes(txn_id, write_id, old)
             self._new_ids = self._write_inserts(write_id, rows)
         for key in self._touched:
             growing = self._files[key]
@@ -129,6 +133,7 @@ class AcidStreamSink:
         self._pending = []
         self._touched = set()
         self._new_markers = set()
+        self._delete_adds = {}
         self._new_ids = None
 
     def close(self) -> list[PartitionCommit]:
@@ -199,21 +204,37 @@ class AcidStreamSink:
             placed.append(pa.table({**{k: group.column(k) for k in keys}, **ids}))
         return pa.concat_tables(placed)
 
-    def _write_deletes(self, write_id: int, old: pa.Table) -> None:
-        """Delete events for the stored rows ``old`` (ROW__IDs with ``#partition``)."""
+    def _write_deletes(self, txn_id: int, write_id: int, old: pa.Table) -> None:
+        """Delete events for the stored rows ``old`` (ROW__IDs with ``#partition``): per
+        partition and bucket one complete file ``delete_delta_FIRST_LAST/bucket_N_K`` (``K``:
+        the transaction's place in the batch), sorted by ROW__ID as Hive's readers expect
+        of every delete file."""
         if not old.num_rows:
             return
+        directory = self._deletes
+        attempt = self._context.txn_ids.index(txn_id)
         partitions = self._keys.partitions
         for pid in pc.unique(old.column(StoredKeys.PARTITION)).to_pylist():
             mine = old.filter(pc.equal(old.column(StoredKeys.PARTITION), pid))
             bucket_of = pc.shift_right(
                 pc.bit_wise_and(mine.column(s.BUCKET), 0x0FFF0000), 16
             ).to_numpy()
+            path = partitions[pid].path
+            adds = self._delete_adds.setdefault(pid, [])
             for bucket in np.unique(bucket_of):
                 events = mine.filter(pa.array(bucket_of == bucket))
-                growing = self._file(pid, partitions[pid].path, DELETE_KIND, int(bucket))
-                growing.writer.delete(write_id, events)
-                growing.rows += events.num_rows
+                rel = bucket_file_path(path, directory, int(bucket), attempt)
+                prop = encode_bucket_property(int(bucket), _STATEMENT)
+                where = f"{self._location}/{rel}"
+                columns = self._spec.data_columns
+                with open_bucket_writer(
+                    self._fileio, where, columns, bucket_property=prop, events="delete"
+                ) as writer:
+                    writer.delete(write_id, events)
+                size = self._fileio.size(where)
+                stats = {"write_id": write_id, "bucket": int(bucket)}
+                adds.append(FileAdd(pid, rel, DELETE_KIND, txn_id, size, events.num_rows, stats))
+            adds.extend(self._marker(pid, path, DELETE_KIND, txn_id))
 
     def _file(self, pid: int, partition_path: str, kind: str, bucket: int) -> _GrowingFile:
         key = (pid, kind, bucket)
@@ -221,14 +242,12 @@ class AcidStreamSink:
         found = self._files.get(key)
         if found is not None:
             return found
-        directory = self._deletes if kind == DELETE_KIND else self._inserts
-        rel = bucket_file_path(partition_path, directory, bucket)
+        rel = bucket_file_path(partition_path, self._inserts, bucket)
         out = self._fileio.open_output(f"{self._location}/{rel}")
         writer = AcidBucketWriter(
             out,
             self._spec.data_columns,
             bucket_property=encode_bucket_property(bucket, _STATEMENT),
-            events="delete" if kind == DELETE_KIND else "insert",
             streaming=True,
         )
         side = FlushLengthFile(self._fileio, f"{self._location}/{rel}")
@@ -239,7 +258,7 @@ class AcidStreamSink:
     def _changes(self, txn_id: int) -> dict[int, PartitionCommit]:
         """The catalog change of this commit, per partition: files first committed now are
         added (with their directory's marker), the others grow."""
-        items: dict[int, list[Any]] = {}
+        items: dict[int, list[Any]] = {pid: list(a) for pid, a in self._delete_adds.items()}
         for key in sorted(self._touched):
             growing = self._files[key]
             part = items.setdefault(growing.partition_id, [])
@@ -258,7 +277,9 @@ class AcidStreamSink:
                     {**stats, "write_id": self._inserts.max_write_id},
                 )
             )
-            part.extend(self._marker(growing, txn_id))
+            part.extend(
+                self._marker(growing.partition_id, growing.partition_path, INSERT_KIND, txn_id)
+            )
         return {
             pid: PartitionCommit(
                 pid,
@@ -269,15 +290,15 @@ class AcidStreamSink:
             for pid, found in items.items()
         }
 
-    def _marker(self, growing: _GrowingFile, txn_id: int) -> Sequence[FileAdd]:
-        """The ``_orc_acid_version`` marker of the file's directory, once per directory."""
-        directory = self._deletes if growing.kind == DELETE_KIND else self._inserts
-        which = (growing.partition_id, growing.kind)
+    def _marker(self, pid: int, path: str, kind: str, txn_id: int) -> Sequence[FileAdd]:
+        """The ``_orc_acid_version`` marker of the batch's insert or delete directory in a
+        partition, once."""
+        directory = self._deletes if kind == DELETE_KIND else self._inserts
+        which = (pid, kind)
         if which in self._markers or which in self._new_markers:
             return ()
         self._new_markers.add(which)
-        where = f"{self._location}/{growing.partition_path}".rstrip("/")
-        write_acid_version_marker(self._fileio, where, directory)
-        rel = marker_path(growing.partition_path, directory)
+        write_acid_version_marker(self._fileio, f"{self._location}/{path}".rstrip("/"), directory)
+        rel = marker_path(path, directory)
         size = self._fileio.size(f"{self._location}/{rel}")
-        return (FileAdd(growing.partition_id, rel, MARKER_KIND, txn_id, size, 0),)
+        return (FileAdd(pid, rel, MARKER_KIND, txn_id, size, 0),)

@@ -23,6 +23,7 @@ from versioned.layouts.acid import (
     parse_directory,
     read_bucket_file,
 )
+from versioned.layouts.acid.flush_length import last_flush_length
 from versioned.schema import TableSpec
 from versioned.storage.partition_paths import parse_partition_path
 
@@ -53,10 +54,12 @@ def walk(
     ``committed_txns``: the committed transactions (Hive's ValidTxnList) among the ``_vT``
     suffixes; a compactor's output of any other transaction is ignored.
 
-    Also checks what Hive's reader relies on: every directory has the ``_orc_acid_version``
-    marker holding ``2``, bucket file names agree with the bucket property of their rows,
-    insert events carry the bucket Hive's hash gives their row, row ids restart at 0 per
-    write id in each file, delete events have a null row and come sorted by ROW__ID.
+    A bucket file with a ``_flush_length`` side file is read up to its last recorded length,
+    as Hive's reader does. Also checks what Hive's reader relies on: every directory has the
+    ``_orc_acid_version`` marker holding ``2``, bucket file names agree with the bucket
+    property of their rows, insert events carry the bucket Hive's hash gives their row, row
+    ids restart at 0 per write id in each file, delete events have a null row and come
+    sorted by ROW__ID.
     """
     rows: list[dict[str, Any]] = []
     data_columns = spec.data_columns
@@ -72,7 +75,9 @@ def walk(
                 bucket = parse_bucket_file(file.name)
                 if bucket is None:
                     continue
-                events = read_bucket_file(file.read_bytes(), data_columns).events
+                side = file.with_name(f"{file.name}_flush_length")  # an open streaming file
+                length = last_flush_length(side.read_bytes()) if side.exists() else None
+                events = read_bucket_file(file.read_bytes(), data_columns, length=length).events
                 _check_file(events, bucket.bucket_id, spec, directory.name)
                 if directory.name not in chosen:
                     continue

@@ -110,9 +110,17 @@ def cli(
 
 
 def _register() -> None:
-    from versioned.cli import collections, data, grants, maintenance, row_changes, tables
+    from versioned.cli import (
+        collections,
+        data,
+        grants,
+        maintenance,
+        row_changes,
+        stream,
+        tables,
+    )
 
-    for module in (tables, data, row_changes, grants, collections, maintenance):
+    for module in (tables, data, row_changes, grants, collections, maintenance, stream):
         for command in module.COMMANDS:
             cli.add_command(command)
 

@@ -253,10 +253,11 @@ def test_dead_letter_sets_bad_records_aside_and_streams_on(cat: Any, tmp_path: P
         {
             "_raw": "not-a-number,INFO,b",
             "_reason": "column id: 'not-a-number' is not a BIGINT",
-            "_source": "<stdin>",
-            "_line": 2,
+            "_source": "stream:versioned-stream:<stdin>:2",
         }
     ]
+    (commit,) = [c for c in table.history() if c.operation == "stream"]
+    assert commit.metrics["rejected"] == 1
 
 
 @pytest.mark.parametrize(

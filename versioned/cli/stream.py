@@ -15,10 +15,10 @@ from versioned.cli.context import CliContext, output_option, pass_cli, progress_
 from versioned.cli.line_source import LineReader, check_sources
 from versioned.cli.render import echo, render_record
 from versioned.errors import InputError
+from versioned.layouts.base import layout_of
 from versioned.schema import TableSpec
 
 if TYPE_CHECKING:  # the streaming client (pyarrow) is imported when the command runs
-    from versioned.cli.stream_dead_letters import DeadLetters
     from versioned.cli.stream_pump import StreamPolicy, StreamPump
     from versioned.streaming import EndPoint, StreamingConnection
     from versioned.streaming.encoding import RecordWriter
@@ -173,7 +173,6 @@ def stream(state: CliContext, name: str, inputs: tuple[str, ...], **options: Any
             prepared.connection,
             prepared.writer,
             prepared.policy,
-            dead_letters=prepared.dead_letters,
             say=say,
             stop=signals.event,
         )
@@ -188,20 +187,22 @@ def stream(state: CliContext, name: str, inputs: tuple[str, ...], **options: Any
             finally:
                 pump.progress(final=True)
                 _summary(state, name, prepared.label, outcome, pump)
-    if prepared.dead_letters is not None and prepared.dead_letters.written_to:
-        say(f"rejected records are in {prepared.dead_letters.written_to}")
+    if pump.counts.rejected:
+        where = layout_of(prepared.connection.endpoint.spec.layout).dead_letter_dir(
+            state.catalog.fileio.full_path(prepared.connection.endpoint.info.location)
+        )
+        say(f"{pump.counts.rejected:,} rejected records are in {where}/stream=<transaction>/")
     if signals.signum is not None:
         click.get_current_context().exit(128 + signals.signum)
 
 
 @dataclass(frozen=True)
 class _Prepared:
-    """What `_connect` prepared: the connection, writer, policy and dead-letter keeper."""
+    """What `_connect` prepared: the connection, writer and policy."""
 
     connection: StreamingConnection
     writer: RecordWriter
     policy: StreamPolicy
-    dead_letters: DeadLetters | None
     label: str | None
 
 
@@ -209,7 +210,6 @@ def _connect(
     state: CliContext, name: str, options: dict[str, Any], say: Callable[[str], None]
 ) -> _Prepared:
     """Check the options against the table and open the connection (nothing written yet)."""
-    from versioned.cli.stream_dead_letters import DeadLetters
     from versioned.cli.stream_pump import StreamPolicy
     from versioned.streaming import EndPoint, InvalidPartition
 
@@ -240,14 +240,7 @@ def _connect(
         f"streaming into {spec.name}{f' ({label})' if label else ''}: a commit every "
         f"{policy.commit_every:,} records or {policy.commit_seconds:g} s"
     )
-    dead_letters = DeadLetters(state.catalog.fileio, endpoint.info) if writer.dead_letter else None
-    return _Prepared(
-        connection=connection,
-        writer=writer,
-        policy=policy,
-        dead_letters=dead_letters,
-        label=label or None,
-    )
+    return _Prepared(connection=connection, writer=writer, policy=policy, label=label or None)
 
 
 def partition_values(spec: TableSpec, text: str | None) -> list[str | None]:

@@ -15,7 +15,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from versioned.cli.line_source import EndOfInput, LineChunk, LineReader
-from versioned.cli.stream_dead_letters import DeadLetter, DeadLetters, RejectTap
 from versioned.streaming import SerializationError, StreamingConnection
 from versioned.streaming.encoding import RecordWriter
 from versioned.streaming.transaction_batch import TransactionBatch
@@ -67,7 +66,7 @@ class _Open:
     first: tuple[str, int]
     records: int = 0
     written: int = 0
-    letters: list[DeadLetter] = field(default_factory=list)
+    rejected: int = 0
 
 
 class StreamPump:
@@ -79,15 +78,12 @@ class StreamPump:
         writer: RecordWriter,
         policy: StreamPolicy,
         *,
-        dead_letters: DeadLetters | None,
         say: Callable[[str], None],
         stop: threading.Event,
     ) -> None:
         self._connection = connection
-        self._tap = RejectTap(writer) if dead_letters is not None else None
-        self._writer: RecordWriter = self._tap or writer
+        self._writer = writer
         self._policy = policy
-        self._dead_letters = dead_letters
         self._say = say
         self._stop = stop
         self.counts = StreamCounts()
@@ -151,14 +147,10 @@ class StreamPump:
         txn, batch = self._open, self._batch
         if txn is None or batch is None:
             return
-        if self._dead_letters is not None and txn.letters:
-            txn_id = batch.current_transaction_id
-            assert txn_id is not None
-            self._dead_letters.write(txn_id, txn.letters)
-        batch.commit()
+        batch.commit()  # rejected records go to the dead-letter area with it
         self._open = None
         self.counts.records += txn.written
-        self.counts.rejected += len(txn.letters)
+        self.counts.rejected += txn.rejected
         self.counts.transactions += 1
         if batch.remaining_transactions() == 0:
             self._close_batch()
@@ -192,20 +184,17 @@ class StreamPump:
             txn = self._open or self._begin((chunk.source, chunk.numbers[0]))
             piece, chunk = chunk.split(self._policy.commit_every - txn.records)
             assert self._batch is not None
+            sources = [f"{piece.source}:{n}" for n in piece.numbers]
             try:
-                self._batch.write_many(piece.records)
+                rejected = self._batch.write_many(piece.records, sources=sources)
             except SerializationError as exc:
                 self._batch.abort()
                 self._open = None
                 raise self._refusal(exc, piece, txn) from exc
             self.counts.read += len(piece)
             txn.records += len(piece)
-            rejects = self._tap.take() if self._tap is not None else []
-            txn.written += len(piece) - len(rejects)
-            txn.letters += [
-                DeadLetter(piece.source, piece.numbers[i], record, reason)
-                for i, record, reason in rejects
-            ]
+            txn.written += len(piece) - rejected
+            txn.rejected += rejected
             if txn.records >= self._policy.commit_every or self._due(txn):
                 self.commit()
 

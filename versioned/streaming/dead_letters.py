@@ -3,8 +3,8 @@
 A transaction's rejected records (writers built with ``dead_letter=True``) are written when
 it commits, as one JSON-lines file ``_dead_letter/stream=<txn>/part-0.json`` with the
 fields upsert's dead letters have: ``_raw`` (the record as given; invalid UTF-8 replaced),
-``_reason`` and ``_source`` (``stream:<agent>:<n>``, the record's position in the
-transaction). The folder is never vacuumed.
+``_reason`` and ``_source`` (``stream:<agent>:<where>``: where the client said the record
+came from, e.g. ``app.log:17``, or its place in the transaction). The folder is never vacuumed.
 """
 
 from __future__ import annotations
@@ -24,9 +24,9 @@ def write_dead_letters(
     location: str,
     txn_id: int,
     agent: str | None,
-    rejected: Sequence[tuple[int, RejectedRecord]],
+    rejected: Sequence[tuple[str, RejectedRecord]],
 ) -> str | None:
-    """Write ``rejected`` (position in the transaction, record) for transaction ``txn_id``;
+    """Write ``rejected`` (where each came from, record) for transaction ``txn_id``;
     returns the file written (relative to the warehouse), or None when there is none."""
     if not rejected:
         return None

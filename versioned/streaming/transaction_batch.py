@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import enum
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from versioned.catalog.records import PartitionCommit
@@ -67,7 +67,7 @@ class TransactionBatch:
         self._dead: str | None = None
         self.rejected = 0
         """Records of committed transactions sent to the dead-letter area."""
-        self._letters: list[tuple[int, RejectedRecord]] = []
+        self._letters: list[tuple[str, RejectedRecord]] = []
         self._written = 0
         try:
             write_ids: tuple[int, ...] = ()
@@ -162,8 +162,20 @@ class TransactionBatch:
         """Write one record into the current transaction (see `write_many`)."""
         self.write_many([record])
 
-    def write_many(self, records: Iterable[bytes | str]) -> None:
+    def write_many(
+        self, records: Iterable[bytes | str], *, sources: Sequence[str] | None = None
+    ) -> int:
         """Write records into the current transaction, typed by the batch's record writer.
+
+        Args:
+            records: The records.
+            sources: Where each record came from (e.g. ``app.log:17``), kept with the ones
+                a dead-letter writer rejects; default: the record's place in the
+                transaction.
+
+        Returns:
+            How many of the records were rejected (writers with dead letters; they go to
+            the table's dead-letter area when the transaction commits).
 
         Raises:
             TransactionError: No transaction is open, or the batch is closed.
@@ -175,12 +187,14 @@ class TransactionBatch:
         self._check_open("write")
         encoded = self.writer.encode(records)
         offset = self._written
-        self._letters.extend((offset + r.index, r) for r in encoded.rejected)
+        for r in encoded.rejected:
+            where = sources[r.index] if sources is not None else str(offset + r.index)
+            self._letters.append((where, r))
         self._written += encoded.rows.num_rows + len(encoded.rejected)
-        if encoded.rows.num_rows == 0:
-            return
-        txn_id, write_id = self._current()
-        self._io(lambda: self._sink.write(txn_id, write_id, encoded.rows), "write")
+        if encoded.rows.num_rows:
+            txn_id, write_id = self._current()
+            self._io(lambda: self._sink.write(txn_id, write_id, encoded.rows), "write")
+        return len(encoded.rejected)
 
     def commit(self) -> None:
         """Commit the current transaction: its records become visible to every reader.

@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test soak wheel-smoke lint docs bench bench-acid clean
+.PHONY: demo test soak wheel-smoke lint docs bench bench-acid bench-streaming clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -46,6 +46,11 @@ bench: $(STAMP)
 # 1, 5 and 10 deltas, major compaction (writes benchmarks/results/acid.md; long-running).
 bench-acid: $(STAMP)
 	$(PY) -m benchmarks.acid --rows 1000000 --rows 10000000
+
+# Streaming ingest (versioned.streaming): records/s and commit latency per catalog and layout,
+# one and four connections, delta-rs append alongside (writes benchmarks/results/streaming.md).
+bench-streaming: $(STAMP)
+	$(PY) -m benchmarks.streaming --check
 
 clean:
 	rm -rf $(VENV) warehouse .pytest_cache .mypy_cache .ruff_cache

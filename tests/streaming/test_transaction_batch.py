@@ -360,3 +360,60 @@ def test_a_key_unique_per_partition_is_replaced_within_its_partition(cat: Any, l
         ("Spain", 1, "spain second"),
         ("Spain", 2, "spain second"),
     ]
+
+
+def test_a_drop_of_the_table_waits_for_open_streaming_transactions(cat: Any, layout: str) -> None:
+    import threading
+
+    _alerts(cat, layout)
+    conn, writer = _connect(cat)
+    dropped = threading.Event()
+    with conn:
+        batch = conn.fetch_transaction_batch(1, writer)
+        batch.begin_next_transaction()
+        batch.write("1,in flight")
+        dropper = threading.Thread(target=lambda: (cat.drop_table(TABLE), dropped.set()))
+        dropper.start()
+        assert not dropped.wait(1.5)  # the shared lock holds the drop back
+        batch.commit()
+        dropper.join(30)
+        assert dropped.is_set()
+        batch.close()
+    assert TABLE not in [str(t.name) for t in cat.tables()]
+
+
+def test_aborted_records_in_a_file_beside_committed_ones_stay_invisible(
+    cat: Any, layout: str
+) -> None:
+    """A transaction whose records reached storage but whose commit failed is aborted;
+    the acid layout's batch file then holds them between committed ones."""
+    from versioned.errors import PermissionDeniedError
+
+    table = _alerts(cat, layout)
+    cat.grant("bob", "write", TABLE)
+    import versioned
+
+    settings = cat.settings
+    bob = versioned.connect(catalog=settings.catalog_url, warehouse=settings.warehouse, user="bob")
+    try:
+        endpoint = vs.EndPoint(bob, TABLE, PARTITION)
+        writer = vs.DelimitedInputWriter(["id", "msg"], ",", endpoint=endpoint)
+        with endpoint.connect(create_partition=True) as conn:
+            batch = conn.fetch_transaction_batch(3, writer)
+            batch.begin_next_transaction()
+            batch.write("1,committed")
+            batch.commit()
+            batch.begin_next_transaction()
+            batch.write("2,flushed then refused")
+            cat.revoke("bob", "write", TABLE)
+            with pytest.raises(PermissionDeniedError):
+                batch.commit()
+            batch.abort()
+            cat.grant("bob", "write", TABLE)
+            batch.begin_next_transaction()
+            batch.write("3,committed after")
+            batch.commit()
+            batch.close()
+    finally:
+        bob.close()
+    assert _rows(table) == [(1, "committed"), (3, "committed after")]

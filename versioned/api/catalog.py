@@ -153,9 +153,28 @@ class Catalog:
         """Tables this user may read, optionally of one database."""
         return self.store.tables(database)
 
-    def drop_table(self, name: str | TableName, *, purge: bool = True) -> TableInfo:
-        """Drop a table from the catalog; with ``purge`` also delete its files."""
-        info = self.store.drop_table(_table_name(name))
+    def drop_table(
+        self, name: str | TableName, *, purge: bool = True, wait_s: float = 30.0
+    ) -> TableInfo:
+        """Drop a table from the catalog; with ``purge`` also delete its files.
+
+        The drop takes an exclusive lock on the table first, so it waits for the
+        transactions that hold locks on it (a streaming transaction's shared lock on its
+        partition) to finish, up to ``wait_s`` seconds.
+
+        Raises:
+            LockTimeoutError: Transactions still held locks on the table after ``wait_s``.
+        """
+        table = _table_name(name)
+        store = self.store
+        txn = store.begin()
+        try:
+            store.lock(txn, table, "exclusive", wait_s=wait_s)
+            info = store.drop_table(table)
+        except BaseException:
+            store.abort(txn, "the drop did not happen")
+            raise
+        store.commit_transaction(txn)
         if purge:
             self.fileio.delete_dir(info.location)
         return info

@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any
 from versioned.catalog.records import PartitionCommit
 from versioned.catalog.store import MetaStore
 from versioned.errors import (
+    CatalogError,
+    NoSuchTableError,
     StorageError,
     TransactionExpiredError,
     TransactionStateError,
@@ -278,7 +280,7 @@ class TransactionBatch:
             if self._dead is None:
                 self.abort()
                 self._abort_unused(self._index + 1, "the transaction batch was closed unused")
-                self._finish_files()
+                self._finish_files_unless_dropped()
         finally:
             self._closed = True
             self._state = (
@@ -356,6 +358,17 @@ class TransactionBatch:
     def _abort_unused(self, start: int, reason: str) -> None:
         for txn_id in self.txn_ids[start:]:
             self._store.abort(txn_id, reason)
+
+    def _finish_files_unless_dropped(self) -> None:
+        """`_finish_files`; if the table was dropped meanwhile, there is nothing to finish."""
+        try:
+            self._finish_files()
+        except (StorageError, CatalogError):
+            try:
+                self._store.table(self._table.spec.name)
+            except NoSuchTableError:
+                return
+            raise
 
     def _finish_files(self) -> None:
         """Commit the sink's last change (final file lengths) in a transaction of its own."""

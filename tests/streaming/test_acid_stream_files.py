@@ -99,3 +99,43 @@ def test_a_batch_grows_one_delta_that_hive_reads_at_every_commit(cat: Any) -> No
         assert closed[name].size_bytes == (delta / name).stat().st_size
     assert {"_key_bloom_00000", "_key_bloom_00001"} <= set(closed)
     assert _hive_rows(cat, table) == _rows(table) == expected
+
+
+def test_new_keys_read_no_stored_data_and_each_bloom_filter_once(cat: Any) -> None:
+    from versioned.storage.filesystem import FileIO
+
+    table = cat.create_table(
+        "testing.events",
+        columns="id INT NOT NULL, msg STRING, continent STRING, country STRING",
+        primary_key="continent,country,id",
+        partition_by="continent,country",
+        layout="acid",
+        bucket_by="id",
+        buckets=2,
+    )
+    stored = pa.table(
+        {
+            "id": pa.array(range(0, 2_000, 2), pa.int32()),  # even ids
+            "msg": ["stored"] * 1_000,
+            "continent": ["Asia"] * 1_000,
+            "country": ["India"] * 1_000,
+        }
+    )
+    table.upsert(stored)
+    endpoint = vs.EndPoint(cat, "testing.events", ["Asia", "India"])
+    writer = vs.DelimitedInputWriter(["id", "msg"], ",", endpoint=endpoint)
+    FileIO.reset_opened_files()
+    with endpoint.connect() as conn:
+        for batch_no in range(2):
+            with conn.fetch_transaction_batch(2, writer) as batch:
+                for txn in range(2):
+                    base = 1 + 200 * (2 * batch_no + txn)  # odd ids within the stored range
+                    batch.begin_next_transaction()
+                    batch.write_many([f"{i},new" for i in range(base, base + 100, 2)])
+                    batch.commit()
+    opened = list(FileIO.opened_files)
+    stored_files = [p for p in opened if "/bucket_" in p and "delta_0000001_0000001" in p]
+    assert stored_files == []  # no stored data file was read
+    blooms = [p for p in opened if "_key_bloom_" in p and "delta_0000001_0000001" in p]
+    assert sorted(blooms) == sorted(set(blooms)) and len(blooms) == 2  # each read once
+    assert table.read().count() == 1_200

@@ -33,6 +33,7 @@ from versioned.layouts.acid.key_filters import filter_key_columns
 from versioned.layouts.acid.snapshot_dirs import STREAM_OPEN, BucketFileRef, snapshot_files
 from versioned.layouts.acid.table_rules import bucketing_version
 from versioned.layouts.arrow_types import arrow_type
+from versioned.layouts.version_partition.bloom import KeyBloomFilter
 from versioned.schema import TableSpec
 from versioned.storage.filesystem import FileIO
 from versioned.streaming.sinks import SinkContext
@@ -75,6 +76,9 @@ class StoredKeys:
         self._keys = key_fields(self._spec)
         self._mine: pa.Table | None = None
         self.partitions: dict[int, PartitionInfo] = {}
+        self._blooms: dict[str, KeyBloomFilter] = context.kept.setdefault("acid_blooms", {})
+        self.blooms_read = 0
+        """Bloom files read from storage (each once per connection)."""
 
     def live_row_ids(self, rows: pa.Table) -> pa.Table:
         """``#partition`` and ROW__ID of every live row that has the key of a row of
@@ -124,7 +128,9 @@ class StoredKeys:
         inserts = [r for r in in_scope.inserts if r.directory != self._own]
         location = context.table.location
         blooms = key_blooms(snapshot.files)
-        kept = prune_insert_files(context.fileio, location, inserts, probe, blooms).kept
+        kept = prune_insert_files(
+            context.fileio, location, inserts, probe, blooms, load=self._bloom
+        ).kept
         empty = _empty(spec, self._keys, self.PARTITION)
         if not kept:
             return empty
@@ -135,6 +141,14 @@ class StoredKeys:
             return found
         gone = pa.concat_tables(deleted)
         return found.join(gone, [self.PARTITION, *_ROW_ID], join_type="left anti")
+
+    def _bloom(self, path: str) -> KeyBloomFilter:
+        """A Bloom file's filter, read once per connection (committed files never change)."""
+        found = self._blooms.get(path)
+        if found is None:
+            found = self._blooms[path] = KeyBloomFilter.read(self._context.fileio, path)
+            self.blooms_read += 1
+        return found
 
     def _probe_table(self, keys: pa.Table) -> tuple[pa.Table, list[str] | None, bool]:
         spec = self._spec

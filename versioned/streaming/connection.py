@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from versioned.catalog.records import PartitionInfo
 from versioned.streaming.encoding import RecordWriter
@@ -27,6 +27,8 @@ class StreamingConnection:
         self.agent = agent
         self.transaction_timeout_s = timeout_s
         self.closed = False
+        self.kept: dict[str, Any] = {}
+        """What the connection's sinks keep between batches (`SinkContext.kept`)."""
 
     def __repr__(self) -> str:
         state = "closed" if self.closed else "open"

@@ -35,7 +35,9 @@ from versioned.storage.filesystem import FileIO
 @dataclass(frozen=True)
 class SinkContext:
     """What a sink needs: the catalog, the storage, the table and partition, and the
-    batch's write ids (contiguous; acid tables) and transaction ids."""
+    batch's write ids (contiguous; acid tables) and transaction ids. ``kept`` lives as long
+    as the connection: what a sink keeps there (the partition's Bloom filters) serves the
+    connection's later batches."""
 
     store: MetaStore
     fileio: FileIO
@@ -44,6 +46,7 @@ class SinkContext:
     txn_ids: tuple[int, ...]
     write_ids: tuple[int, ...]
     agent: str | None = None
+    kept: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

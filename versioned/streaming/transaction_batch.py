@@ -85,6 +85,7 @@ class TransactionBatch:
                     self.txn_ids,
                     write_ids,
                     connection.agent,
+                    connection.kept,
                 )
             )
         except BaseException:

@@ -95,8 +95,8 @@ class VersionStreamSink:
 
         Args:
             context: The batch's catalog, storage, table, partition and transactions.
-            blooms: The partition's Bloom filters kept by the connection between batches
-                (default: kept for this batch only).
+            blooms: The partition's Bloom filters (default: the connection's, in
+                ``context.kept``, so that its later batches read none again).
             bloom_error_rate: False-positive rate of each version's Bloom filter.
 
         Raises:
@@ -107,7 +107,9 @@ class VersionStreamSink:
         self.context = context
         self.key_columns = index_key_columns(context.table.spec)
         self.bloom_error_rate = bloom_error_rate
-        self.blooms = blooms or PartitionBloomCache(context.fileio, context.table.location)
+        self.blooms = blooms or context.kept.setdefault(
+            "version_blooms", PartitionBloomCache(context.fileio, context.table.location)
+        )
         self._rows: dict[int, list[pa.Table]] = {}
         self._prepared: dict[int, _Prepared] = {}
 

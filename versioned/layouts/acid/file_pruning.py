@@ -10,7 +10,7 @@ are kept only where they may delete rows of kept insert files (`deletes_for`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -142,12 +142,16 @@ def prune_insert_files(
     refs: Sequence[BucketFileRef],
     keys: BatchKeys,
     blooms: Mapping[str, DataFile],
+    *,
+    load: Callable[[str], KeyBloomFilter] | None = None,
 ) -> FilePruning:
     """The insert files of ``refs`` that may hold a key of ``keys``.
 
     Args:
         refs: Insert bucket files of the snapshot.
         blooms: The snapshot's `KEY_BLOOM_KIND` files by path.
+        load: Reads a Bloom file (path under the warehouse); a caller that keeps filters
+            between lookups passes its cache (files never change once committed).
     """
     kept: list[BucketFileRef] = []
     by_scope = by_range = by_bloom = read = 0
@@ -169,7 +173,8 @@ def prune_insert_files(
                 continue
         bloom_file = blooms.get(key_bloom_path(ref.file.path)) if stats.get(BLOOM_STAT) else None
         if keys.digests is not None and bloom_file is not None:
-            bloom = KeyBloomFilter.read(fileio, f"{table_location}/{bloom_file.path}")
+            path = f"{table_location}/{bloom_file.path}"
+            bloom = load(path) if load is not None else KeyBloomFilter.read(fileio, path)
             read += 1
             if not bloom.might_contain_rows(keys.digests, np.flatnonzero(wanted)).any():
                 by_bloom += 1

@@ -417,3 +417,25 @@ def test_aborted_records_in_a_file_beside_committed_ones_stay_invisible(
     finally:
         bob.close()
     assert _rows(table) == [(1, "committed"), (3, "committed after")]
+
+
+def test_a_table_with_an_ordering_column_is_refused_without_leaving_transactions(
+    cat: Any, layout: str
+) -> None:
+    from versioned.errors import NotSupportedError
+
+    extra = {"bucket_by": "id", "buckets": 2} if layout == "acid" else {}
+    cat.create_table(
+        TABLE,
+        columns="id INT NOT NULL, msg STRING, ts BIGINT, continent STRING, country STRING",
+        primary_key="id",
+        partition_by="continent,country",
+        ordering_column="ts",
+        layout=layout,
+        **extra,
+    )
+    conn, writer = _connect(cat)
+    with conn, pytest.raises(NotSupportedError, match="ordering column"):
+        conn.fetch_transaction_batch(2, writer)
+    assert cat.store.locks(TABLE) == []
+    assert cat.store.txn_snapshot().open_ids == frozenset()

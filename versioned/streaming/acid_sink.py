@@ -33,6 +33,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from versioned.catalog.records import FileAdd, FileGrowth, PartitionCommit
+from versioned.errors import NotSupportedError
 from versioned.layouts.acid import orc_schema as s
 from versioned.layouts.acid.bucket_codec import encode_bucket_property
 from versioned.layouts.acid.bucket_hash import bucket_ids
@@ -74,7 +75,22 @@ class AcidStreamSink:
     """Writes one transaction batch into an acid table (see the module docstring)."""
 
     def __init__(self, context: SinkContext) -> None:
+        """A sink for one batch.
+
+        Raises:
+            NotSupportedError: The table has an ordering column (skipping stale records
+                needs the stored ordering values, which only upsert reads).
+        """
         spec = context.table.spec
+        if spec.ordering_column is not None:
+            raise NotSupportedError(
+                f"cannot stream into {spec.name}: it has an ordering column "
+                f"({spec.ordering_column}), and skipping stale records needs the stored "
+                "ordering values, which only upsert reads. Load it with `versioned upsert`",
+                layout="acid",
+                operation="stream",
+                table=str(spec.name),
+            )
         self._context = context
         self._spec = spec
         self._fileio: FileIO = context.fileio

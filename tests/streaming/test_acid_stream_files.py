@@ -18,6 +18,18 @@ from versioned.layouts.acid.flush_length import parse_flush_lengths
 from versioned.layouts.acid.snapshot_dirs import STREAM_OPEN, valid_write_id_list
 
 
+def _table(cat: Any, name: str) -> Any:
+    return cat.create_table(
+        name,
+        columns="id INT NOT NULL, msg STRING, continent STRING, country STRING",
+        primary_key="continent,country,id",
+        partition_by="continent,country",
+        layout="acid",
+        bucket_by="id",
+        buckets=2,
+    )
+
+
 def _hive_rows(cat: Any, table: Any) -> list[tuple[Any, ...]]:
     snapshot = table.snapshot()
     ids = valid_write_id_list(cat.store.write_ids(table.name, snapshot.seq))
@@ -30,15 +42,7 @@ def _rows(table: Any) -> list[tuple[Any, ...]]:
 
 
 def test_a_batch_grows_one_delta_that_hive_reads_at_every_commit(cat: Any) -> None:
-    table = cat.create_table(
-        "testing.alerts",
-        columns="id INT NOT NULL, msg STRING, continent STRING, country STRING",
-        primary_key="continent,country,id",
-        partition_by="continent,country",
-        layout="acid",
-        bucket_by="id",
-        buckets=2,
-    )
+    table = _table(cat, "testing.alerts")
     table.upsert(
         pa.table(
             {"id": pa.array([100], pa.int32()), "msg": ["stored"], "continent": ["Asia"]}
@@ -104,15 +108,7 @@ def test_a_batch_grows_one_delta_that_hive_reads_at_every_commit(cat: Any) -> No
 def test_new_keys_read_no_stored_data_and_each_bloom_filter_once(cat: Any) -> None:
     from versioned.storage.filesystem import FileIO
 
-    table = cat.create_table(
-        "testing.events",
-        columns="id INT NOT NULL, msg STRING, continent STRING, country STRING",
-        primary_key="continent,country,id",
-        partition_by="continent,country",
-        layout="acid",
-        bucket_by="id",
-        buckets=2,
-    )
+    table = _table(cat, "testing.events")
     stored = pa.table(
         {
             "id": pa.array(range(0, 2_000, 2), pa.int32()),  # even ids

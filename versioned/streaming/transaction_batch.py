@@ -12,12 +12,10 @@ and every unused transaction of the batch), or fetch the batch with ``auto_heart
 from __future__ import annotations
 
 import enum
-import threading
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from versioned.catalog.records import PartitionCommit
-from versioned.catalog.store import MetaStore
 from versioned.errors import (
     CatalogError,
     NoSuchTableError,
@@ -26,6 +24,7 @@ from versioned.errors import (
     TransactionStateError,
 )
 from versioned.errors import TransactionError as CatalogTransactionError
+from versioned.streaming.auto_heartbeat import AutoHeartbeat
 from versioned.streaming.dead_letters import write_dead_letters
 from versioned.streaming.encoding import RecordWriter, RejectedRecord
 from versioned.streaming.errors import StreamingIOFailure, TransactionError
@@ -91,7 +90,11 @@ class TransactionBatch:
         except BaseException:
             self._abort_unused(0, "the batch could not start")
             raise
-        self._heartbeat = _AutoHeartbeat(self) if auto_heartbeat else None
+        self._heartbeat = (
+            AutoHeartbeat(self._store, self._timeout_s / 2, self._alive_ids, self.txn_ids[0])
+            if auto_heartbeat
+            else None
+        )
 
     def __repr__(self) -> str:
         return (
@@ -396,33 +399,3 @@ class TransactionBatch:
             f"transaction_timeout_s={self._timeout_s:g} s, and the catalog aborted it ({exc}); "
             "heartbeat at about half the timeout, or fetch batches with auto_heartbeat=True"
         )
-
-
-class _AutoHeartbeat:
-    """Heartbeats a batch from its own thread and its own catalog connection."""
-
-    def __init__(self, batch: TransactionBatch) -> None:
-        self._batch = batch
-        self._stop = threading.Event()
-        store = batch._store
-        self._store = MetaStore.connect(store.url, store.user, create=False)
-        self._thread = threading.Thread(
-            target=self._run, name=f"heartbeat-{batch.txn_ids[0]}", daemon=True
-        )
-        self._thread.start()
-
-    def _run(self) -> None:
-        interval = self._batch._timeout_s / 2
-        while not self._stop.wait(interval):
-            ids = self._batch._alive_ids()
-            if not ids:
-                return
-            try:
-                self._store.heartbeat(*ids)
-            except (TransactionExpiredError, TransactionStateError):
-                continue  # finished ones are skipped next time round; the batch reports expiry
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._thread.join(timeout=5)
-        self._store.close()

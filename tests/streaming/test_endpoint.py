@@ -13,7 +13,12 @@ from versioned import streaming as vs
 from versioned.errors import PermissionDeniedError
 
 
-def _alerts(cat: Any, layout: str = "acid") -> Any:
+@pytest.fixture(params=["acid", "versioned"])
+def layout(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+def _alerts(cat: Any, layout: str) -> Any:
     extra = {"bucket_by": "id", "buckets": 2} if layout == "acid" else {}
     return cat.create_table(
         "testing.alerts",
@@ -30,9 +35,11 @@ def test_an_unknown_table_is_an_invalid_table(cat: Any) -> None:
         vs.EndPoint(cat, "testing.nope", ["Asia", "India"]).connect()
 
 
-def test_partition_values_must_fit_the_table(cat: Any) -> None:
-    _alerts(cat)
-    cat.create_table("testing.flat", columns="id INT NOT NULL, msg STRING", primary_key="id")
+def test_partition_values_must_fit_the_table(cat: Any, layout: str) -> None:
+    _alerts(cat, layout)
+    cat.create_table(
+        "testing.flat", columns="id INT NOT NULL, msg STRING", primary_key="id", layout=layout
+    )
     with pytest.raises(vs.StreamingConnectionError, match=r"partitioned by \(continent, country\)"):
         vs.EndPoint(cat, "testing.alerts").connect()
     with pytest.raises(vs.StreamingConnectionError, match="2 partition values needed"):
@@ -43,8 +50,8 @@ def test_partition_values_must_fit_the_table(cat: Any) -> None:
         assert conn.partition.values == ()
 
 
-def test_a_missing_partition_is_invalid_unless_created(cat: Any) -> None:
-    _alerts(cat)
+def test_a_missing_partition_is_invalid_unless_created(cat: Any, layout: str) -> None:
+    _alerts(cat, layout)
     endpoint = vs.EndPoint(cat, "testing.alerts", ["Asia", "India"])
     with pytest.raises(vs.InvalidPartition, match="create_partition=True"):
         endpoint.connect()
@@ -57,8 +64,8 @@ def test_a_missing_partition_is_invalid_unless_created(cat: Any) -> None:
         assert again.partition.id == conn.partition.id
 
 
-def test_racing_connections_create_one_partition(cat: Any) -> None:
-    _alerts(cat)
+def test_racing_connections_create_one_partition(cat: Any, layout: str) -> None:
+    _alerts(cat, layout)
     endpoint = vs.EndPoint(cat, "testing.alerts", ["Europe", "Ä/ß b"])
 
     def connect(_: int) -> int:
@@ -71,10 +78,10 @@ def test_racing_connections_create_one_partition(cat: Any) -> None:
     assert [p.values for p in cat.store.partitions(endpoint.table)] == [("Europe", "Ä/ß b")]
 
 
-def test_streaming_needs_write_permission(cat: Any) -> None:
+def test_streaming_needs_write_permission(cat: Any, layout: str) -> None:
     import versioned
 
-    _alerts(cat)
+    _alerts(cat, layout)
     cat.store.add_partition(vs.EndPoint(cat, "testing.alerts").table, ["Asia", "India"])
     settings = cat.settings
     bob = versioned.connect(catalog=settings.catalog_url, warehouse=settings.warehouse, user="bob")

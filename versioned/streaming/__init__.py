@@ -21,6 +21,7 @@ from versioned.streaming.record_writers import (
     StrictJsonWriter,
     StrictRegexWriter,
 )
+from versioned.streaming.transaction_batch import TransactionBatch, TransactionState
 
 __all__ = [
     "DelimitedInputWriter",
@@ -37,5 +38,7 @@ __all__ = [
     "StreamingIOFailure",
     "StrictJsonWriter",
     "StrictRegexWriter",
+    "TransactionBatch",
     "TransactionError",
+    "TransactionState",
 ]

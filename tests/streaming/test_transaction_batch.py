@@ -439,3 +439,24 @@ def test_a_table_with_an_ordering_column_is_refused_without_leaving_transactions
         conn.fetch_transaction_batch(2, writer)
     assert cat.store.locks(TABLE) == []
     assert cat.store.txn_snapshot().open_ids == frozenset()
+
+
+def test_commits_racing_on_one_partition_are_planned_again_and_all_land(
+    cat: Any, layout: str
+) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    table = _alerts(cat, layout)
+    vs.EndPoint(cat, TABLE, PARTITION).connect(create_partition=True).close()
+
+    def stream(first: int) -> None:
+        conn, writer = _connect(cat)
+        with conn, conn.fetch_transaction_batch(15, writer) as batch:
+            for i in range(first, first + 15):
+                batch.begin_next_transaction()
+                batch.write(f"{i},racing {i}")
+                batch.commit()
+
+    with ThreadPoolExecutor(2) as pool:
+        list(pool.map(stream, [0, 100]))  # a commit that kept losing would raise here
+    assert [r[0] for r in _rows(table)] == [*range(15), *range(100, 115)]

@@ -66,8 +66,6 @@ class _GrowingFile:
     side: FlushLengthFile
     length: int = 0
     rows: int = 0
-    committed_length: int = 0
-    committed_rows: int = 0
     recorded: bool = False
 
 
@@ -106,6 +104,7 @@ class AcidStreamSink:
         self._delete_adds: dict[int, list[FileAdd]] = {}
         self._keys = StoredKeys(context, self._inserts)
         self._new_ids: pa.Table | None = None
+        self._prepared: tuple[int, PreparedCommit] | None = None
 
     # StreamSink -------------------------------------------------------------------------------
 
@@ -113,6 +112,11 @@ class AcidStreamSink:
         self._pending.append(rows)
 
     def prepare_commit(self, txn_id: int, write_id: int) -> PreparedCommit:
+        """Append and flush the transaction's events; the catalog change to commit. Asked
+        again for the same transaction (its commit raced another writer's), the same
+        change: its events are in the files already and depend on no partition head."""
+        if self._prepared is not None and self._prepared[0] == txn_id:
+            return self._prepared[1]
         rows = pa.concat_tables(self._pending) if self._pending else None
         self.abort(txn_id)
         replaced = 0
@@ -134,12 +138,13 @@ class AcidStreamSink:
             "updated": replaced,
             "write_id": write_id,
         }
-        return PreparedCommit(change, metrics, others=tuple(changes.values()))
+        prepared = PreparedCommit(change, metrics, others=tuple(changes.values()))
+        self._prepared = (txn_id, prepared)
+        return prepared
 
     def committed(self, txn_id: int) -> None:
         for key in self._touched:
             growing = self._files[key]
-            growing.committed_length, growing.committed_rows = growing.length, growing.rows
             growing.recorded = True
         self._keys.committed(self._new_ids)
         self._markers |= self._new_markers
@@ -151,6 +156,7 @@ class AcidStreamSink:
         self._new_markers = set()
         self._delete_adds = {}
         self._new_ids = None
+        self._prepared = None
 
     def close(self) -> list[PartitionCommit]:
         """Final footers, full lengths and key filters of the recorded files; side files go."""
@@ -181,7 +187,7 @@ class AcidStreamSink:
                             filters.keys,
                         )
                     )
-            items.append(FileGrowth(growing.rel, size, growing.committed_rows, stats))
+            items.append(FileGrowth(growing.rel, size, growing.rows, stats))
         return [
             PartitionCommit(
                 pid,

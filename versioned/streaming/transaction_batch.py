@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from versioned.catalog.records import PartitionCommit
 from versioned.errors import (
     CatalogError,
+    CommitConflictError,
     NoSuchTableError,
     StorageError,
     TransactionExpiredError,
@@ -32,6 +33,11 @@ from versioned.streaming.sinks import SinkContext, StreamSink, sink_for
 
 if TYPE_CHECKING:
     from versioned.streaming.connection import StreamingConnection
+
+
+COMMIT_ATTEMPTS = 5
+"""Times a commit is prepared and tried when other writers' commits race it
+(`CommitConflictError`: the sink plans again against what they committed)."""
 
 
 class TransactionState(enum.Enum):
@@ -208,26 +214,34 @@ class TransactionBatch:
         Raises:
             TransactionError: No transaction is open, the batch is closed, or the
                 transaction expired (not heartbeated within the timeout; it is aborted).
+            CommitConflictError: Other writers' commits kept racing this one
+                (`COMMIT_ATTEMPTS` times); the transaction is still open.
             StreamingIOFailure: Storage failed: the batch is dead and its transactions
                 aborted.
         """
         self._check_open("commit")
         txn_id, write_id = self._current()
-        prepared = self._io(lambda: self._sink.prepare_commit(txn_id, write_id), "commit")
         letters = self._io(lambda: self._dead_letters(txn_id), "writing dead letters")
-        metrics = {"agent": self.connection.agent, **prepared.metrics}
-        if letters is not None:
-            metrics.update(rejected=len(self._letters), dead_letters=letters)
         try:
-            self._store.commit(
-                txn_id,
-                self._table.spec.name,
-                operation="stream",
-                partitions=list(prepared.changes),
-                metrics=metrics,
-                expected_seq=prepared.expected_seq,
-                version=prepared.version,
-            )
+            for attempt in range(1, COMMIT_ATTEMPTS + 1):
+                prepared = self._io(lambda: self._sink.prepare_commit(txn_id, write_id), "commit")
+                metrics = {"agent": self.connection.agent, **prepared.metrics}
+                if letters is not None:
+                    metrics.update(rejected=len(self._letters), dead_letters=letters)
+                try:
+                    self._store.commit(
+                        txn_id,
+                        self._table.spec.name,
+                        operation="stream",
+                        partitions=list(prepared.changes),
+                        metrics=metrics,
+                        expected_seq=prepared.expected_seq,
+                        version=prepared.version,
+                    )
+                    break
+                except CommitConflictError:
+                    if attempt == COMMIT_ATTEMPTS:
+                        raise  # the transaction is still open: commit again, or abort
         except TransactionExpiredError as exc:
             self._sink.abort(txn_id)
             self._state = TransactionState.ABORTED

@@ -12,6 +12,8 @@ and every unused transaction of the batch), or fetch the batch with ``auto_heart
 from __future__ import annotations
 
 import enum
+import random
+import time
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -35,9 +37,10 @@ if TYPE_CHECKING:
     from versioned.streaming.connection import StreamingConnection
 
 
-COMMIT_ATTEMPTS = 5
+COMMIT_ATTEMPTS = 10
 """Times a commit is prepared and tried when other writers' commits race it
-(`CommitConflictError`: the sink plans again against what they committed)."""
+(`CommitConflictError`: the sink plans again against what they committed), with a random
+pause growing by 20 ms an attempt in between, so that racing writers fall out of step."""
 
 
 class TransactionState(enum.Enum):
@@ -242,6 +245,7 @@ class TransactionBatch:
                 except CommitConflictError:
                     if attempt == COMMIT_ATTEMPTS:
                         raise  # the transaction is still open: commit again, or abort
+                    time.sleep(random.uniform(0, 0.02 * attempt))
         except TransactionExpiredError as exc:
             self._sink.abort(txn_id)
             self._state = TransactionState.ABORTED

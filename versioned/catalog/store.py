@@ -21,9 +21,9 @@ from versioned.catalog import (
     commits,
     grants,
     locks,
+    multi_commits,
     partitions,
     schemas,
-    multi_commits,
     snapshots,
     tables,
     transactions,
@@ -359,9 +359,7 @@ class MetaStore:
         except IntegrityError as exc:  # a racing writer took a file path or a commit number
             raise commits.race_conflict(table_name, txn_id) from exc
 
-    def commit_tables(
-        self, txn_id: int, tables_changes: Sequence[TableCommit]
-    ) -> list[CommitInfo]:
+    def commit_tables(self, txn_id: int, tables_changes: Sequence[TableCommit]) -> list[CommitInfo]:
         """Commit a transaction's changes to several tables atomically: every table gets its
         commit (each as `commit` would make it) or none does.
 

@@ -375,8 +375,7 @@ class MetaStore:
         try:
             return self._expiring(unit)
         except IntegrityError as exc:  # a racing writer took a file path or a commit number
-            names = ", ".join(str(c.table) for c in changes)
-            raise commits.race_conflict(names, txn_id) from exc
+            raise commits.race_conflict(tables.table_name(changes[0].table), txn_id) from exc
 
     def history(self, name: TableName) -> list[CommitInfo]:
         """Every commit of the table, oldest first (needs read)."""

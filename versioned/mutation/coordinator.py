@@ -150,7 +150,7 @@ class MutatorCoordinator:
         missing = [c for c in self._data_columns if c not in fields]
         if missing:
             raise SchemaError(
-                f"an {op} needs every data column of {self.target.name}; the record lacks "
+                f"{_a(op)} needs every data column of {self.target.name}; the record lacks "
                 f"{', '.join(missing)}",
                 columns=missing,
             )
@@ -158,7 +158,7 @@ class MutatorCoordinator:
         for column, value in zip(self._partition_by, values, strict=True):
             if column in fields and _as_value(fields[column]) != value:
                 raise PartitionColumnUpdateError(
-                    f"the {op} record's {column}={fields[column]!r} is not its partition's "
+                    f"the {op}'s record's {column}={fields[column]!r} is not its partition's "
                     f"value {value!r}: records never move between partitions (delete the row "
                     "and insert it into the other partition)",
                     column=column,
@@ -166,7 +166,7 @@ class MutatorCoordinator:
         expected = self._resolver.bucket_of(fields)
         if row_id.bucket.bucket_id != expected:
             raise BucketIdError(
-                f"the {op} record's ROW__ID names bucket {row_id.bucket.bucket_id}, but its "
+                f"the {op}'s record's ROW__ID names bucket {row_id.bucket.bucket_id}, but its "
                 f"bucket columns {list(self._resolver.columns)} hash to bucket {expected}: "
                 "records never move between buckets (do not update bucket columns; attach "
                 "bucket ids to inserts with BucketIdResolver)",
@@ -217,7 +217,7 @@ class MutatorCoordinator:
                 path = self._catalog().partition(self.target.table_name, values).path
             except NoSuchPartitionError as exc:
                 raise MissingPartitionError(
-                    f"{self.target.name} has no partition {list(values)}: an {op} names a "
+                    f"{self.target.name} has no partition {list(values)}: {_a(op)} names a "
                     "row of an existing partition (its ROW__ID comes from reading it)",
                     partition=values,
                 ) from exc
@@ -275,3 +275,8 @@ class MutatorCoordinator:
 def _as_value(value: Any) -> str | None:
     """A record's partition column value as the partition's string value."""
     return None if value is None or value == "" else str(value)
+
+
+def _a(op: str) -> str:
+    """``an insert``, ``an update``, ``a delete``."""
+    return f"an {op}" if op[0] in "aeiou" else f"a {op}"

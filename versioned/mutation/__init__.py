@@ -39,8 +39,8 @@ Design decisions (issue 14):
    ``client.create_partitions`` created them.
 6. Primary keys: the API is ROW__ID-based, like Hive's, and does not check key uniqueness:
    the caller owns it (it resolved keys by joining with ``read(with_row_id=True)``). An
-   insert of a key that exists, or an update that changes a key, makes duplicates that
-   upserts then treat as one key's rows. Use ``Table.upsert`` for key-based changes.
+   insert of a key that exists, or an update that changes a key, leaves two live rows
+   with one key. Use ``Table.upsert`` for key-based changes.
 7. Locks and expiry: `transaction`.
 """
 

@@ -18,8 +18,23 @@ PACKAGE = Path(__file__).resolve().parents[2] / "versioned"
 LAYERS = ("cli", "api", "engine", "layouts", "catalog", "storage")
 """Top to bottom: a module may import its own layer and the layers below it."""
 
-PLAIN = ("errors", "names", "schema", "schema_changes", "config", "results", "options", "values")
+PLAIN = (
+    "errors",
+    "names",
+    "schema",
+    "schema_changes",
+    "config",
+    "results",
+    "options",
+    "values",
+    "transaction_state",
+)
 """Plain modules beside the layers: any layer imports them; they import no layer that runs Spark."""
+
+CLIENTS = ("streaming", "mutation")
+"""Clients beside the engine (DESIGN.md): they write files directly and use the catalog, so
+they import the layers below the engine (layouts, catalog, storage) and plain modules, never
+the engine (Spark), the API or the CLI."""
 
 
 def _runtime_imports(path: Path) -> Iterator[tuple[str, int]]:
@@ -78,6 +93,19 @@ def test_layer_imports_only_its_own_layer_and_those_below(layer: str) -> None:
         if _area(module) == layer
         for name, line in _runtime_imports(path)
         if _imported_area(name) in above
+    ]
+    assert offenders == []
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+def test_clients_import_no_engine_api_or_cli(client: str) -> None:
+    modules = [(module, path) for module, path in _modules() if _area(module) == client]
+    assert modules, f"no versioned/{client}/ package to check"
+    offenders = [
+        f"versioned/{path.relative_to(PACKAGE)}:{line} imports {name}"
+        for module, path in modules
+        for name, line in _runtime_imports(path)
+        if _imported_area(name) in {"cli", "api", "engine"} or name.split(".")[0] == "pyspark"
     ]
     assert offenders == []
 

@@ -82,8 +82,12 @@ def apply(
     version: int | None,
     now: float,
     expected_seq: int | None = None,
+    finish: bool = True,
 ) -> CommitInfo:
     """Commit ``changes`` to ``table`` as transaction ``txn`` (both rows locked by the caller).
+
+    ``finish=False`` leaves the transaction open (and its locks held): a commit to several
+    tables (`commit_tables_as`) applies each table's changes, then finishes it once.
 
     Raises:
         CommitConflictError: A head, a removed file or the table moved since it was planned
@@ -129,7 +133,8 @@ def apply(
     files = [_file_row(table.id, add, seq) for change in changes for add in change.add]
     for chunk in _chunks(files):
         session.execute(sa.insert(FileRow), chunk)
-    transactions.finish(session, txn, transactions.COMMITTED, now, None)
+    if finish:
+        transactions.finish(session, txn, transactions.COMMITTED, now, None)
     session.flush()
     return commit.info()
 

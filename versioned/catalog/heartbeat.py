@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from types import TracebackType
 
 from versioned.catalog.store import MetaStore
@@ -21,8 +22,21 @@ class TransactionKeeper:
     and removes their files).
     """
 
-    def __init__(self, store: MetaStore, *txn_ids: int, interval_s: float) -> None:
+    def __init__(
+        self,
+        store: MetaStore,
+        *txn_ids: int,
+        interval_s: float,
+        on_failure: Callable[[VersionedError], None] | None = None,
+    ) -> None:
+        """Heartbeat ``txn_ids`` every ``interval_s`` seconds through ``store``.
+
+        Args:
+            on_failure: Called (from the heartbeat thread) with the failure when a heartbeat
+                fails for good, e.g. to tell a client that its transaction is lost.
+        """
         self.store = store
+        self.on_failure = on_failure
         self.txn_ids = list(txn_ids)
         self.interval_s = max(0.05, interval_s)
         self.failure: VersionedError | None = None
@@ -70,6 +84,11 @@ class TransactionKeeper:
                 self.store.heartbeat(*live)
             except VersionedError as err:
                 self.failure = err
+                if self.on_failure is not None:
+                    try:
+                        self.on_failure(err)
+                    except Exception:  # the listener's own bug must not hide the failure
+                        log.exception("the heartbeat failure listener raised")
                 return
             except Exception as err:  # catalog unreachable for a moment: try again next beat
                 log.warning("heartbeat of transactions %s failed: %s", live, err)

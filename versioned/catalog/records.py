@@ -202,6 +202,19 @@ class PartitionCommit:
 
 
 @dataclass(frozen=True)
+class TableCommit:
+    """One table's part of a transaction that commits to several tables at once
+    (`MetaStore.commit_tables`); the fields are `MetaStore.commit`'s arguments."""
+
+    table: Any
+    """The table's name (``TableName`` or ``db.table``)."""
+    operation: str
+    partitions: tuple[PartitionCommit, ...]
+    metrics: Mapping[str, Any] = field(default_factory=dict)
+    expected_seq: int | None = None
+
+
+@dataclass(frozen=True)
 class CommitInfo:
     """A committed change to a table (one entry of its history)."""
 

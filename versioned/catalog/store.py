@@ -21,6 +21,7 @@ from versioned.catalog import (
     commits,
     grants,
     locks,
+    multi_commits,
     partitions,
     schemas,
     snapshots,
@@ -44,6 +45,7 @@ from versioned.catalog.records import (
     PartitionInfo,
     Privilege,
     Snapshot,
+    TableCommit,
     TableInfo,
     TableWriteIds,
     TransactionInfo,
@@ -182,6 +184,21 @@ class MetaStore:
             return self._on_table(name, "write", create, write=True)
         except IntegrityError:  # another process inserted it first: read the winner's row
             return self.partition(name, values)
+
+    def add_partitions(
+        self, name: TableName, values: Sequence[Sequence[str | None]]
+    ) -> list[PartitionInfo]:
+        """The partitions with each of ``values``, the missing ones created in one catalog
+        transaction (needs write); racing creators all succeed, as with `add_partition`."""
+
+        def create(s: Session, t: TableRow) -> list[PartitionInfo]:
+            now = time.time()
+            return [partitions.insert(s, t, partitions.normalise(t, v), now) for v in values]
+
+        try:
+            return self._on_table(name, "write", create, write=True)
+        except IntegrityError:  # another process inserted one first: the rest again
+            return self._on_table(name, "write", create, write=True)
 
     def partitions(self, name: TableName) -> list[PartitionInfo]:
         """Every partition of the table, by path (needs read)."""
@@ -341,6 +358,24 @@ class MetaStore:
             return self._expiring(unit)
         except IntegrityError as exc:  # a racing writer took a file path or a commit number
             raise commits.race_conflict(table_name, txn_id) from exc
+
+    def commit_tables(self, txn_id: int, tables_changes: Sequence[TableCommit]) -> list[CommitInfo]:
+        """Commit a transaction's changes to several tables atomically: every table gets its
+        commit (each as `commit` would make it) or none does.
+
+        Raises:
+            CommitConflictError: A guard failed in one of the tables; nothing of any table
+                was written and the transaction is still open.
+            TransactionExpiredError: The transaction expired; it is aborted.
+        """
+        changes = list(tables_changes)
+        unit = functools.partial(
+            multi_commits.commit_tables_as, user=self.user, txn_id=txn_id, commits=changes
+        )
+        try:
+            return self._expiring(unit)
+        except IntegrityError as exc:  # a racing writer took a file path or a commit number
+            raise commits.race_conflict(tables.table_name(changes[0].table), txn_id) from exc
 
     def history(self, name: TableName) -> list[CommitInfo]:
         """Every commit of the table, oldest first (needs read)."""

@@ -11,7 +11,6 @@ and every unused transaction of the batch), or fetch the batch with ``auto_heart
 
 from __future__ import annotations
 
-import enum
 import random
 import time
 from collections.abc import Iterable, Sequence
@@ -32,6 +31,7 @@ from versioned.streaming.dead_letters import write_dead_letters
 from versioned.streaming.encoding import RecordWriter, RejectedRecord
 from versioned.streaming.errors import StreamingIOFailure, TransactionError
 from versioned.streaming.sinks import SinkContext, StreamSink, sink_for
+from versioned.transaction_state import TransactionState
 
 if TYPE_CHECKING:
     from versioned.streaming.connection import StreamingConnection
@@ -41,15 +41,6 @@ COMMIT_ATTEMPTS = 10
 """Times a commit is prepared and tried when other writers' commits race it
 (`CommitConflictError`: the sink plans again against what they committed), with a random
 pause growing by 20 ms an attempt in between, so that racing writers fall out of step."""
-
-
-class TransactionState(enum.Enum):
-    """Where the batch's current transaction stands."""
-
-    INACTIVE = "inactive"
-    OPEN = "open"
-    COMMITTED = "committed"
-    ABORTED = "aborted"
 
 
 class TransactionBatch:

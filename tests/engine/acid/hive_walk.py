@@ -38,8 +38,10 @@ def partition_folders(table_dir: Path, spec: TableSpec) -> dict[Path, tuple[str 
             for child in sorted(folder.iterdir())
             if child.is_dir() and not is_hidden(child.name) and "=" in child.name
         ]
-    return {
-        f: tuple(v for _, v in parse_partition_path(str(f.relative_to(table_dir)))) for f in folders
+    rels = {f: f.relative_to(table_dir).as_posix() for f in folders}
+    return {  # an unpartitioned table's folder is the table's own ("."): no values
+        f: tuple(v for _, v in parse_partition_path("" if rel == "." else rel))
+        for f, rel in rels.items()
     }
 
 

@@ -1,0 +1,245 @@
+"""End to end, as Hive's TestMutations (Hive 3 semantics: split updates): transactions over
+one or several tables, read back with ``Table.read(with_row_id=True)`` and with a Hive-style
+directory walk."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+
+from tests.mutation.tables import (
+    ASIA_INDIA,
+    EUROPE_FRANCE,
+    EUROPE_UK,
+    alerts,
+    hive_values,
+    ids_in_bucket,
+    prop,
+    record,
+    rows,
+    values,
+)
+from versioned import mutation as vm
+
+
+def _table_dir(cat: Any, table: Any) -> Path:
+    return Path(cat.fileio.full_path(table.info.location).removeprefix("file://"))
+
+
+@pytest.mark.parametrize("partitioned", [True, False])
+def test_begin_and_commit_without_mutations_commits(cat: Any, partitioned: bool) -> None:
+    table = alerts(cat, partitioned=partitioned)
+    client = vm.MutatorClient(cat, tables=["m.alerts"])
+    txn = client.new_transaction()
+    assert txn.state is vm.TransactionState.INACTIVE
+    txn.begin()
+    txn.commit()
+    assert txn.state is vm.TransactionState.COMMITTED
+    assert cat.store.transaction(txn.transaction_id).state == "committed"
+    assert table.history() == []
+    client.close()
+
+
+@pytest.mark.parametrize("partitioned", [True, False])
+def test_begin_and_abort_with_an_unused_coordinator_aborts(cat: Any, partitioned: bool) -> None:
+    alerts(cat, partitioned=partitioned)
+    client = vm.MutatorClient(cat, tables=["m.alerts"])
+    txn = client.new_transaction()
+    txn.begin()
+    client.coordinator(txn, "m.alerts").close()
+    txn.abort()
+    assert txn.state is vm.TransactionState.ABORTED
+    assert cat.store.transaction(txn.transaction_id).state == "aborted"
+
+
+def test_one_insert_commits_one_file_with_the_row_id_of_the_write(cat: Any) -> None:
+    table = alerts(cat)
+    resolver = vm.BucketIdResolver(table)
+    client = vm.MutatorClient(cat, tables=["m.alerts"])
+    txn = client.new_transaction()
+    txn.begin()
+    coord = client.coordinator(txn, "m.alerts")
+    coord.insert(ASIA_INDIA, record(resolver, 1, "Hello streaming"))
+    coord.close()
+    assert values(table) == []  # nothing visible before the commit
+    txn.commit()
+    bucket = resolver.bucket_of({"id": 1})
+    assert rows(table) == [("Asia", "India", 1, "Hello streaming", (1, prop(bucket), 0))]
+    data = [f.path for f in table.snapshot().files if f.kind in ("delta", "delete_delta")]
+    assert data == [f"continent=Asia/country=India/delta_0000001_0000001_0000/bucket_0000{bucket}"]
+    assert hive_values(cat, table) == values(table)
+    assert table.history()[0].metrics["inserted"] == 1
+
+
+def test_inserts_into_several_partitions_create_them_and_number_rows_per_file(cat: Any) -> None:
+    table = alerts(cat)
+    cat.store.add_partition("m.alerts", ASIA_INDIA)
+    resolver = vm.BucketIdResolver(table)
+    france = ids_in_bucket(table, 1, 2)
+    client = vm.MutatorClient(cat, tables=["m.alerts"], create_partitions=True)
+    txn = client.new_transaction()
+    txn.begin()
+    coord = client.coordinator(txn, "m.alerts")
+    coord.insert(ASIA_INDIA, record(resolver, 1, "Hello streaming"))
+    coord.insert(EUROPE_UK, record(resolver, 2, "Hello streaming"))
+    for i in france:
+        coord.insert(EUROPE_FRANCE, record(resolver, i, "Bonjour streaming"))
+    coord.close()
+    assert {p.values for p in cat.store.partitions("m.alerts")} == {
+        ("Asia", "India"),
+        ("Europe", "UK"),
+        ("Europe", "France"),
+    }
+    txn.commit()
+    found = rows(table)
+    assert [r[4][2] for r in found if r[1] == "France"] == [0, 1]
+    assert values(table) == sorted(
+        [
+            ("Asia", "India", 1, "Hello streaming"),
+            ("Europe", "UK", 2, "Hello streaming"),
+            *[("Europe", "France", i, "Bonjour streaming") for i in france],
+        ],
+        key=repr,
+    )
+    assert hive_values(cat, table) == values(table)
+
+
+def test_an_unpartitioned_table_takes_an_empty_partition_list(cat: Any) -> None:
+    table = alerts(cat, partitioned=False)
+    resolver = vm.BucketIdResolver(table)
+    client = vm.MutatorClient(cat, tables=["m.alerts"])
+    txn = client.new_transaction()
+    txn.begin()
+    with client.coordinator(txn, "m.alerts") as coord:
+        coord.insert([], record(resolver, 1, "Hello streaming"))
+    txn.commit()
+    assert values(table) == [(1, "Hello streaming")]
+    assert hive_values(cat, table) == values(table)
+
+
+def test_abort_leaves_nothing_visible_and_deletes_the_reported_files(cat: Any) -> None:
+    table = alerts(cat)
+    resolver = vm.BucketIdResolver(table)
+    client = vm.MutatorClient(cat, tables=["m.alerts"])
+    txn = client.new_transaction()
+    txn.begin()
+    with client.coordinator(txn, "m.alerts") as coord:
+        coord.insert(ASIA_INDIA, record(resolver, 1, "Hello streaming"))
+        coord.insert(EUROPE_UK, record(resolver, 2, "Hello streaming"))
+    folder = _table_dir(cat, table)
+    assert list(folder.rglob("bucket_*"))
+    txn.abort()
+    assert txn.state is vm.TransactionState.ABORTED
+    assert values(table) == []
+    assert table.history() == []
+    assert list(folder.rglob("bucket_*")) == []
+    assert list(folder.rglob("*.json")) == []
+
+
+def _seed(cat: Any, table: Any) -> dict[str, list[int]]:
+    """Write id 1: two India rows and two France rows in one bucket each, one UK row."""
+    resolver = vm.BucketIdResolver(table)
+    ids = {
+        "India": ids_in_bucket(table, 0, 3),
+        "UK": [ids_in_bucket(table, 1, 5)[-1]],
+        "France": ids_in_bucket(table, 1, 2),
+    }
+    client = vm.MutatorClient(cat, tables=[table.name])
+    txn = client.new_transaction()
+    txn.begin()
+    with client.coordinator(txn, table.name) as coord:
+        for i in ids["India"][:2]:
+            coord.insert(ASIA_INDIA, record(resolver, i, "Hello streaming"))
+        coord.insert(EUROPE_UK, record(resolver, ids["UK"][0], "Hello streaming"))
+        for i in ids["France"]:
+            coord.insert(EUROPE_FRANCE, record(resolver, i, "Bonjour streaming"))
+    txn.commit()
+    return ids
+
+
+def test_updates_and_deletes_split_updates_and_keep_untouched_row_ids(cat: Any) -> None:
+    table = alerts(cat)
+    ids = _seed(cat, table)
+    resolver = vm.BucketIdResolver(table)
+    stored = {(r[1], r[2]): r for r in rows(table)}
+    india, france = ids["India"], ids["France"]
+
+    def rid(country: str, id_: int) -> vm.RecordIdentifier:
+        return vm.RecordIdentifier(*stored[(country, id_)][4])
+
+    client = vm.MutatorClient(cat, tables=["m.alerts"])
+    txn = client.new_transaction()
+    txn.begin()
+    with client.coordinator(txn, "m.alerts") as coord:
+        coord.update(
+            ASIA_INDIA, {"id": india[1], "msg": "Updated", "ROW__ID": rid("India", india[1])}
+        )
+        coord.insert(ASIA_INDIA, record(resolver, india[2], "Hello streaming 2"))
+        coord.delete(EUROPE_UK, {"ROW__ID": rid("UK", ids["UK"][0])})
+        coord.delete(EUROPE_FRANCE, {"ROW__ID": rid("France", france[0])})
+        coord.update(
+            EUROPE_FRANCE,
+            {"id": france[1], "msg": "Mis à jour", "ROW__ID": rid("France", france[1])},
+        )
+    txn.commit()
+    assert rows(table) == sorted(
+        [
+            ("Asia", "India", india[0], "Hello streaming", (1, prop(0), 0)),
+            ("Asia", "India", india[1], "Updated", (2, prop(0), 0)),
+            ("Asia", "India", india[2], "Hello streaming 2", (2, prop(0), 1)),
+            ("Europe", "France", france[1], "Mis à jour", (2, prop(1), 0)),
+        ],
+        key=repr,
+    )
+    assert hive_values(cat, table) == values(table)
+    metrics = table.history()[-1].metrics
+    assert (metrics["inserted"], metrics["updated"], metrics["deleted"]) == (1, 2, 2)
+
+
+def test_a_transaction_over_two_tables_commits_both_at_once(cat: Any) -> None:
+    alerts_t, audit = alerts(cat), alerts(cat, "m.audit")
+    resolver = vm.BucketIdResolver(alerts_t)
+    client = vm.MutatorClient(cat, tables=["m.audit", "m.alerts"])
+    txn = client.new_transaction()
+    txn.begin()
+    for name in ("m.alerts", "m.audit"):
+        with client.coordinator(txn, name) as coord:
+            coord.insert(ASIA_INDIA, record(resolver, 1, f"into {name}"))
+    assert values(alerts_t) == values(audit) == []
+    txn.commit()
+    assert values(alerts_t) == [("Asia", "India", 1, "into m.alerts")]
+    assert values(audit) == [("Asia", "India", 1, "into m.audit")]
+    assert alerts_t.history()[0].txn_id == audit.history()[0].txn_id == txn.transaction_id
+
+
+def test_when_one_table_cannot_commit_no_table_shows_anything(cat: Any) -> None:
+    alerts_t, audit = alerts(cat), alerts(cat, "m.audit")
+    resolver = vm.BucketIdResolver(alerts_t)
+    client = vm.MutatorClient(cat, tables=["m.alerts", "m.audit"])
+    txn = client.new_transaction()
+    txn.begin()
+    for name in ("m.alerts", "m.audit"):
+        with client.coordinator(txn, name) as coord:
+            coord.insert(ASIA_INDIA, record(resolver, 1, f"into {name}"))
+    # A write that began later commits into a partition of m.audit first: the ROW__IDs the
+    # mutation was planned with may be stale there, so the whole transaction conflicts.
+    audit.upsert(
+        pa.table(
+            {
+                "id": pa.array([9], pa.int32()),
+                "msg": ["upserted"],
+                "continent": ["Asia"],
+                "country": ["India"],
+            }
+        )
+    )
+    with pytest.raises(vm.MutationConflictError) as raised:
+        txn.commit()
+    assert raised.value.retryable
+    assert txn.state is vm.TransactionState.ABORTED
+    assert values(alerts_t) == []
+    assert values(audit) == [("Asia", "India", 9, "upserted")]
+    assert alerts_t.history() == []

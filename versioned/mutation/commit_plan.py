@@ -1,0 +1,118 @@
+"""From the coordinators' manifests to the catalog change of each table.
+
+Per table: every manifest of the transaction's staging folder (`manifest`); the files by
+partition; a directory's ``_orc_acid_version`` marker, written by every group that wrote
+into the directory, listed once; any other file listed twice means two coordinators wrote
+the same (partition, bucket) group, and one overwrote the other's file: refused. Partitions
+that do not exist are created by the commit itself when the client creates partitions (or
+for an unpartitioned table's root); otherwise the commit is refused before anything is
+written, naming them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import posixpath
+from collections import defaultdict
+from typing import TYPE_CHECKING, Any
+
+from versioned.catalog.records import FileAdd, PartitionCommit, TableCommit
+from versioned.layouts.acid.key_filters import KEY_BLOOM_KIND
+from versioned.layouts.acid.snapshot_dirs import MARKER_KIND
+from versioned.mutation.errors import MutationTransactionError, PartitionCreationError
+from versioned.mutation.manifest import Manifest, read_manifests
+from versioned.mutation.target import MutationTarget
+from versioned.storage.filesystem import FileIO
+
+if TYPE_CHECKING:
+    from versioned.mutation.client import MutatorClient
+    from versioned.mutation.transaction import Transaction
+
+OPERATION = "mutate"
+_SIDE_KINDS = (MARKER_KIND, KEY_BLOOM_KIND)
+_COUNTS = ("inserted", "updated", "deleted")
+
+
+def plan_commits(client: MutatorClient, txn: Transaction) -> list[TableCommit]:
+    """The change of every table some coordinator reported files for.
+
+    Raises:
+        MutationTransactionError: Two coordinators wrote the same group.
+        PartitionCreationError: Partitions are missing and may not be created.
+    """
+    plans = []
+    for _, target in sorted(txn.targets.items()):
+        manifests = read_manifests(client.fileio, target.staging_dir)
+        if manifests:
+            plans.append(_table_commit(client, target, manifests))
+    return plans
+
+
+def _table_commit(
+    client: MutatorClient, target: MutationTarget, manifests: list[Manifest]
+) -> TableCommit:
+    by_values: dict[tuple[str | None, ...], list[FileAdd]] = defaultdict(list)
+    seen: set[str] = set()
+    for manifest in manifests:
+        for file in manifest.files:
+            if file.add.path in seen:
+                if file.add.kind == MARKER_KIND:
+                    continue
+                raise MutationTransactionError(
+                    f"two coordinators of transaction {target.txn_id} wrote {file.add.path} "
+                    f"of {target.name}: each (partition, bucket) group must go to one "
+                    "coordinator. The transaction is aborted",
+                    path=file.add.path,
+                )
+            seen.add(file.add.path)
+            by_values[file.values].append(file.add)
+    existing = {p.values: p for p in client.store.partitions(target.table_name)}
+    missing = [v for v in by_values if v not in existing and v != ()]
+    if missing and not client.creates_partitions:
+        raise PartitionCreationError(
+            f"transaction {target.txn_id} wrote into partition(s) of {target.name} that do "
+            f"not exist: {[list(v) for v in sorted(missing, key=str)]}. The client does not "
+            "create partitions (create_partitions=False): create them with "
+            "client.create_partitions(table, partitions), then commit again",
+            table=target.name,
+            partitions=[list(v) for v in missing],
+        )
+    changes = []
+    for values, adds in by_values.items():
+        info = existing.get(values)
+        pid = None if info is None else info.id
+        changes.append(
+            PartitionCommit(
+                pid,
+                check_head=False,
+                new_head=target.txn_id,
+                add=tuple(dataclasses.replace(a, partition_id=pid) for a in adds),
+                values=values if info is None else None,
+            )
+        )
+    return TableCommit(target.name, OPERATION, tuple(changes), _metrics(target, manifests))
+
+
+def _metrics(target: MutationTarget, manifests: list[Manifest]) -> dict[str, Any]:
+    data = [f.add for m in manifests for f in m.files if f.add.kind not in _SIDE_KINDS]
+    counts = {c: sum(int(m.counts.get(c, 0)) for m in manifests) for c in _COUNTS}
+    return {
+        **counts,
+        "write_id": target.write_id,
+        "coordinators": len(manifests),
+        "files_written": len(data),
+        "bytes_written": sum(a.size_bytes for a in data),
+    }
+
+
+def remove_files(fileio: FileIO, target: MutationTarget) -> None:
+    """Delete the files the coordinators reported (an aborted transaction), and their
+    directories once empty."""
+    location = target.table.location
+    folders = set()
+    for manifest in read_manifests(fileio, target.staging_dir):
+        for file in manifest.files:
+            fileio.delete_file(f"{location}/{file.add.path}", missing_ok=True)
+            folders.add(posixpath.dirname(f"{location}/{file.add.path}"))
+    for folder in sorted(folders, reverse=True):
+        fileio.delete_empty_dir(folder)

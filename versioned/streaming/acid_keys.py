@@ -10,13 +10,11 @@ no data file unless a Bloom filter gives a false positive.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.orc as paorc
 
 from versioned.catalog.records import PartitionInfo, TableWriteIds
 from versioned.layouts.acid import orc_schema as s
@@ -30,32 +28,17 @@ from versioned.layouts.acid.file_pruning import (
     prune_insert_files,
 )
 from versioned.layouts.acid.key_filters import filter_key_columns
-from versioned.layouts.acid.snapshot_dirs import STREAM_OPEN, BucketFileRef, snapshot_files
+from versioned.layouts.acid.orc_files import read_committed_fields
+from versioned.layouts.acid.snapshot_dirs import BucketFileRef, snapshot_files
 from versioned.layouts.acid.table_rules import bucketing_version
 from versioned.layouts.arrow_types import arrow_type
 from versioned.layouts.version_partition.bloom import KeyBloomFilter
 from versioned.schema import TableSpec
-from versioned.storage.filesystem import FileIO
 from versioned.streaming.sinks import SinkContext
 
 _ROW_ID = (s.ORIGINAL_WRITE_ID, s.BUCKET, s.ROW_ID)
 _PART = "#p_"
 _BUCKET = "#bucket"
-_INDEX = "#i"
-
-
-def last_per_key(rows: pa.Table, key: Sequence[str]) -> pa.Table:
-    """``rows`` with one row per key value: the last one (records of one transaction are
-    applied in order), in input order."""
-    if not key:  # the key is the partition's columns: one record per partition
-        return rows.slice(rows.num_rows - 1) if rows.num_rows else rows
-    indexed = rows.append_column(_INDEX, pa.array(np.arange(rows.num_rows), pa.int64()))
-    last = indexed.group_by(list(key), use_threads=False).aggregate([(_INDEX, "max")])
-    keep = pc.sort_indices(last.column(f"{_INDEX}_max"))
-    positions = pc.take(last.column(f"{_INDEX}_max"), keep)
-    if len(positions) == rows.num_rows:
-        return rows
-    return rows.take(positions)
 
 
 def key_fields(spec: TableSpec) -> list[str]:
@@ -170,7 +153,8 @@ class StoredKeys:
 
     def _read(self, ref: BucketFileRef, keys: pa.Table, ids: TableWriteIds) -> pa.Table:
         fields = [*_ROW_ID, s.CURRENT_WRITE_ID, *[f"{s.ROW}.{k}" for k in self._keys]]
-        events = _read_orc(self._context.fileio, self._context.table.location, ref, fields)
+        context = self._context
+        events = read_committed_fields(context.fileio, context.table.location, ref.file, fields)
         events = events.filter(_valid(events.column(s.CURRENT_WRITE_ID), ids))
         row = events.column(s.ROW).combine_chunks()
         stored = {k: row.field(k).cast(arrow_type(self._spec.column(k).type)) for k in self._keys}
@@ -186,7 +170,8 @@ class StoredKeys:
 
     def _read_deletes(self, ref: BucketFileRef, ids: TableWriteIds) -> pa.Table:
         fields = [*_ROW_ID, s.CURRENT_WRITE_ID]
-        events = _read_orc(self._context.fileio, self._context.table.location, ref, fields)
+        context = self._context
+        events = read_committed_fields(context.fileio, context.table.location, ref.file, fields)
         events = events.filter(_valid(events.column(s.CURRENT_WRITE_ID), ids))
         return pa.table(
             {
@@ -194,16 +179,6 @@ class StoredKeys:
                 **{f: events.column(f).cast(pa.int64()) for f in _ROW_ID},
             }
         )
-
-
-def _read_orc(fileio: FileIO, location: str, ref: BucketFileRef, fields: list[str]) -> pa.Table:
-    """Some fields of a bucket file; of an open streaming file, its committed prefix only."""
-    with fileio.open_input(f"{location}/{ref.file.path}") as handle:
-        if ref.file.stats.get(STREAM_OPEN):
-            source: Any = pa.BufferReader(handle.read_at(ref.file.size_bytes, 0))
-        else:
-            source = handle
-        return paorc.ORCFile(source).read(columns=fields)
 
 
 def _valid(write_ids: pa.ChunkedArray, ids: TableWriteIds) -> pa.ChunkedArray:

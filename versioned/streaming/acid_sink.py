@@ -44,8 +44,9 @@ from versioned.layouts.acid.orc_files import AcidBucketWriter, open_bucket_write
 from versioned.layouts.acid.paths import bucket_file_path, marker_path, write_acid_version_marker
 from versioned.layouts.acid.snapshot_dirs import DELETE_KIND, MARKER_KIND, STREAM_OPEN
 from versioned.layouts.acid.table_rules import bucketing_version
+from versioned.layouts.version_partition.arrow_version import last_per_key
 from versioned.storage.filesystem import FileIO
-from versioned.streaming.acid_keys import StoredKeys, key_fields, last_per_key
+from versioned.streaming.acid_keys import StoredKeys, key_fields
 from versioned.streaming.sinks import PreparedCommit, SinkContext
 
 INSERT_KIND = "delta"
@@ -121,7 +122,8 @@ class AcidStreamSink:
         self.abort(txn_id)
         replaced = 0
         if rows is not None and rows.num_rows:
-            rows = last_per_key(rows, key_fields(self._spec))
+            keys = key_fields(self._spec)  # none: the key is the partition's columns
+            rows = last_per_key(rows, keys)[0] if keys else rows.slice(rows.num_rows - 1)
             old = self._keys.live_row_ids(rows)
             replaced = old.num_rows
             self._write_deletes(txn_id, write_id, old)

@@ -28,13 +28,13 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.orc as paorc
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from versioned.catalog.records import Snapshot
 from versioned.layouts.acid import orc_schema as s
+from versioned.layouts.acid.orc_files import read_committed_fields
 from versioned.layouts.acid.snapshot_dirs import DELETE_KIND, STREAM_OPEN, BucketFileRef
 from versioned.layouts.acid.table_rules import driver_read_max_events
 from versioned.layouts.arrow_types import arrow_type
@@ -148,10 +148,8 @@ def read_on_driver(
         fields = None
 
     def read(ref: BucketFileRef) -> pa.Table:
-        with fileio.open_input(f"{location}/{ref.file.path}") as source:
-            if ref.file.stats.get(STREAM_OPEN):  # its committed prefix is a whole ORC file
-                source = pa.BufferReader(source.read_at(ref.file.size_bytes, 0))
-            table = paorc.ORCFile(source).read(columns=fields).replace_schema_metadata()
+        table = read_committed_fields(fileio, location, ref.file, fields)
+        table = table.replace_schema_metadata()
         if match is None or deletes:
             return table
         return table.filter(match.mask(spec, table.column(s.ROW).combine_chunks()))

@@ -27,6 +27,7 @@ import pyorc
 from pyorc.converters import ORCConverter
 from pyorc.enums import TypeKind
 
+from versioned.catalog.records import DataFile
 from versioned.errors import SchemaError
 from versioned.layouts.acid import orc_schema as s
 from versioned.layouts.acid.acid_metadata import (
@@ -36,6 +37,7 @@ from versioned.layouts.acid.acid_metadata import (
 )
 from versioned.layouts.acid.bucket_codec import RecordIdentifier, decode_bucket_property
 from versioned.layouts.acid.errors import AcidFileError
+from versioned.layouts.acid.snapshot_dirs import STREAM_OPEN
 from versioned.schema import Column
 from versioned.storage.filesystem import FileIO
 
@@ -392,6 +394,20 @@ def read_bucket_file(
         {str(k.decode() if isinstance(k, bytes) else k): bytes(v) for k, v in metadata.items()},
         reader.nstripes,
     )
+
+
+def read_committed_fields(
+    fileio: FileIO, location: str, file: DataFile, fields: Sequence[str] | None
+) -> pa.Table:
+    """``fields`` (``None``: all) of the committed bucket file ``file`` under the table at
+    ``location``; of a file an open streaming batch still appends to (stat
+    `snapshot_dirs.STREAM_OPEN`), only its committed prefix, which ends at an ORC
+    intermediate footer and so is a whole ORC file."""
+    with fileio.open_input(f"{location}/{file.path}") as handle:
+        source: Any = handle
+        if file.stats.get(STREAM_OPEN):
+            source = pa.BufferReader(handle.read_at(file.size_bytes, 0))
+        return porc.ORCFile(source).read(columns=None if fields is None else list(fields))
 
 
 def read_bucket(

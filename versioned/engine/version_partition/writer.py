@@ -29,7 +29,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark import StorageLevel
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
@@ -81,13 +81,12 @@ def write_batch(
     part_strings = [
         F.col(p).cast("string").alias(part_column(i)) for i, p in enumerate(spec.partition_by)
     ]
-    batch = latest_per_key(_empty_partitions_as_null(feed.rows, spec), spec, with_change_count=True)
-    batch = batch.select("*", *part_strings).persist(StorageLevel.MEMORY_AND_DISK)
+    say("reading the batch")
+    batch, keys = _batch_and_keys(_empty_partitions_as_null(feed.rows, spec), table, part_strings)
     try:
-        say("reading the batch")
-        keys = _collect_keys(batch, table)
         superseded = int(pc.sum(keys.column(CHANGES)).as_py() or 0) - keys.num_rows
-        say(f"{keys.num_rows} keys in {_partition_count(keys, spec.partition_by)} partitions")
+        groups = _partition_groups(keys, len(spec.partition_by))
+        say(f"{keys.num_rows} keys in {len(groups) if keys.num_rows else 0} partitions")
         rejected = _dead_letters(spark, feed, fileio, table, say)
         if keys.num_rows == 0:
             say("nothing to apply")
@@ -100,6 +99,7 @@ def write_batch(
             table,
             batch,
             keys,
+            groups,
             opts,
             say,
             operation=operation,
@@ -132,6 +132,49 @@ def _empty_partitions_as_null(rows: DataFrame, spec: TableSpec) -> DataFrame:
     return rows
 
 
+def _batch_and_keys(
+    rows: DataFrame, table: TableInfo, part_strings: list[Column]
+) -> tuple[DataFrame, pa.Table]:
+    """The batch with one row per key (persisted) and its keys on the driver.
+
+    The first load of a table (nothing committed yet: a snapshot of the source) rarely
+    repeats a key, so its rows are kept as they come and their keys checked on the driver,
+    which needs them anyway; only a batch that does repeat a key is deduplicated by Spark
+    (`latest_per_key`, a shuffle and sort of the whole rows), as every later batch is.
+    """
+    spec = table.spec
+    keep = StorageLevel.MEMORY_AND_DISK
+    if table.current_seq == 0 and CHANGES not in spec.column_names:
+        once = F.lit(1).cast("long").alias(CHANGES)
+        staged = rows.select("*", once, *part_strings).persist(keep)
+        keys = _keys_of(staged, table)
+        if _keys_unique(keys, spec):
+            return staged, keys
+        staged.unpersist()
+    batch = latest_per_key(rows, spec, with_change_count=True)
+    batch = batch.select("*", *part_strings).persist(keep)
+    return batch, _keys_of(batch, table)
+
+
+def _keys_of(batch: DataFrame, table: TableInfo) -> pa.Table:
+    """`_collect_keys`, unpersisting ``batch`` when that fails."""
+    try:
+        return _collect_keys(batch, table)
+    except BaseException:
+        batch.unpersist()
+        raise
+
+
+def _keys_unique(keys: pa.Table, spec: TableSpec) -> bool:
+    """Whether no record key (`TableSpec.record_key`) occurs twice in ``keys``."""
+    names = [
+        part_column(spec.partition_by.index(c)) if c in spec.partition_by else c
+        for c in spec.record_key
+    ]
+    distinct = keys.select(names).group_by(names, use_threads=False).aggregate([])
+    return distinct.num_rows == keys.num_rows
+
+
 def _collect_keys(batch: DataFrame, table: TableInfo) -> pa.Table:
     spec = table.spec
     cols = [part_column(i) for i in range(len(spec.partition_by))]
@@ -141,22 +184,26 @@ def _collect_keys(batch: DataFrame, table: TableInfo) -> pa.Table:
     return batch.select(*cols).toArrow()
 
 
-def _partition_count(keys: pa.Table, partition_by: tuple[str, ...]) -> int:
-    if not partition_by or keys.num_rows == 0:
-        return 1 if keys.num_rows else 0
-    return len(_partition_groups(keys, len(partition_by)))
-
-
 def _partition_groups(keys: pa.Table, n_parts: int) -> dict[tuple[str | None, ...], np.ndarray]:
-    """Row indices of ``keys`` per partition value tuple (``""`` counts as null, like Hive)."""
+    """Row indices of ``keys`` per partition value tuple (``""`` counts as null, like Hive).
+
+    Grouped by Arrow (one hash aggregation, no Python per row); groups in order of first
+    appearance.
+    """
     if n_parts == 0:
         return {(): np.arange(keys.num_rows)}
-    columns = [keys.column(part_column(i)).to_pylist() for i in range(n_parts)]
-    tuples = [tuple(v if v != "" else None for v in row) for row in zip(*columns, strict=True)]
-    groups: dict[tuple[str | None, ...], list[int]] = {}
-    for i, values in enumerate(tuples):
-        groups.setdefault(values, []).append(i)
-    return {k: np.asarray(v, dtype=np.int64) for k, v in groups.items()}
+    names = [part_column(i) for i in range(n_parts)]
+    columns = {}
+    for name in names:
+        column = keys.column(name)
+        columns[name] = pc.if_else(pc.equal(column, ""), pa.scalar(None, column.type), column)
+    columns["_row"] = pa.array(np.arange(keys.num_rows, dtype=np.int64))
+    grouped = pa.table(columns).group_by(names, use_threads=False).aggregate([("_row", "list")])
+    rows = grouped.column("_row_list").combine_chunks()
+    offsets = rows.offsets.to_numpy()
+    indices = rows.values.to_numpy()
+    values = zip(*(grouped.column(n).to_pylist() for n in names), strict=True)
+    return {tuple(v): indices[offsets[g] : offsets[g + 1]] for g, v in enumerate(values)}
 
 
 def _dead_letters(
@@ -179,6 +226,8 @@ class _WriteJob:
     table: TableInfo
     batch: DataFrame
     keys: pa.Table
+    groups: dict[tuple[str | None, ...], np.ndarray]
+    """Row indices of ``keys`` per partition (`_partition_groups`)."""
     options: WriteOptions
     say: Progress
     operation: str
@@ -259,7 +308,7 @@ def _plan(
 ) -> tuple[VersionPlan, dict[tuple[str | None, ...], np.ndarray]]:
     """Probe the Bloom filters and write the version's index and Bloom files."""
     spec = job.table.spec
-    groups = _partition_groups(job.keys, len(spec.partition_by))
+    groups = job.groups
     others = len(snapshot.partitions) if spec.keys_move else 0
     job.say(
         f"probing Bloom filters of {len(groups)} partitions"

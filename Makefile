@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test soak wheel-smoke lint docs bench bench-acid bench-streaming clean
+.PHONY: demo test soak wheel-smoke lint docs bench bench-acid bench-streaming bench-mutation clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -51,6 +51,11 @@ bench-acid: $(STAMP)
 # one and four connections, delta-rs append alongside (writes benchmarks/results/streaming.md).
 bench-streaming: $(STAMP)
 	$(PY) -m benchmarks.streaming --check
+
+# The mutation API's Spark form (vm.apply) next to the acid upsert and delta-rs MERGE of the
+# same 1 % and 10 % change sets (writes benchmarks/results/mutation.md; long-running).
+bench-mutation: $(STAMP)
+	$(PY) -m benchmarks.mutation --rows 1000000 --rows 10000000
 
 clean:
 	rm -rf $(VENV) warehouse .pytest_cache .mypy_cache .ruff_cache

@@ -42,8 +42,12 @@ Design decisions (issue 14):
    insert of a key that exists, or an update that changes a key, leaves two live rows
    with one key. Use ``Table.upsert`` for key-based changes.
 7. Locks and expiry: `transaction`.
-8. The Spark form, ``vm.apply(txn, table, mutations_df)``: `spark_apply` (imported on first
-   use, so the core stays free of Spark for plain worker processes). See docs/mutation.md.
+8. The Spark form, ``vm.apply(txn, table, mutations_df)``, runs coordinators on Spark's
+   executors, so it lives in the engine (``engine.acid.mutation_apply``, the only layer that
+   imports pyspark); ``vm.apply``, ``vm.ApplySummary`` and ``vm.OP_COLUMN`` re-export it,
+   imported on first use, so this package stays free of Spark for plain worker processes
+   (the one engine import of a client, allowed by ``tests/unit/test_layers.py``). See
+   docs/mutation.md.
 """
 
 from typing import TYPE_CHECKING, Any
@@ -73,7 +77,7 @@ from versioned.mutation.validators import GroupingValidator, SequenceValidator
 from versioned.transaction_state import TransactionState
 
 if TYPE_CHECKING:
-    from versioned.mutation.spark_apply import OP_COLUMN, ApplySummary, apply
+    from versioned.engine.acid.mutation_apply import OP_COLUMN, ApplySummary, apply
 
 _SPARK_NAMES = ("OP_COLUMN", "ApplySummary", "apply")
 
@@ -81,9 +85,9 @@ _SPARK_NAMES = ("OP_COLUMN", "ApplySummary", "apply")
 def __getattr__(name: str) -> Any:
     """The Spark form's names, imported on first use."""
     if name in _SPARK_NAMES:
-        from versioned.mutation import spark_apply
+        import versioned.engine.acid.mutation_apply as spark_form
 
-        return getattr(spark_apply, name)
+        return getattr(spark_form, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

@@ -1,4 +1,5 @@
-"""The Spark form of the mutation API: ``vm.apply(txn, "m.alerts", mutations_df)``.
+"""The Spark form of the mutation API: ``vm.apply(txn, "m.alerts", mutations_df)``
+(re-exported by `versioned.mutation`; it lives here because it runs Spark).
 
 A DataFrame of mutations has an op column (`OP_COLUMN`, ``_op``: ``'insert'``,
 ``'update'`` or ``'delete'``), the table's columns (partition columns included) and, for

@@ -72,3 +72,12 @@ def record(resolver: vm.BucketIdResolver, id_: int, msg: str, **more: Any) -> di
 def prop(bucket: int) -> int:
     """The BucketCodec V1 property of a bucket (statement 0)."""
     return (1 << 29) | (bucket << 16)
+
+
+def begun(cat: Any, *names: str, **options: Any) -> vm.Transaction:
+    """A begun transaction of a new client over ``names`` (default ``m.alerts``); its
+    client is ``txn.client``."""
+    client = vm.MutatorClient(cat, tables=list(names or ["m.alerts"]), **options)
+    txn = client.new_transaction()
+    txn.begin()
+    return txn

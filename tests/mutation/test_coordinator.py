@@ -12,6 +12,7 @@ from tests.mutation.tables import (
     ASIA_INDIA,
     EUROPE_UK,
     alerts,
+    begun,
     hive_values,
     ids_in_bucket,
     prop,
@@ -34,9 +35,7 @@ def table(cat: Any) -> Any:
 
 @pytest.fixture
 def txn(cat: Any, table: Any) -> Iterator[vm.Transaction]:
-    client = vm.MutatorClient(cat, tables=["m.alerts"])
-    txn = client.new_transaction()
-    txn.begin()
+    txn = begun(cat, "m.alerts")
     yield txn
     txn.abort()
 
@@ -199,9 +198,8 @@ def test_racing_coordinators_all_create_the_same_partition(
 def test_without_partition_creation_the_client_creates_them_before_the_commit(
     cat: Any, table: Any
 ) -> None:
-    client = vm.MutatorClient(cat, tables=["m.alerts"], create_partitions=False)
-    txn = client.new_transaction()
-    txn.begin()
+    txn = begun(cat, "m.alerts", create_partitions=False)
+    client = txn.client
     odd = ["Côte d'Ivoire", "a/b:c"]
     with client.coordinator(txn, "m.alerts") as coord:
         coord.insert(odd, record(vm.BucketIdResolver(table), 1, "m"))
@@ -251,9 +249,8 @@ def test_two_coordinators_writing_one_group_make_the_commit_fail(
 def test_a_coordinator_connects_to_the_catalog_only_to_create_partitions(
     cat: Any, table: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    client = vm.MutatorClient(cat, tables=["m.alerts"], create_partitions=False)
-    txn = client.new_transaction()
-    txn.begin()
+    txn = begun(cat, "m.alerts", create_partitions=False)
+    client = txn.client
     connects: list[str] = []
     original = MetaStore.connect
     monkeypatch.setattr(

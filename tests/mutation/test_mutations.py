@@ -15,6 +15,7 @@ from tests.mutation.tables import (
     EUROPE_FRANCE,
     EUROPE_UK,
     alerts,
+    begun,
     hive_values,
     ids_in_bucket,
     prop,
@@ -46,9 +47,8 @@ def test_begin_and_commit_without_mutations_commits(cat: Any, partitioned: bool)
 @pytest.mark.parametrize("partitioned", [True, False])
 def test_begin_and_abort_with_an_unused_coordinator_aborts(cat: Any, partitioned: bool) -> None:
     alerts(cat, partitioned=partitioned)
-    client = vm.MutatorClient(cat, tables=["m.alerts"])
-    txn = client.new_transaction()
-    txn.begin()
+    txn = begun(cat, "m.alerts")
+    client = txn.client
     client.coordinator(txn, "m.alerts").close()
     txn.abort()
     assert txn.state is vm.TransactionState.ABORTED
@@ -58,9 +58,8 @@ def test_begin_and_abort_with_an_unused_coordinator_aborts(cat: Any, partitioned
 def test_one_insert_commits_one_file_with_the_row_id_of_the_write(cat: Any) -> None:
     table = alerts(cat)
     resolver = vm.BucketIdResolver(table)
-    client = vm.MutatorClient(cat, tables=["m.alerts"])
-    txn = client.new_transaction()
-    txn.begin()
+    txn = begun(cat, "m.alerts")
+    client = txn.client
     coord = client.coordinator(txn, "m.alerts")
     coord.insert(ASIA_INDIA, record(resolver, 1, "Hello streaming"))
     coord.close()
@@ -79,9 +78,8 @@ def test_inserts_into_several_partitions_create_them_and_number_rows_per_file(ca
     cat.store.add_partition("m.alerts", ASIA_INDIA)
     resolver = vm.BucketIdResolver(table)
     france = ids_in_bucket(table, 1, 2)
-    client = vm.MutatorClient(cat, tables=["m.alerts"], create_partitions=True)
-    txn = client.new_transaction()
-    txn.begin()
+    txn = begun(cat, "m.alerts", create_partitions=True)
+    client = txn.client
     coord = client.coordinator(txn, "m.alerts")
     coord.insert(ASIA_INDIA, record(resolver, 1, "Hello streaming"))
     coord.insert(EUROPE_UK, record(resolver, 2, "Hello streaming"))
@@ -110,9 +108,8 @@ def test_inserts_into_several_partitions_create_them_and_number_rows_per_file(ca
 def test_an_unpartitioned_table_takes_an_empty_partition_list(cat: Any) -> None:
     table = alerts(cat, partitioned=False)
     resolver = vm.BucketIdResolver(table)
-    client = vm.MutatorClient(cat, tables=["m.alerts"])
-    txn = client.new_transaction()
-    txn.begin()
+    txn = begun(cat, "m.alerts")
+    client = txn.client
     with client.coordinator(txn, "m.alerts") as coord:
         coord.insert([], record(resolver, 1, "Hello streaming"))
     txn.commit()
@@ -123,9 +120,8 @@ def test_an_unpartitioned_table_takes_an_empty_partition_list(cat: Any) -> None:
 def test_abort_leaves_nothing_visible_and_deletes_the_reported_files(cat: Any) -> None:
     table = alerts(cat)
     resolver = vm.BucketIdResolver(table)
-    client = vm.MutatorClient(cat, tables=["m.alerts"])
-    txn = client.new_transaction()
-    txn.begin()
+    txn = begun(cat, "m.alerts")
+    client = txn.client
     with client.coordinator(txn, "m.alerts") as coord:
         coord.insert(ASIA_INDIA, record(resolver, 1, "Hello streaming"))
         coord.insert(EUROPE_UK, record(resolver, 2, "Hello streaming"))
@@ -147,9 +143,8 @@ def _seed(cat: Any, table: Any) -> dict[str, list[int]]:
         "UK": [ids_in_bucket(table, 1, 5)[-1]],
         "France": ids_in_bucket(table, 1, 2),
     }
-    client = vm.MutatorClient(cat, tables=[table.name])
-    txn = client.new_transaction()
-    txn.begin()
+    txn = begun(cat, table.name)
+    client = txn.client
     with client.coordinator(txn, table.name) as coord:
         for i in ids["India"][:2]:
             coord.insert(ASIA_INDIA, record(resolver, i, "Hello streaming"))
@@ -170,9 +165,8 @@ def test_updates_and_deletes_split_updates_and_keep_untouched_row_ids(cat: Any) 
     def rid(country: str, id_: int) -> vm.RecordIdentifier:
         return vm.RecordIdentifier(*stored[(country, id_)][4])
 
-    client = vm.MutatorClient(cat, tables=["m.alerts"])
-    txn = client.new_transaction()
-    txn.begin()
+    txn = begun(cat, "m.alerts")
+    client = txn.client
     with client.coordinator(txn, "m.alerts") as coord:
         coord.update(
             ASIA_INDIA, {"id": india[1], "msg": "Updated", "ROW__ID": rid("India", india[1])}
@@ -202,9 +196,8 @@ def test_updates_and_deletes_split_updates_and_keep_untouched_row_ids(cat: Any) 
 def test_a_transaction_over_two_tables_commits_both_at_once(cat: Any) -> None:
     alerts_t, audit = alerts(cat), alerts(cat, "m.audit")
     resolver = vm.BucketIdResolver(alerts_t)
-    client = vm.MutatorClient(cat, tables=["m.audit", "m.alerts"])
-    txn = client.new_transaction()
-    txn.begin()
+    txn = begun(cat, "m.audit", "m.alerts")
+    client = txn.client
     for name in ("m.alerts", "m.audit"):
         with client.coordinator(txn, name) as coord:
             coord.insert(ASIA_INDIA, record(resolver, 1, f"into {name}"))
@@ -218,9 +211,8 @@ def test_a_transaction_over_two_tables_commits_both_at_once(cat: Any) -> None:
 def test_when_one_table_cannot_commit_no_table_shows_anything(cat: Any) -> None:
     alerts_t, audit = alerts(cat), alerts(cat, "m.audit")
     resolver = vm.BucketIdResolver(alerts_t)
-    client = vm.MutatorClient(cat, tables=["m.alerts", "m.audit"])
-    txn = client.new_transaction()
-    txn.begin()
+    txn = begun(cat, "m.alerts", "m.audit")
+    client = txn.client
     for name in ("m.alerts", "m.audit"):
         with client.coordinator(txn, name) as coord:
             coord.insert(ASIA_INDIA, record(resolver, 1, f"into {name}"))

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.mutation.tables import ASIA_INDIA, alerts, record, values
+from tests.mutation.tables import ASIA_INDIA, alerts, begun, record, values
 from versioned import mutation as vm
 from versioned.errors import LockTimeoutError, TransactionError, TransactionExpiredError
 
@@ -82,9 +82,8 @@ def test_an_expired_transaction_calls_the_listener_and_cannot_commit(cat: Any) -
 
 def test_the_heartbeat_thread_keeps_the_transaction_alive(cat: Any) -> None:
     table = alerts(cat)
-    client = vm.MutatorClient(cat, tables=["m.alerts"], transaction_timeout_s=0.4)
-    txn = client.new_transaction()
-    txn.begin()
+    txn = begun(cat, "m.alerts", transaction_timeout_s=0.4)
+    client = txn.client
     with client.coordinator(txn, "m.alerts") as coord:
         coord.insert(ASIA_INDIA, record(vm.BucketIdResolver(table), 1, "kept alive"))
     time.sleep(1.2)  # three timeouts

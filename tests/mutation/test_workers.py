@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.mutation import workers
-from tests.mutation.tables import ASIA_INDIA, EUROPE_UK, alerts, hive_values, record, values
+from tests.mutation.tables import ASIA_INDIA, EUROPE_UK, alerts, begun, hive_values, record, values
 from versioned import mutation as vm
 
 
@@ -25,9 +25,8 @@ def test_a_pickled_coordinator_writes_in_another_process_and_the_parent_commits(
 ) -> None:
     table = alerts(cat)
     resolver = vm.BucketIdResolver(table)
-    client = vm.MutatorClient(cat, tables=["m.alerts"])
-    txn = client.new_transaction()
-    txn.begin()
+    txn = begun(cat, "m.alerts")
+    client = txn.client
     shipped = pickle.dumps(client.coordinator(txn, "m.alerts"))
     mutations = [
         ("insert", ASIA_INDIA, record(resolver, 1, "from a worker")),
@@ -48,9 +47,8 @@ def test_the_files_of_a_worker_that_dies_are_never_visible_and_vacuum_removes_th
 ) -> None:
     table = alerts(cat)
     resolver = vm.BucketIdResolver(table)
-    client = vm.MutatorClient(cat, tables=["m.alerts"])
-    txn = client.new_transaction()
-    txn.begin()
+    txn = begun(cat, "m.alerts")
+    client = txn.client
     dying = [
         ("insert", EUROPE_UK, record(resolver, 2, "lost")),  # written at the group change
         ("insert", ["Europe", "France"], record(resolver, 3, "lost")),

@@ -42,7 +42,15 @@ Design decisions (issue 14):
    insert of a key that exists, or an update that changes a key, leaves two live rows
    with one key. Use ``Table.upsert`` for key-based changes.
 7. Locks and expiry: `transaction`.
+8. The Spark form, ``vm.apply(txn, table, mutations_df)``, runs coordinators on Spark's
+   executors, so it lives in the engine (``engine.acid.mutation_apply``, the only layer that
+   imports pyspark); ``vm.apply``, ``vm.ApplySummary`` and ``vm.OP_COLUMN`` re-export it,
+   imported on first use, so this package stays free of Spark for plain worker processes
+   (the one engine import of a client, allowed by ``tests/unit/test_layers.py``). See
+   docs/mutation.md.
 """
+
+from typing import TYPE_CHECKING, Any
 
 from versioned.layouts.acid.bucket_codec import RecordIdentifier
 from versioned.mutation.bucket_resolver import BucketIdResolver
@@ -52,27 +60,51 @@ from versioned.mutation.errors import (
     BucketIdError,
     GroupRevisitedError,
     MissingPartitionError,
+    MissingRowIdError,
     MutationConflictError,
     MutationError,
+    MutationSchemaError,
+    MutationTaskError,
     MutationTransactionError,
     PartitionColumnUpdateError,
     PartitionCreationError,
     RecordSequenceError,
+    UnknownOperationError,
 )
 from versioned.mutation.records import ROW_ID
 from versioned.mutation.transaction import Transaction
 from versioned.mutation.validators import GroupingValidator, SequenceValidator
 from versioned.transaction_state import TransactionState
 
+if TYPE_CHECKING:
+    from versioned.engine.acid.mutation_apply import OP_COLUMN, ApplySummary, apply
+
+_SPARK_NAMES = ("OP_COLUMN", "ApplySummary", "apply")
+
+
+def __getattr__(name: str) -> Any:
+    """The Spark form's names, imported on first use."""
+    if name in _SPARK_NAMES:
+        import versioned.engine.acid.mutation_apply as spark_form
+
+        return getattr(spark_form, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 __all__ = [
+    "OP_COLUMN",
     "ROW_ID",
+    "ApplySummary",
     "BucketIdError",
     "BucketIdResolver",
     "GroupRevisitedError",
     "GroupingValidator",
     "MissingPartitionError",
+    "MissingRowIdError",
     "MutationConflictError",
     "MutationError",
+    "MutationSchemaError",
+    "MutationTaskError",
     "MutationTransactionError",
     "MutatorClient",
     "MutatorCoordinator",
@@ -83,4 +115,6 @@ __all__ = [
     "SequenceValidator",
     "Transaction",
     "TransactionState",
+    "UnknownOperationError",
+    "apply",
 ]

@@ -96,19 +96,38 @@ class MutatorCoordinator:
 
     # mutations --------------------------------------------------------------------------------
 
-    def insert(self, partition: Sequence[str | None], record: Any) -> None:
+    @property
+    def counts(self) -> dict[str, int]:
+        """Mutations applied so far: ``inserted``, ``updated``, ``deleted``."""
+        return dict(self._counts)
+
+    @property
+    def files(self) -> tuple[WrittenFile, ...]:
+        """The files of the groups finished so far (all of them once closed)."""
+        return tuple(self._written)
+
+    def insert(
+        self, partition: Sequence[str | None], record: Any, *, hashed_bucket: int | None = None
+    ) -> None:
         """Insert ``record`` (every data column, and a ROW__ID naming its bucket:
         `BucketIdResolver.attach_bucket_id`) into ``partition`` (``[]`` when unpartitioned).
+
+        ``hashed_bucket``: the bucket of the record's bucket columns when the caller computed
+        it already (vectorised, as `versioned.mutation.apply` does); the record is not hashed
+        again then.
         """
-        fields, row_id = self._checked(_INSERT, partition, record)
+        fields, row_id = self._checked(_INSERT, partition, record, hashed_bucket)
         group = self._reconfigure(_INSERT, partition, row_id)
         group.insert(fields)
         self._counts["inserted"] += 1
 
-    def update(self, partition: Sequence[str | None], record: Any) -> None:
+    def update(
+        self, partition: Sequence[str | None], record: Any, *, hashed_bucket: int | None = None
+    ) -> None:
         """Replace the row ``record[ROW__ID]`` of ``partition`` by ``record`` (every data
-        column): a delete event of the old row and an insert with a new ROW__ID."""
-        fields, row_id = self._checked(_UPDATE, partition, record)
+        column): a delete event of the old row and an insert with a new ROW__ID.
+        ``hashed_bucket`` as for `insert`."""
+        fields, row_id = self._checked(_UPDATE, partition, record, hashed_bucket)
         group = self._reconfigure(_UPDATE, partition, row_id)
         group.delete(row_id)
         group.insert(fields)
@@ -142,7 +161,7 @@ class MutatorCoordinator:
     # helpers ----------------------------------------------------------------------------------
 
     def _checked(
-        self, op: str, partition: Sequence[str | None], record: Any
+        self, op: str, partition: Sequence[str | None], record: Any, hashed: int | None = None
     ) -> tuple[Mapping[str, Any], RecordIdentifier]:
         self._check_open()
         fields = as_mapping(record)
@@ -163,7 +182,7 @@ class MutatorCoordinator:
                     "and insert it into the other partition)",
                     column=column,
                 )
-        expected = self._resolver.bucket_of(fields)
+        expected = self._resolver.bucket_of(fields) if hashed is None else hashed
         if row_id.bucket.bucket_id != expected:
             raise BucketIdError(
                 f"the {op}'s record's ROW__ID names bucket {row_id.bucket.bucket_id}, but its "

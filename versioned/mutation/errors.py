@@ -9,6 +9,10 @@ catches the area (and the CLI's exit codes) treats them like any other:
 | `GroupRevisitedError` | `InputError` (a (partition, bucket) group came back) | 2 |
 | `BucketIdError` | `InputError` (a record would move between buckets) | 2 |
 | `PartitionColumnUpdateError` | `InputError` (a record would move between partitions) | 2 |
+| `UnknownOperationError` | `InputError` (`apply`: an op value that is no operation) | 2 |
+| `MissingRowIdError` | `InputError` (`apply`: an update or delete without ROW__ID) | 2 |
+| `MutationSchemaError` | `SchemaError` (`apply`: the DataFrame lacks a needed column) | 2 |
+| `MutationTaskError` | `MutationError` (`apply`: a Spark task failed; transaction aborted) | 1 |
 | `MissingPartitionError` | `NoSuchPartitionError` (update or delete in no partition) | 3 |
 | `PartitionCreationError` | `CatalogError` (partitions missing at commit, or not created) | 1 |
 | `MutationTransactionError` | `TransactionError` (lost, expired, misused transaction) | 1 |
@@ -62,3 +66,22 @@ class MutationConflictError(MutationError, base.CommitConflictError):
     """Another writer committed into a partition this transaction changed after it began:
     the ROW__IDs it was given may be stale. The transaction is aborted; read again and
     apply the mutations in a new one."""
+
+
+class UnknownOperationError(MutationError, base.InputError):
+    """A mutation's op value (`apply`'s op column) is not ``insert``, ``update`` or
+    ``delete``."""
+
+
+class MissingRowIdError(MutationError, base.InputError):
+    """An update or delete has no ROW__ID (read it with ``Table.read(with_row_id=True)``)."""
+
+
+class MutationSchemaError(MutationError, base.SchemaError):
+    """The mutations DataFrame given to `apply` lacks a column it needs, or its ROW__ID is
+    not Hive's ``struct<writeid, bucketid, rowid>``."""
+
+
+class MutationTaskError(MutationError):
+    """A Spark task of `apply` failed for a reason that is not a mutation error (a lost
+    executor, a full disk): the transaction is aborted; apply the mutations in a new one."""

@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test soak wheel-smoke lint docs bench bench-acid bench-streaming bench-mutation clean
+.PHONY: demo test soak wheel-smoke lint docs bench bench-acid bench-streaming bench-mutation bench-caller clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -56,6 +56,11 @@ bench-streaming: $(STAMP)
 # same 1 % and 10 % change sets (writes benchmarks/results/mutation.md; long-running).
 bench-mutation: $(STAMP)
 	$(PY) -m benchmarks.mutation --rows 1000000 --rows 10000000
+
+# versioned inside the caller's own Spark session (Spark's defaults) and its own, next to delta-rs
+# MERGE: bulk load, upserts of DataFrame / Parquet / CSV input, reads, fixed cost (issue 15).
+bench-caller: $(STAMP)
+	$(PY) -m benchmarks.caller_session --rows 1000000 --rows 10000000
 
 clean:
 	rm -rf $(VENV) warehouse .pytest_cache .mypy_cache .ruff_cache

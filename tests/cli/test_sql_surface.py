@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -132,6 +134,56 @@ def test_an_unchanged_table_is_not_registered_again(cat: Any) -> None:
     assert external.getTable("b", "t").createTime() != created
     now = _private_tables(cat, "1_b_t_")
     assert private and now and not private & now, "the replaced private tables are dropped"
+
+
+@pytest.mark.parametrize("layout", ["versioned", "acid"])
+def test_a_query_on_an_unchanged_table_reads_one_catalog_record_and_runs_no_ddl(
+    cat: Any, layout: str
+) -> None:
+    table = cat.create_table("b.t", columns="k BIGINT, v STRING", primary_key="k", layout=layout)
+    table.upsert(pa.table({"k": [1], "v": ["one"]}))
+    external = cat.spark._jsparkSession.sharedState().externalCatalog()
+    assert cat.sql("SELECT count(*) AS n FROM b.t").collect()[0]["n"] == 1
+    created = external.getTable("b", "t").createTime()
+    with _catalog_statements() as statements:
+        assert cat.sql("SELECT count(*) AS n FROM b.t").collect()[0]["n"] == 1
+    reads = [s for s in statements if s.lstrip().upper().startswith("SELECT")]
+    assert len(reads) == 1 and " tables" in reads[0], statements
+    assert external.getTable("b", "t").createTime() == created
+    table.upsert(pa.table({"k": [2], "v": ["two"]}))
+    assert cat.sql("SELECT count(*) AS n FROM b.t").collect()[0]["n"] == 2
+    assert external.getTable("b", "t").createTime() != created
+
+
+def test_two_catalogs_sharing_a_session_and_a_table_name_each_query_their_own(
+    cat: Any, tmp_path: Path
+) -> None:
+    from versioned.api.catalog import connect
+
+    _table(cat, "b.t", [(1, "first catalog")])
+    with connect(warehouse=str(tmp_path / "other"), spark=cat.spark, user="alice") as other:
+        _table(other, "b.t", [(1, "second catalog")])
+        for _ in range(2):
+            assert [r["v"] for r in cat.sql("SELECT v FROM b.t").collect()] == ["first catalog"]
+            got = [r["v"] for r in other.sql("SELECT v FROM b.t").collect()]
+            assert got == ["second catalog"]
+
+
+@contextmanager
+def _catalog_statements() -> Iterator[list[str]]:
+    """The SQL statements every catalog connection runs meanwhile."""
+    import sqlalchemy as sa
+
+    statements: list[str] = []
+
+    def record(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        statements.append(statement)
+
+    sa.event.listen(sa.engine.Engine, "before_cursor_execute", record)
+    try:
+        yield statements
+    finally:
+        sa.event.remove(sa.engine.Engine, "before_cursor_execute", record)
 
 
 def _private_tables(cat: Any, prefix: str) -> set[str]:

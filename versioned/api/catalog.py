@@ -214,8 +214,8 @@ class Catalog:
         qualified names registered.
         """
         session = spark or self.spark
-        names = [i.spec.name for i in self.tables() if layout_of(i.spec.layout).supports("views")]
-        return self._register(session, names)
+        infos = [i for i in self.tables() if layout_of(i.spec.layout).supports("views")]
+        return self._register(session, infos)
 
     def sql(self, query: str) -> DataFrame:
         """Run a read-only Spark SQL query over the latest versions of tables you may read.
@@ -235,11 +235,12 @@ class Catalog:
         from versioned.engine.spark.sql_guard import query_tables
 
         session = self._query_session
-        names = query_tables(session, query)
-        for name in names:
+        infos = []
+        for name in query_tables(session, query):
             info = self.store.table(name)  # raises unless it exists and the user may read it
             layout_of(info.spec.layout).require("views", name)
-        self._register(session, names)
+            infos.append(info)
+        self._register(session, infos)
         with user_query_errors():
             return session.sql(query)
 
@@ -249,12 +250,25 @@ class Catalog:
 
         return query_session(self.spark)
 
-    def _register(self, session: SparkSession, names: Sequence[TableName]) -> list[str]:
+    def _register(self, session: SparkSession, tables: Sequence[TableInfo]) -> list[str]:
+        """Register the views of ``tables`` (as just read from the catalog) in ``session``.
+
+        A view that shows a table's latest commit already is left alone: that costs no
+        further catalog read and no DDL, only a look at the view's properties in the
+        session catalog.
+        """
+        from versioned.engine.spark.catalog_views import shows_commit
         from versioned.engine.table_engine import engine_for
 
         source = f"{self.settings.catalog_url}|{self.fileio.full_path('')}"
         registered = []
-        for name in names:
+        for info in tables:
+            name = info.spec.name
+            root = self.fileio.full_path(info.location)
+            limit = self.broadcast_limit
+            if shows_commit(session, info, source=source, root=root, broadcast_limit=limit):
+                registered.append(str(name))
+                continue
             snapshot = self.store.snapshot(name)
             engine = engine_for(layout_of(snapshot.table.spec.layout), "views", name)
             registered.append(engine.register_view(self, session, snapshot, source))

@@ -40,11 +40,13 @@ class AcidEngine:
         operation: str,
     ) -> CommitResult:
         from versioned.engine.acid.writer import WriteContext, write_batch
+        from versioned.engine.spark.operation_conf import operation_conf, write_settings
 
         context = WriteContext(ctx.spark, ctx.store, ctx.fileio, self.layout, ctx.broadcast_limit)
-        return write_batch(
-            context, table, feed, options=options, progress=progress, operation=operation
-        )
+        with operation_conf(ctx.spark, write_settings(ctx.spark, feed.rows)):
+            return write_batch(
+                context, table, feed, options=options, progress=progress, operation=operation
+            )
 
     def read(
         self,
@@ -85,17 +87,20 @@ class AcidEngine:
         progress: Progress | None,
     ) -> CompactionResult:
         from versioned.engine.acid.compactor import AcidCompactionContext, compact_acid_table
+        from versioned.engine.spark.operation_conf import conf_on_first_use, maintenance_settings
 
-        context = AcidCompactionContext(lambda: ctx.spark, ctx.store, ctx.fileio, self.layout)
-        return compact_acid_table(
-            context,
-            table,
-            partitions=partitions,
-            thresholds=thresholds,
-            options=options,
-            dry_run=dry_run,
-            progress=progress,
-        )
+        # A dry run plans from the catalog and starts no Spark.
+        with conf_on_first_use(lambda: ctx.spark, maintenance_settings) as spark:
+            context = AcidCompactionContext(spark, ctx.store, ctx.fileio, self.layout)
+            return compact_acid_table(
+                context,
+                table,
+                partitions=partitions,
+                thresholds=thresholds,
+                options=options,
+                dry_run=dry_run,
+                progress=progress,
+            )
 
     def vacuum(
         self,

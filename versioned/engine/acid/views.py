@@ -32,13 +32,13 @@ from versioned.catalog.records import Snapshot
 from versioned.catalog.store import MetaStore
 from versioned.engine.spark.catalog_views import (
     ddl_type,
-    fingerprint,
     literal,
     prepare,
     private,
     quote,
     replace_view,
     shows,
+    view_fingerprint,
 )
 from versioned.layouts.acid import orc_schema as s
 from versioned.layouts.acid.snapshot_dirs import BucketFileRef, snapshot_files
@@ -70,12 +70,14 @@ def register_view(
         The view's qualified name.
     """
     spec = snapshot.table.spec
-    files = snapshot_files(snapshot, store.write_ids(spec.name, snapshot.seq))
-    broadcast = sum(r.file.row_count for r in files.deletes) <= broadcast_limit
     root = fileio.full_path(snapshot.table.location)
-    digest = fingerprint(source, root, snapshot.table.id, snapshot.seq, broadcast, spec.to_dict())
+    digest = view_fingerprint(
+        snapshot.table, snapshot.seq, source=source, root=root, broadcast_limit=broadcast_limit
+    )
     if shows(spark, spec, digest):
         return str(spec.name)
+    files = snapshot_files(snapshot, store.write_ids(spec.name, snapshot.seq))
+    broadcast = sum(r.file.row_count for r in files.deletes) <= broadcast_limit
     stem = prepare(spark, spec, digest)
     if not files.inserts:
         return replace_view(spark, spec, _empty(spec), digest, [])

@@ -6,10 +6,14 @@ qualified (nor can a permanent view read one). So each table of ours gets a perm
 starting with ``__`` are reserved, so no table of the catalog can take or shadow them).
 
 Registration is cached: a view carries a fingerprint of what it shows (the catalog, the
-table's id and commit sequence, the join strategy, the definition) and is left alone while
-that is unchanged. The private tables' names include the fingerprint, so a view only ever
-reads the tables registered with it; the ones a new view replaces are dropped (they are
-external: dropping them never deletes files).
+table's id and commit sequence, the broadcast limit, the definition) and is left alone while
+that is unchanged. The fingerprint needs only the table's catalog record (`TableInfo`), not
+its snapshot, so `shows_commit` tells from one catalog read and one look at the session
+catalog (no DDL) that a view is current; another catalog sharing the Spark session that
+registered its own ``db.table`` changes the fingerprint, so it is never taken for ours.
+The private tables' names include the fingerprint, so a view only ever reads the tables
+registered with it; the ones a new view replaces are dropped (they are external: dropping
+them never deletes files).
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import hashlib
 
 from pyspark.sql import SparkSession
 
+from versioned.catalog.records import TableInfo
 from versioned.engine.spark.types import spark_type
 from versioned.schema import TableSpec
 
@@ -29,6 +34,32 @@ _INTERNAL = "versioned.internal_tables"
 def fingerprint(*parts: object) -> str:
     """A short digest of what a view shows."""
     return hashlib.sha256("|".join(str(p) for p in parts).encode()).hexdigest()[:16]
+
+
+def view_fingerprint(
+    table: TableInfo, seq: int, *, source: str, root: str, broadcast_limit: int
+) -> str:
+    """The fingerprint of the view of ``table`` at commit ``seq``.
+
+    Everything a view's query depends on is fixed by these: the snapshot's files, write ids
+    and columns by the table's id and ``seq`` (a schema change is a commit), the join
+    strategy by the snapshot and ``broadcast_limit``.
+
+    Args:
+        source: Identifies the catalog (two catalogs may share a session and a table name).
+        root: The table's folder as a full path or URI.
+    """
+    return fingerprint(source, root, table.id, seq, broadcast_limit, table.spec.to_dict())
+
+
+def shows_commit(
+    spark: SparkSession, table: TableInfo, *, source: str, root: str, broadcast_limit: int
+) -> bool:
+    """Whether the view of ``table`` shows its latest commit (``table.current_seq``) already."""
+    digest = view_fingerprint(
+        table, table.current_seq, source=source, root=root, broadcast_limit=broadcast_limit
+    )
+    return shows(spark, table.spec, digest)
 
 
 def shows(spark: SparkSession, spec: TableSpec, digest: str) -> bool:

@@ -34,18 +34,20 @@ class VersionPartitionEngine:
         progress: Progress | None,
         operation: str,
     ) -> CommitResult:
+        from versioned.engine.spark.operation_conf import operation_conf, write_settings
         from versioned.engine.version_partition.writer import write_batch
 
-        return write_batch(
-            ctx.spark,
-            ctx.store,
-            ctx.fileio,
-            table,
-            feed,
-            options=options,
-            progress=progress,
-            operation=operation,
-        )
+        with operation_conf(ctx.spark, write_settings(ctx.spark, feed.rows)):
+            return write_batch(
+                ctx.spark,
+                ctx.store,
+                ctx.fileio,
+                table,
+                feed,
+                options=options,
+                progress=progress,
+                operation=operation,
+            )
 
     def read(
         self,
@@ -88,20 +90,23 @@ class VersionPartitionEngine:
         dry_run: bool,
         progress: Progress | None,
     ) -> CompactionResult:
+        from versioned.engine.spark.operation_conf import conf_on_first_use, maintenance_settings
         from versioned.engine.version_partition.compactor import compact_table
 
-        return compact_table(
-            lambda: ctx.spark,  # a dry run plans from the catalog and starts no Spark
-            ctx.store,
-            ctx.fileio,
-            table,
-            partitions=partitions,
-            thresholds=thresholds,
-            options=options,
-            dry_run=dry_run,
-            broadcast_limit=ctx.broadcast_limit,
-            progress=progress,
-        )
+        # A dry run plans from the catalog and starts no Spark.
+        with conf_on_first_use(lambda: ctx.spark, maintenance_settings) as spark:
+            return compact_table(
+                spark,
+                ctx.store,
+                ctx.fileio,
+                table,
+                partitions=partitions,
+                thresholds=thresholds,
+                options=options,
+                dry_run=dry_run,
+                broadcast_limit=ctx.broadcast_limit,
+                progress=progress,
+            )
 
     def vacuum(
         self,

@@ -21,13 +21,13 @@ from pyspark.sql import SparkSession
 from versioned.catalog.records import Snapshot
 from versioned.engine.spark.catalog_views import (
     ddl_type,
-    fingerprint,
     literal,
     prepare,
     private,
     quote,
     replace_view,
     shows,
+    view_fingerprint,
 )
 from versioned.engine.version_partition.reader import DEFAULT_BROADCAST_LIMIT, latest_view_sql
 from versioned.layouts.version_partition.index import VERSION_COLUMN, index_key_columns
@@ -56,13 +56,15 @@ def register_view(
         The view's qualified name.
     """
     spec = snapshot.table.spec
+    root = fileio.full_path(snapshot.table.location)
+    digest = view_fingerprint(
+        snapshot.table, snapshot.seq, source=source, root=root, broadcast_limit=broadcast_limit
+    )
+    if shows(spark, spec, digest):
+        return str(spec.name)
     index_files = [f for f in snapshot.files if f.kind == "index"]
     entries = sum(f.row_count for f in index_files)
     hint = "/*+ BROADCAST(m) */" if entries <= broadcast_limit else ""
-    root = fileio.full_path(snapshot.table.location)
-    digest = fingerprint(source, root, snapshot.table.id, snapshot.seq, hint, spec.to_dict())
-    if shows(spark, spec, digest):
-        return str(spec.name)
     stem = prepare(spark, spec, digest)
     data_table = private(f"{stem}_data")
     internal = [data_table]

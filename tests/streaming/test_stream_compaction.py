@@ -16,6 +16,7 @@ COMMITS = 1_000
 PER_BATCH = 100
 
 
+@pytest.mark.soak  # 1.5 min for both layouts: `make soak` (CI runs it)
 @pytest.mark.parametrize("layout", ["acid", "versioned"])
 def test_a_thousand_single_record_commits_compact_into_one_base_or_version(
     cat: Any, layout: str

@@ -12,6 +12,7 @@ import pytest
 
 from versioned.api.catalog import Catalog
 from versioned.layouts.acid.table_rules import DRIVER_WRITE_PROPERTY
+from versioned.layouts.version_partition.table_rules import DRIVER_WRITE_ROWS_PROPERTY
 
 COLUMNS = "k BIGINT, p STRING, v STRING"
 
@@ -62,10 +63,11 @@ def test_a_failed_write_leaves_no_partition_rows_behind(
     """Partitions are created by the commit: a write that fails before it creates none.
 
     A file where the writer's private staging directory, or a new partition's folder, must
-    go makes the write fail. The acid layout stages only what Spark's writer writes, so for
-    the staging case its table sends every batch there (``write.driver_max_events=0``).
+    go makes the write fail. Both layouts stage only what Spark's writer writes, so for the
+    staging case the table sends every batch there (``write.driver_max_events=0``,
+    ``write.driver_max_rows=0``).
     """
-    properties = {DRIVER_WRITE_PROPERTY: "0"} if layout == "acid" else {}
+    properties = {DRIVER_WRITE_PROPERTY if layout == "acid" else DRIVER_WRITE_ROWS_PROPERTY: "0"}
     t = cat.create_table(
         "db.t",
         columns=COLUMNS,

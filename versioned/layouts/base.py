@@ -195,6 +195,7 @@ register(
         transaction_dirs=r"^(?:version_id|txn)=(\d+)$",
         engine="versioned.engine.version_partition.table_engine:VersionPartitionEngine",
         imports_by_copy=True,
+        table_rules="versioned.layouts.version_partition.table_rules:version_table_settings",
     )
 )
 register(

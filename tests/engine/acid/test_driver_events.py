@@ -4,21 +4,18 @@ writer; both write the same files, events and ROW__IDs (`engine.acid.driver_even
 from __future__ import annotations
 
 import datetime as dt
-from decimal import Decimal
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.orc as paorc
 import pytest
 
+from tests.support.typed_rows import TYPED_COLUMNS, typed_batch
 from versioned.errors import SchemaError
 from versioned.layouts.acid.orc_files import read_bucket
 from versioned.layouts.acid.table_rules import DRIVER_WRITE_PROPERTY
 
-COLUMNS = (
-    "id BIGINT NOT NULL, name STRING, code VARCHAR(8), amount DECIMAL(12,2), ratio DOUBLE, "
-    "small SMALLINT, flag BOOLEAN, day DATE, seen TIMESTAMP, raw BINARY, store STRING"
-)
+COLUMNS = TYPED_COLUMNS
 UTC = dt.UTC
 
 
@@ -37,27 +34,7 @@ def _table(cat: Any, name: str, driver_max_events: int | None) -> Any:
 
 
 def _batch(ids: list[int], ops: list[str], salt: int) -> pa.Table:
-    n = len(ids)
-    return pa.table(
-        {
-            "id": pa.array(ids, pa.int64()),
-            "name": [f"näme '{i}' {salt}" if i % 7 else None for i in ids],
-            "code": [f"c{i % 100}" for i in ids],
-            "amount": pa.array(
-                [Decimal(f"{i}.{salt % 100:02d}") for i in ids], pa.decimal128(12, 2)
-            ),
-            "ratio": [i / 3 + salt for i in ids],
-            "small": pa.array([i % 300 - 150 for i in ids], pa.int16()),
-            "flag": [bool(i % 2) for i in ids],
-            "day": [dt.date(2024, 1, 1) + dt.timedelta(days=i % 400) for i in ids],
-            "seen": [
-                dt.datetime(2024, 3, 10, 1, 30, tzinfo=UTC) + dt.timedelta(hours=i) for i in ids
-            ],
-            "raw": [bytes([i % 256, salt % 256]) for i in ids],
-            "store": [f"s{i % 3}" if i % 11 else "s/ä b" for i in ids],
-            "op": ops if ops else ["U"] * n,
-        }
-    )
+    return typed_batch(ids, ops, salt)
 
 
 def _events(cat: Any, table: Any) -> dict[str, list[dict[str, Any]]]:

@@ -1,5 +1,7 @@
 """Writing a version's data files: Spark writes to a private staging directory, then each file
-is moved into its partition's ``version_id=V`` directory.
+is moved into its partition's ``version_id=V`` directory; or, for a small version of a Parquet
+table (``write.driver_max_rows``, `layouts.version_partition.table_rules`), the driver writes
+each partition's file in place with pyarrow (`write_version_files_on_driver`).
 
 A private staging directory per transaction keeps concurrent Spark jobs of different writers
 apart (Hadoop's committer would otherwise share ``<table>/_temporary``). Nothing written here
@@ -11,14 +13,19 @@ crash leaves orphans for vacuum.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+import uuid
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+import numpy as np
+import pyarrow as pa
 import pyarrow.orc as paorc
 import pyarrow.parquet as pq
 from pyspark.sql import DataFrame
 
 from versioned.catalog.records import FileAdd
+from versioned.errors import SchemaError
+from versioned.layouts.arrow_types import arrow_schema
 from versioned.layouts.base import STAGING_DIR
 from versioned.layouts.version_partition.paths import is_hidden, version_dir
 from versioned.schema import TableSpec
@@ -95,6 +102,59 @@ def write_version_files(
         staged.append(StagedFile(values, add))
     fileio.delete_dir(stage, missing_ok=True)
     return staged
+
+
+def write_version_files_on_driver(
+    groups: Mapping[tuple[str | None, ...], pa.Table],
+    spec: TableSpec,
+    fileio: FileIO,
+    table_location: str,
+    version: int,
+    *,
+    claim: Callable[[str], object],
+    rows_per_file: int = DEFAULT_ROWS_PER_FILE,
+) -> list[StagedFile]:
+    """Write each partition's rows as version ``version`` with pyarrow (Parquet tables).
+
+    The same files Spark's path writes (one per partition, or ``rows / rows_per_file`` files
+    when unpartitioned; data columns only, typed as the table's), straight into their
+    ``version_id=V`` folders: nothing is visible before the catalog commit lists them.
+
+    Args:
+        groups: The rows of each partition (its values as partition strings), with at
+            least the table's data columns.
+        claim: Called with each ``version_id=V`` folder before a file is written into it.
+
+    Raises:
+        SchemaError: The rows do not fit the table's data columns.
+    """
+    names = [c.name for c in spec.data_columns]
+    schema = arrow_schema(spec, names)
+    staged: list[StagedFile] = []
+    for values, rows in groups.items():
+        if rows.num_rows == 0:
+            continue
+        try:
+            data = rows.select(names).cast(schema)
+        except (KeyError, ValueError, TypeError, pa.ArrowInvalid) as exc:
+            raise SchemaError(f"rows do not fit the data columns of {spec.name}: {exc}") from exc
+        directory = version_dir(partition_path(spec.partition_by, values), version)
+        claim(f"{table_location}/{directory}")
+        pieces = max(1, math.ceil(data.num_rows / rows_per_file))
+        for bounds in _slices(data.num_rows, pieces):
+            part = data.slice(bounds[0], bounds[1] - bounds[0])
+            target = f"{directory}/part-{uuid.uuid4().hex}.parquet"
+            with fileio.open_output_atomic(f"{table_location}/{target}") as out:
+                pq.write_table(part, out)
+                size = int(out.tell())
+            add = FileAdd(None, target, "data", version, size, part.num_rows)
+            staged.append(StagedFile(tuple(values), add))
+    return staged
+
+
+def _slices(rows: int, pieces: int) -> Sequence[tuple[int, int]]:
+    edges = np.linspace(0, rows, pieces + 1).astype(int)
+    return list(zip(edges[:-1].tolist(), edges[1:].tolist(), strict=True))
 
 
 def _row_count(fileio: FileIO, rel: str, file_format: str) -> int:

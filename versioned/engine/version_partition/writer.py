@@ -44,11 +44,16 @@ from versioned.engine.feeds.batch_dedup import CHANGES, latest_per_key
 from versioned.engine.feeds.dead_letters import write_dead_letters
 from versioned.engine.feeds.reader import Feed
 from versioned.engine.feeds.rows import OP
-from versioned.engine.version_partition.staging import staging_dir, write_version_files
+from versioned.engine.version_partition.staging import (
+    staging_dir,
+    write_version_files,
+    write_version_files_on_driver,
+)
 from versioned.engine.version_partition.write_plan import VersionPlan, part_column, plan_version
 from versioned.layouts.base import DEAD_LETTER_DIR
 from versioned.layouts.version_partition.bloom import WRITE_HEADROOM
 from versioned.layouts.version_partition.index import index_key_columns
+from versioned.layouts.version_partition.table_rules import driver_write_max_rows
 from versioned.options import WriteOptions
 from versioned.results import CommitResult
 from versioned.schema import TableSpec
@@ -262,18 +267,29 @@ def _write_version(job: _WriteJob, tx: WriteTransaction) -> CommitResult:
     rows_to_write = counts.inserted + counts.updated
     job.say(f"writing {rows_to_write} rows as version {tx.id}")
     assert tx.staging_dir is not None
-    staged = write_version_files(
-        to_write,
-        spec,
-        job.fileio,
-        job.table.location,
-        tx.id,
-        stage=tx.staging_dir,
-        claim=tx.own_dir,
-        row_count=rows_to_write,
-        partitions=len(groups),
-        rows_per_file=job.options.rows_per_file,
-    )
+    if rows_to_write <= driver_write_max_rows(spec):
+        staged = write_version_files_on_driver(
+            _rows_by_partition(to_write, spec),
+            spec,
+            job.fileio,
+            job.table.location,
+            tx.id,
+            claim=tx.own_dir,
+            rows_per_file=job.options.rows_per_file,
+        )
+    else:
+        staged = write_version_files(
+            to_write,
+            spec,
+            job.fileio,
+            job.table.location,
+            tx.id,
+            stage=tx.staging_dir,
+            claim=tx.own_dir,
+            row_count=rows_to_write,
+            partitions=len(groups),
+            rows_per_file=job.options.rows_per_file,
+        )
     for f in staged:
         info = plan.partitions[f.partition_values]
         add = f.add
@@ -301,6 +317,14 @@ def _write_version(job: _WriteJob, tx: WriteTransaction) -> CommitResult:
     )
     job.say(f"committed version {tx.id}")
     return dataclasses.replace(result, seconds=round(time.monotonic() - job.started, 3))
+
+
+def _rows_by_partition(rows: DataFrame, spec: TableSpec) -> dict[tuple[str | None, ...], pa.Table]:
+    """The rows to write, on the driver, per partition (values as partition strings)."""
+    parts = [part_column(i) for i in range(len(spec.partition_by))]
+    table = rows.select(*[c.name for c in spec.data_columns], *parts).toArrow()
+    groups = _partition_groups(table, len(parts))
+    return {values: table.take(pa.array(rows)) for values, rows in groups.items()}
 
 
 def _plan(

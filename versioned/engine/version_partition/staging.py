@@ -13,7 +13,6 @@ crash leaves orphans for vacuum.
 from __future__ import annotations
 
 import math
-import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -24,9 +23,8 @@ import pyarrow.parquet as pq
 from pyspark.sql import DataFrame
 
 from versioned.catalog.records import FileAdd
-from versioned.errors import SchemaError
-from versioned.layouts.arrow_types import arrow_schema
 from versioned.layouts.base import STAGING_DIR
+from versioned.layouts.version_partition.arrow_version import data_rows, write_data_file
 from versioned.layouts.version_partition.paths import is_hidden, version_dir
 from versioned.schema import TableSpec
 from versioned.storage.filesystem import FileIO
@@ -128,25 +126,17 @@ def write_version_files_on_driver(
     Raises:
         SchemaError: The rows do not fit the table's data columns.
     """
-    names = [c.name for c in spec.data_columns]
-    schema = arrow_schema(spec, names)
     staged: list[StagedFile] = []
     for values, rows in groups.items():
         if rows.num_rows == 0:
             continue
-        try:
-            data = rows.select(names).cast(schema)
-        except (KeyError, ValueError, TypeError, pa.ArrowInvalid) as exc:
-            raise SchemaError(f"rows do not fit the data columns of {spec.name}: {exc}") from exc
+        data = data_rows(rows, spec)
         directory = version_dir(partition_path(spec.partition_by, values), version)
         claim(f"{table_location}/{directory}")
         pieces = max(1, math.ceil(data.num_rows / rows_per_file))
         for bounds in _slices(data.num_rows, pieces):
             part = data.slice(bounds[0], bounds[1] - bounds[0])
-            target = f"{directory}/part-{uuid.uuid4().hex}.parquet"
-            with fileio.open_output_atomic(f"{table_location}/{target}") as out:
-                pq.write_table(part, out)
-                size = int(out.tell())
+            target, size = write_data_file(fileio, table_location, directory, part)
             add = FileAdd(None, target, "data", version, size, part.num_rows)
             staged.append(StagedFile(tuple(values), add))
     return staged

@@ -103,16 +103,10 @@ def write_partition_version(
     """
     if rows.num_rows == 0:
         raise SchemaError("a version needs at least one row")
-    data_columns = [c.name for c in spec.data_columns]
-    try:
-        data = rows.select(data_columns).cast(arrow_schema(spec, data_columns))
-    except (KeyError, ValueError, TypeError, pa.ArrowInvalid) as exc:
-        raise SchemaError(f"rows do not fit the data columns of {spec.name}: {exc}") from exc
-    directory = version_dir(partition.path, version)
-    data_rel = f"{directory}/part-{uuid.uuid4().hex}.parquet"
-    with fileio.open_output_atomic(f"{table_location}/{data_rel}") as out:
-        pq.write_table(data, out)
-        data_size = int(out.tell())
+    data = data_rows(rows, spec)
+    data_rel, data_size = write_data_file(
+        fileio, table_location, version_dir(partition.path, version), data
+    )
     adds = [FileAdd(partition.id, data_rel, "data", version, data_size, data.num_rows)]
     may = probe.may_exist
     if may.any():
@@ -129,6 +123,30 @@ def write_partition_version(
     adds.append(bloom_add)
     updated = int(may.sum())
     return PartitionVersion(tuple(adds), rows.num_rows - updated, updated, bloom, bloom_add)
+
+
+def data_rows(rows: pa.Table, spec: TableSpec) -> pa.Table:
+    """``rows``' data columns, typed as the table's (what a data file holds).
+
+    Raises:
+        SchemaError: ``rows`` do not fit the table's data columns.
+    """
+    names = [c.name for c in spec.data_columns]
+    try:
+        return rows.select(names).cast(arrow_schema(spec, names))
+    except (KeyError, ValueError, TypeError, pa.ArrowInvalid) as exc:
+        raise SchemaError(f"rows do not fit the data columns of {spec.name}: {exc}") from exc
+
+
+def write_data_file(
+    fileio: FileIO, table_location: str, directory: str, data: pa.Table
+) -> tuple[str, int]:
+    """Write ``data`` (`data_rows`) as a new Parquet file in ``directory`` (a version
+    folder under the table); return its path relative to the table and its size."""
+    rel = f"{directory}/part-{uuid.uuid4().hex}.parquet"
+    with fileio.open_output_atomic(f"{table_location}/{rel}") as out:
+        pq.write_table(data, out)
+        return rel, int(out.tell())
 
 
 def write_index_entries(

@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test soak wheel-smoke lint docs bench bench-acid bench-streaming bench-mutation bench-caller clean
+.PHONY: demo test test-cluster soak wheel-smoke lint docs bench bench-acid bench-streaming bench-mutation bench-caller clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -24,6 +24,15 @@ test: $(STAMP)
 # every layout and catalog, and the randomized differential variants (`pytest -m soak`).
 soak: $(STAMP)
 	$(PY) -m pytest -m soak
+
+# The core of the behaviour suite on a real Spark standalone cluster (a Master and a Worker
+# started from the pip-installed pyspark on 127.0.0.1, two executor JVMs), stopped whatever
+# happens: tests/support/spark_cluster.py.
+CLUSTER_TESTS ?= tests/cluster tests/table/test_upsert_behaviour.py tests/table/test_key_scope.py \
+	tests/table/test_compaction.py tests/table/test_concurrency.py tests/table/test_vacuum.py \
+	tests/mutation/test_spark_apply.py
+test-cluster: $(STAMP)
+	$(PY) -m tests.support.spark_cluster --executors 2 -- $(PY) -m pytest -p no:cacheprovider $(CLUSTER_TESTS)
 
 # Build the wheel, install it with its dependencies into a fresh virtualenv outside the
 # checkout, and run create / upsert / upsert / sql / show with its `versioned` script.

@@ -1,4 +1,5 @@
-"""Shared fixtures: one session-scoped local SparkSession, one throw-away PostgreSQL cluster."""
+"""Shared fixtures: one session-scoped SparkSession (local, or on the standalone cluster of
+`make test-cluster`), one throw-away PostgreSQL cluster."""
 
 from __future__ import annotations
 
@@ -10,18 +11,22 @@ from typing import Any
 import pytest
 
 from tests.support.postgres import PgCluster, start_cluster
+from tests.support.spark_cluster import EXECUTORS, MASTER, cluster_conf, wait_for_executors
 
 
 @pytest.fixture(scope="session")
 def spark() -> Iterator[Any]:
-    """The one local SparkSession all Spark tests share (built the way versioned builds it)."""
+    """The one SparkSession all Spark tests share (built the way versioned builds it): local
+    unless $VERSIONED_TEST_SPARK_MASTER names a cluster (tests/support/spark_cluster.py)."""
     from versioned.engine.spark.session import get_or_create_spark
 
-    session = get_or_create_spark(
-        "local[2]",
-        "versioned-tests",
-        conf={"spark.sql.shuffle.partitions": "4", "spark.driver.memory": "3g"},
-    )
+    master = MASTER
+    conf = {"spark.sql.shuffle.partitions": "4", "spark.driver.memory": "3g"}
+    if master:  # `make test-cluster`: executors are JVMs (and Python workers) of their own
+        conf.update(cluster_conf())
+    session = get_or_create_spark(master or "local[2]", "versioned-tests", conf=conf)
+    if master:
+        wait_for_executors(session, EXECUTORS)
     yield session
     session.stop()
 

@@ -1,0 +1,69 @@
+"""The run of `make test-cluster` really is on a multi-process cluster (skipped elsewhere).
+
+The rest of what `make test-cluster` runs is the ordinary suite (tests/table, the streaming
+sink); this file checks the premise: the session's master is the standalone cluster, tasks run
+in executor JVMs other than the driver's and in Python workers other than the test process,
+and executors write files the driver then reads.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support.spark_cluster import ENV_MASTER, EXECUTORS, MASTER
+
+pytestmark = [
+    pytest.mark.spark,
+    pytest.mark.skipif(
+        MASTER is None,
+        reason=f"runs only on the standalone cluster of `make test-cluster` (${ENV_MASTER})",
+    ),
+]
+
+
+def test_session_is_on_the_standalone_cluster(spark: Any) -> None:
+    assert spark.sparkContext.master == MASTER
+    assert spark.sparkContext.master.startswith("spark://127.0.0.1:")
+
+
+def test_tasks_run_in_separate_executor_processes(spark: Any) -> None:
+    expected = EXECUTORS
+    infos = spark.sparkContext._jsc.sc().statusTracker().getExecutorInfos()
+    assert len(infos) - 1 >= expected  # the list includes the driver
+
+    # Enough tasks that both executors get some.
+    pids = set(spark.sparkContext.parallelize(range(64), 16).map(lambda _: os.getpid()).collect())
+    assert os.getpid() not in pids
+    jvm_pids = {
+        int(row[0])
+        for row in spark.sparkContext.parallelize(range(16), 16)
+        .mapPartitions(lambda _: iter([(_executor_jvm_pid(),)]))
+        .collect()
+    }
+    assert len(jvm_pids) >= 2, f"tasks ran in {len(jvm_pids)} executor JVM(s), expected 2+"
+
+
+def _executor_jvm_pid() -> int:
+    """The pid of the executor JVM running this Python worker (its parent, through the
+    daemon that forks the workers)."""
+    pid = os.getppid()
+    for _ in range(3):
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        if b"java" in cmdline.split(b"\0")[0]:
+            return pid
+        pid = int(Path(f"/proc/{pid}/stat").read_text().split()[3])
+    raise AssertionError("no executor JVM found among the worker's ancestors")
+
+
+def test_files_written_by_executors_are_read_by_the_driver(spark: Any, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    spark.range(0, 1000, numPartitions=8).write.parquet(str(out))
+    files = sorted(out.glob("part-*.parquet"))
+    assert len(files) == 8
+    import pyarrow.parquet as pq
+
+    assert sum(pq.read_metadata(f).num_rows for f in files) == 1000

@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-cluster soak wheel-smoke lint docs bench bench-acid bench-streaming bench-mutation bench-caller clean
+.PHONY: demo test test-cluster soak wheel-smoke lint docs bench bench-acid bench-streaming bench-mutation bench-caller bench-scaling clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -28,7 +28,7 @@ soak: $(STAMP)
 # The core of the behaviour suite on a real Spark standalone cluster (a Master and a Worker
 # started from the pip-installed pyspark on 127.0.0.1, two executor JVMs), stopped whatever
 # happens: tests/support/spark_cluster.py.
-CLUSTER_TESTS ?= tests/cluster tests/table/test_upsert_behaviour.py tests/table/test_key_scope.py \
+CLUSTER_TESTS ?= tests/cluster/test_on_cluster.py tests/table/test_upsert_behaviour.py tests/table/test_key_scope.py \
 	tests/table/test_compaction.py tests/table/test_concurrency.py tests/table/test_vacuum.py \
 	tests/mutation/test_spark_apply.py
 test-cluster: $(STAMP)
@@ -70,6 +70,11 @@ bench-mutation: $(STAMP)
 # MERGE: bulk load, upserts of DataFrame / Parquet / CSV input, reads, fixed cost (issue 15).
 bench-caller: $(STAMP)
 	$(PY) -m benchmarks.caller_session --rows 1000000 --rows 10000000
+
+# A fixed 100,000-row batch on tables of 3M, 10M and 30M rows, STRING and INT partitions, and
+# each table's bulk load next to a plain partitioned write (issue 15; long-running).
+bench-scaling: $(STAMP)
+	$(PY) -m benchmarks.scaling
 
 clean:
 	rm -rf $(VENV) warehouse .pytest_cache .mypy_cache .ruff_cache

@@ -49,8 +49,9 @@ def _bucket(seed: int) -> Column:
     return F.pmod(F.xxhash64(F.col(KEY), F.lit(seed)), F.lit(_SCALE))
 
 
-def _store() -> Column:
-    return F.format_string("store_%02d", F.pmod(F.xxhash64(F.col(KEY)), F.lit(STORES)))
+def _store(int_partitions: bool = False) -> Column:
+    store = F.pmod(F.xxhash64(F.col(KEY)), F.lit(STORES))
+    return store.cast("int") if int_partitions else F.format_string("store_%02d", store)
 
 
 def _pick(values: list[str], seed: int) -> Column:
@@ -68,8 +69,9 @@ def _ids(spark: SparkSession, start: int, end: int) -> DataFrame:
     return spark.range(start, end).withColumnRenamed("id", KEY)
 
 
-def _rows(keys: DataFrame, batch: int) -> DataFrame:
-    """Full rows for ``keys`` (a frame with ``sell_id``) as of batch ``batch`` (0 = base)."""
+def _rows(keys: DataFrame, batch: int, int_partitions: bool = False) -> DataFrame:
+    """Full rows for ``keys`` (a frame with ``sell_id``) as of batch ``batch`` (0 = base);
+    ``store_id`` is ``store_NN`` text, or the INT ``NN`` with ``int_partitions``."""
     created = F.lit(1_600_000_000) + F.col(KEY) % F.lit(31_536_000)
     changed = created + F.lit(batch * 86_400)
     return keys.select(
@@ -81,7 +83,7 @@ def _rows(keys: DataFrame, batch: int) -> DataFrame:
         _pick(["OPEN", "PAID", "SHIPPED", "RETURNED", "VOID"], 3 + batch).alias("status_id"),
         F.round(F.rand(seed=batch) * 1000, 2).alias("total_amt"),
         F.lit(batch).cast("int").alias("batch"),
-        _store().alias(PARTITION),
+        _store(int_partitions).alias(PARTITION),
     )
 
 
@@ -111,6 +113,57 @@ def generate(spark: SparkSession, rows: int, root: Path, batches: int = MAX_BATC
             .withColumn(OP, F.lit("U"))
             .unionByName(_rows(new, k).withColumn(OP, F.lit("I")))
             .unionByName(_rows(deletes, k).withColumn(OP, F.lit("D")))
+        )
+        batch.orderBy(F.rand(seed=k)).coalesce(1).write.mode("overwrite").parquet(path)
+    (root / "_DONE").write_text("ok\n")
+    return BenchData(rows, str(base), paths)
+
+
+def columns(int_partitions: bool = False) -> str:
+    """The table's columns, ``store_id`` as STRING or INT."""
+    return COLUMNS.replace("store_id STRING", "store_id INT") if int_partitions else COLUMNS
+
+
+def fixed_size_data(
+    spark: SparkSession,
+    rows: int,
+    root: Path,
+    *,
+    batch_rows: int,
+    batches: int,
+    int_partitions: bool = False,
+) -> BenchData:
+    """A base table of ``rows`` rows and ``batches`` change batches of ``batch_rows`` rows
+    each, whatever ``rows`` is (the scaling benchmark: a fixed batch on tables of 3M-30M).
+
+    Batch ``k`` (1-based): 80 % updates of existing keys spread evenly over the key space
+    (``j * step + k``), 15 % inserts of new keys above every earlier one, 5 % deletes of
+    existing keys (``i * 16 step + step / 2 + k``: never a key another batch updates or
+    deletes, as long as ``batches < step / 2``).
+    """
+    base = root / "base"
+    paths = tuple(str(root / f"batch_{k:02d}") for k in range(1, batches + 1))
+    if (root / "_DONE").exists():
+        return BenchData(rows, str(base), paths)
+    files = max(2, rows // 1_000_000)
+    keys = _ids(spark, 0, rows).repartition(files)
+    _rows(keys, 0, int_partitions).write.mode("overwrite").parquet(str(base))
+    updates, inserts = batch_rows * 80 // 100, batch_rows * 15 // 100
+    deletes = batch_rows - updates - inserts
+    step = rows // updates
+    if step < 2 * (batches + 1):
+        raise ValueError(f"{rows} rows are too few for batches of {batch_rows}")
+    for k, path in enumerate(paths, start=1):
+        changed = spark.range(0, updates).select((F.col("id") * step + k).alias(KEY))
+        gone = spark.range(0, deletes).select(
+            (F.col("id") * (step * (updates // deletes)) + step // 2 + k).alias(KEY)
+        )
+        new = _ids(spark, rows + (k - 1) * inserts, rows + k * inserts)
+        batch = (
+            _rows(changed, k, int_partitions)
+            .withColumn(OP, F.lit("U"))
+            .unionByName(_rows(new, k, int_partitions).withColumn(OP, F.lit("I")))
+            .unionByName(_rows(gone, k, int_partitions).withColumn(OP, F.lit("D")))
         )
         batch.orderBy(F.rand(seed=k)).coalesce(1).write.mode("overwrite").parquet(path)
     (root / "_DONE").write_text("ok\n")

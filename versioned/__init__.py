@@ -15,6 +15,7 @@ cat.register_views()                            # SELECT ... FROM test.sell in S
 from __future__ import annotations
 
 from versioned.api.catalog import Catalog, connect
+from versioned.api.change_stream import register_data_source
 from versioned.api.table import Table
 from versioned.catalog.records import CommitInfo, Snapshot
 from versioned.errors import (
@@ -63,4 +64,5 @@ __all__ = [
     "WriteOptions",
     "__version__",
     "connect",
+    "register_data_source",
 ]

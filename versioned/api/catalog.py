@@ -217,6 +217,15 @@ class Catalog:
         infos = [i for i in self.tables() if layout_of(i.spec.layout).supports("views")]
         return self._register(session, infos)
 
+    def register_data_source(self, spark: SparkSession | None = None) -> None:
+        """Make ``spark.readStream.format("versioned").option("table", "db.t").load()``
+        stream a table's changes from this catalog, as this user (in ``spark``, default the
+        catalog's session). Not done by `connect`: the first registration in a JVM costs
+        about a second. See ``docs/change-stream.md``."""
+        from versioned.api.change_stream import register_data_source
+
+        register_data_source(spark or self.spark, self)
+
     def sql(self, query: str) -> DataFrame:
         """Run a read-only Spark SQL query over the latest versions of tables you may read.
 

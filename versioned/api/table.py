@@ -298,6 +298,22 @@ class Table:
             )
         return engine.changes(self.catalog, before, after)
 
+    def change_stream(
+        self,
+        *,
+        starting_version: int | str | None = None,
+        max_commits_per_trigger: int | None = None,
+    ) -> DataFrame:
+        """The table's committed changes, commit by commit, as a streaming DataFrame (from
+        the first commit, a version, or ``"latest"``); see ``docs/change-stream.md``."""
+        from versioned.api.change_stream import change_stream
+
+        return change_stream(
+            self,
+            starting_version=starting_version,
+            max_commits_per_trigger=max_commits_per_trigger,
+        )
+
     def compact(
         self,
         partitions: Sequence[str | Mapping[str, Any] | Sequence[str | None]] | None = None,

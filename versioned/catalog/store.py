@@ -26,6 +26,7 @@ from versioned.catalog import (
     snapshots,
     tables,
 )
+from versioned.catalog.change_log import ChangeLogReads
 from versioned.catalog.connection import CatalogConnection
 from versioned.catalog.engine import create_engine, ensure_schema
 from versioned.catalog.models import TableRow
@@ -49,7 +50,7 @@ from versioned.schema import TableSpec
 from versioned.schema_changes import SchemaChange
 
 
-class MetaStore(TransactionStore):
+class MetaStore(TransactionStore, ChangeLogReads):
     """Databases, tables, partitions, transactions, locks, commits and grants.
 
     Attributes:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from versioned.api.catalog import Catalog, connect
 from versioned.api.table import Table
-from versioned.catalog.records import CommitInfo, Snapshot
+from versioned.catalog.records import CommitInfo, Snapshot, StreamMark
 from versioned.errors import (
     CatalogError,
     CommitConflictError,
@@ -26,6 +26,7 @@ from versioned.errors import (
     PermissionDeniedError,
     SchemaError,
     StorageError,
+    StreamBatchCommittedError,
     TransactionError,
     TransactionExpiredError,
     VersionedError,
@@ -54,6 +55,8 @@ __all__ = [
     "SchemaError",
     "Snapshot",
     "StorageError",
+    "StreamBatchCommittedError",
+    "StreamMark",
     "Table",
     "TableSpec",
     "TransactionError",

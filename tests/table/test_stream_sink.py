@@ -8,12 +8,14 @@ so what proves exactly-once is the history: one commit per micro-batch that carr
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 from pathlib import Path
 from typing import Any
 
 import pytest
+from pyspark.sql import functions as F
 
 from tests.engine.test_debezium_upsert import EXPECTED, ORDERS, snapshot_then_changes
 from tests.table.sales import Row, apply, latest, make_table, model_rows
@@ -55,8 +57,9 @@ def test_a_replayed_micro_batch_is_skipped_and_applied_once(
     first = run_stream(spark, t, source, checkpoint)
     assert (first.applied, first.skipped) == (3, 0)
     assert len(t.history()) == 3
-    (writer,) = t.stream_progress()
-    assert t.stream_progress() == {writer: 2}
+    query_id = json.loads((checkpoint / "metadata").read_text())["id"]  # kept by Spark
+    assert t.stream_progress() == {query_id: 2}
+    writer = query_id
 
     assert forget_last_commit(checkpoint) == 2
     with caplog.at_level(logging.INFO, logger="versioned.api.stream_sink"):
@@ -86,6 +89,18 @@ def test_the_commit_refuses_a_batch_the_early_check_let_through(
     assert len(t.history()) == 1
     assert _files(cat, t.info.location) == files  # the refused write's files are gone
     assert latest(t) == _expected(BATCHES[:1])
+
+
+def test_a_replay_is_skipped_before_spark_reads_the_batch(
+    cat: Catalog, spark: Any, layout: str
+) -> None:
+    t = make_table(cat, layout=layout)
+    sink = t.stream_writer(writer_id="etl")
+    frame = spark.createDataFrame([tuple(r) for r in BATCHES[0]], COLUMNS)
+    sink(frame, 0)
+    unreadable = frame.withColumn("amt", F.expr("raise_error('the replay was read')"))
+    sink(unreadable.withColumn("amt", F.col("amt").cast("double")), 0)
+    assert (sink.applied, sink.skipped) == (1, 1)
 
 
 def test_an_upsert_with_a_recorded_mark_is_refused_and_writes_nothing(

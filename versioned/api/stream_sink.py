@@ -66,7 +66,7 @@ class StreamSink:
         last: What happened to the last micro-batch handled.
     """
 
-    def __init__(self, table: Table, writer_id: str | None, upsert_options: dict[str, Any]):
+    def __init__(self, table: Table, writer_id: str | None, upsert_options: dict[str, Any]) -> None:
         unknown = sorted(set(upsert_options) - UPSERT_OPTIONS)
         if unknown:
             raise InputError(

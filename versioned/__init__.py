@@ -17,7 +17,7 @@ from __future__ import annotations
 from versioned.api.catalog import Catalog, connect
 from versioned.api.change_stream import register_data_source
 from versioned.api.table import Table
-from versioned.catalog.records import CommitInfo, Snapshot
+from versioned.catalog.records import CommitInfo, Snapshot, StreamMark
 from versioned.errors import (
     CatalogError,
     CommitConflictError,
@@ -27,6 +27,7 @@ from versioned.errors import (
     PermissionDeniedError,
     SchemaError,
     StorageError,
+    StreamBatchCommittedError,
     TransactionError,
     TransactionExpiredError,
     VersionedError,
@@ -55,6 +56,8 @@ __all__ = [
     "SchemaError",
     "Snapshot",
     "StorageError",
+    "StreamBatchCommittedError",
+    "StreamMark",
     "Table",
     "TableSpec",
     "TransactionError",

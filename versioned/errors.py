@@ -124,6 +124,12 @@ class CommitConflictError(CatalogError):
     exit_code = 75
 
 
+class StreamBatchCommittedError(CatalogError):
+    """A commit of micro-batch ``batch_id`` of writer ``writer_id`` was refused: the writer
+    recorded that batch or a later one (``last_batch_id``) already. Nothing was written;
+    retrying cannot succeed (the streaming sink counts the batch as skipped)."""
+
+
 class CommitRetriesExhaustedError(CommitConflictError):
     """Every attempt of a write lost its commit to a concurrent writer (``attempts``)."""
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from versioned.catalog.records import DEFAULT_TXN_TIMEOUT_S
+from versioned.catalog.records import DEFAULT_TXN_TIMEOUT_S, StreamMark
 from versioned.errors import InputError
 from versioned.layouts.version_partition.bloom import DEFAULT_ERROR_RATE
 
@@ -22,12 +22,21 @@ BROADCAST_LIMIT = 20_000_000
 
 @dataclass(frozen=True)
 class WriteOptions:
-    """Tuning of a write; the defaults suit most tables."""
+    """Tuning of a write; the defaults suit most tables.
+
+    Attributes:
+        stream_mark: The micro-batch (writer id, batch id) the write applies, recorded with
+            its commit; a write of a batch the writer recorded already (or a later one) is
+            refused with `StreamBatchCommittedError` and leaves nothing behind. The
+            Structured Streaming sink (`Table.stream_writer`) sets it; see
+            ``docs/streaming-sink.md``.
+    """
 
     max_attempts: int = 3
     txn_timeout_s: float = TXN_TIMEOUT_S
     bloom_error_rate: float = DEFAULT_ERROR_RATE
     rows_per_file: int = 2_000_000
+    stream_mark: StreamMark | None = None
 
 
 @dataclass(frozen=True)

@@ -143,6 +143,6 @@ def test_a_version_2_catalog_is_upgraded_with_an_empty_write_id_table(catalog_ur
         engine.dispose()
 
     with MetaStore.connect(catalog_url, "alice") as store:
-        assert _schema_versions(catalog_url) == [2, 3]
+        assert _schema_versions(catalog_url) == [2, 3, 4]
         assert _shape(catalog_url) == fresh
         assert store.allocate_write_ids(ORDERS, [store.begin()]) == [1]

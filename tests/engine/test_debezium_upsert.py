@@ -188,3 +188,21 @@ def test_typed_dataframe_of_events_without_text_columns_lands(cat: Catalog, spar
         (1, date(2024, 3, 6)),
         (2, date(2024, 3, 7)),
     ]
+
+
+def test_kafka_record_values_land_like_the_json_lines_file(
+    cat: Catalog, spark: Any, tmp_path: Path
+) -> None:
+    """A DataFrame of one ``value`` column (BINARY, as Kafka's source gives it, or STRING)
+    holds one event per row; a null value is the Kafka tombstone."""
+    t = cat.create_table("shop.orders", columns=ORDERS, primary_key="id", ordering_column="lsn")
+    for path in snapshot_then_changes(tmp_path):
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+        values = [(None if line == "null" else line.encode(),) for line in lines]
+        result = t.upsert(
+            spark.createDataFrame(values, "value BINARY"), format="debezium", ordering_from="lsn"
+        )
+    assert table_rows(cat, "shop.orders") == EXPECTED
+    assert (result.deleted, result.rejected, result.tombstones) == (1, 0, 1)
+    text = spark.createDataFrame([("not json",)], "value STRING")
+    assert t.upsert(text, format="debezium").rejected == 1

@@ -6,6 +6,11 @@ for), prints ``ready`` and then runs one command per stdin line:
 
 * ``{"op": "upsert", "rows": [[id, amt, op, p], ...]}``
 * ``{"op": "compact"}``
+* ``{"op": "stream", "source": DIR, "checkpoint": DIR, "pause_s": S}``: a streaming query
+  over the CSV files in ``source`` into ``foreachBatch(table.stream_writer(...))``, one file
+  per micro-batch (`tests.table.stream_query`); after each batch it prints
+  ``P batch N <outcome>`` and sleeps ``pause_s`` before Spark records the batch. The result is
+  the sink's counters.
 * ``{"op": "exit"}``
 
 While a command runs every progress message is printed as ``P <message>``; the command ends
@@ -78,6 +83,8 @@ def serve(url: str, warehouse: str, table_name: str, layout: str, txn_timeout_s:
                     progress=lambda m: _say(f"P {m}"),
                 )
                 _say("R " + json.dumps(result.to_dict()))
+            elif op == "stream":
+                _say("R " + json.dumps(_stream(spark, table, command, write_options)))
             elif op == "compact":
                 done = table.compact(options=compact_options, progress=lambda m: _say(f"P {m}"))
                 _say("R " + json.dumps(done.to_dict()))
@@ -86,6 +93,31 @@ def serve(url: str, warehouse: str, table_name: str, layout: str, txn_timeout_s:
         except Exception:
             _say("E " + json.dumps(traceback.format_exc()))
     catalog.close()
+
+
+def _stream(spark: Any, table: Any, command: dict[str, Any], options: Any) -> dict[str, Any]:
+    """Run the ``stream`` command (see the module docstring)."""
+    import time
+    from pathlib import Path
+
+    from tests.table.stream_query import run_stream
+
+    sink: Any = None
+
+    def after_batch(batch_id: int) -> None:
+        _say(f"P batch {batch_id} {sink.last.outcome}")
+        time.sleep(command.get("pause_s", 0))
+
+    sink = table.stream_writer(options=options, progress=lambda m: _say(f"P {m}"))
+    sink = run_stream(
+        spark,
+        table,
+        Path(command["source"]),
+        Path(command["checkpoint"]),
+        sink=sink,
+        after_batch=after_batch,
+    )
+    return {"applied": sink.applied, "empty": sink.empty, "skipped": sink.skipped}
 
 
 if __name__ == "__main__":

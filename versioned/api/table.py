@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
     from versioned.api.catalog import Catalog
+    from versioned.api.stream_sink import StreamSink
     from versioned.engine.table_engine import TableEngine
     from versioned.options import CompactionOptions, CompactionThresholds, WriteOptions
     from versioned.results import CompactionResult, VacuumResult
@@ -176,6 +177,23 @@ class Table:
             result = replace(result, tombstones=feed.events.tombstones())
         self.refresh()
         return result
+
+    def stream_writer(self, writer_id: str | None = None, **upsert_options: Any) -> StreamSink:
+        """A function for ``df.writeStream.foreachBatch(...)`` that upserts each micro-batch
+        exactly once, replays included; ``upsert_options`` are `upsert`'s keyword arguments.
+        ``writer_id`` defaults to the streaming query's id, kept in its checkpoint; give a
+        new one with a new checkpoint (``docs/streaming-sink.md``)."""
+        from versioned.api.stream_sink import StreamSink
+
+        return StreamSink(self, writer_id, upsert_options)
+
+    def stream_progress(self) -> dict[str, int]:
+        """The last micro-batch id each streaming writer recorded, by writer id."""
+        return {p.writer_id: p.batch_id for p in self.catalog.store.stream_progress(self.name)}
+
+    def reset_stream_progress(self, writer_id: str) -> bool:
+        """Forget a writer's progress (its batch ids count from 0 again); whether it had any."""
+        return self.catalog.store.forget_stream_progress(self.name, writer_id) > 0
 
     def add_columns(self, columns: str | Sequence[Column]) -> CommitInfo:
         """Add nullable columns (``"c STRING, d DECIMAL(10,2)"``) after the existing ones.
@@ -426,6 +444,7 @@ class Table:
             "current_version": max(c.version for c in history) if history else None,
             "commits": len(history),
             "partitions": len(partitions),
+            "stream_progress": self.stream_progress(),
         }
 
 

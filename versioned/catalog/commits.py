@@ -17,9 +17,15 @@ import sqlalchemy as sa
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.attributes import set_committed_value
 
-from versioned.catalog import access, partitions, tables, transactions
+from versioned.catalog import access, partitions, stream_progress, tables, transactions
 from versioned.catalog.models import CommitRow, FileRow, PartitionRow, TableRow, TransactionRow
-from versioned.catalog.records import CommitInfo, FileAdd, FileGrowth, PartitionCommit
+from versioned.catalog.records import (
+    CommitInfo,
+    FileAdd,
+    FileGrowth,
+    PartitionCommit,
+    StreamMark,
+)
 from versioned.errors import CommitConflictError, InputError, NoSuchPartitionError, SchemaError
 from versioned.names import TableName
 
@@ -38,25 +44,33 @@ def commit_as(
     metrics: Mapping[str, Any] | None,
     version: int | None,
     expected_seq: int | None = None,
+    stream_mark: StreamMark | None = None,
 ) -> CommitInfo:
     """``user`` commits ``changes`` to table ``name`` as transaction ``txn_id``.
 
     Locks the table row, then the transaction row, in the same order as lock requests do.
+    With ``stream_mark`` the commit also records the writer's micro-batch, and is refused
+    when the writer recorded it (or a later one) already (`stream_progress`).
 
     Raises:
         PermissionDeniedError: ``user`` may not write to the table.
+        StreamBatchCommittedError: ``stream_mark``'s batch was applied already.
         TransactionExpiredError: The transaction expired (the caller aborts it).
         CommitConflictError: See `apply`.
     """
     if not isinstance(operation, str) or not operation:
         raise InputError("commit needs an operation name, e.g. 'upsert'")
+    if stream_mark is not None:
+        stream_progress.check_mark(stream_mark)
     now = time.time()
     table = tables.get_table(session, name, for_update=True)
     access.require_table(session, user, table, "write")
+    if stream_mark is not None:  # the table row is locked: no other commit runs meanwhile
+        stream_progress.refuse_done(session, table, stream_mark)
     txn = transactions.get(session, txn_id, for_update=True)
     transactions.require_open(txn, now)
     transactions.reap(session, now)
-    return apply(
+    info = apply(
         session,
         table=table,
         txn=txn,
@@ -68,6 +82,9 @@ def commit_as(
         now=now,
         expected_seq=expected_seq,
     )
+    if stream_mark is not None:
+        stream_progress.record(session, table, stream_mark, info, now)
+    return info
 
 
 def apply(

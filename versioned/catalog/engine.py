@@ -27,9 +27,10 @@ from versioned.catalog import migrations
 from versioned.catalog.models import TXN_COUNTER, Base, CatalogMetaRow, CounterRow
 from versioned.errors import CatalogError, CatalogSchemaVersionError, ConfigError
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 """Version 2 added the schema history of tables (``table_schemas``), version 3 the per-table
-write ids of the acid layout (``table_write_ids``)."""
+write ids of the acid layout (``table_write_ids``), version 4 the progress of streaming
+writers (``stream_progress``)."""
 READ_ONLY_OPTION = "versioned_read_only"
 _BUSY_TIMEOUT_MS = 30_000
 # Key of the PostgreSQL advisory lock that serializes schema creation across processes.

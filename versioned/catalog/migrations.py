@@ -67,7 +67,28 @@ def _table_write_ids_v3(conn: Connection) -> None:
     write_ids.create(conn, checkfirst=True)
 
 
-MIGRATIONS: dict[int, Step] = {2: _table_schemas_v2, 3: _table_write_ids_v3}
+def _stream_progress_v4(conn: Connection) -> None:
+    """Version 4: ``stream_progress``, the last micro-batch of each streaming writer (empty)."""
+    meta = sa.MetaData()
+    sa.Table("tables", meta, sa.Column("id", sa.Integer, primary_key=True))
+    progress = sa.Table(
+        "stream_progress",
+        meta,
+        sa.Column("table_id", sa.Integer, sa.ForeignKey("tables.id"), primary_key=True),
+        sa.Column("writer_id", sa.String(200), primary_key=True),
+        sa.Column("batch_id", sa.BigInteger, nullable=False),
+        sa.Column("commit_seq", sa.BigInteger, nullable=True),
+        sa.Column("version", sa.BigInteger, nullable=True),
+        sa.Column("recorded_at", sa.Double, nullable=False),
+    )
+    progress.create(conn, checkfirst=True)
+
+
+MIGRATIONS: dict[int, Step] = {
+    2: _table_schemas_v2,
+    3: _table_write_ids_v3,
+    4: _stream_progress_v4,
+}
 """Step that brings a catalog from version ``v - 1`` to ``v``, by ``v``."""
 
 

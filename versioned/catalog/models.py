@@ -18,6 +18,7 @@ from versioned.catalog.records import (
     GrantInfo,
     LockInfo,
     PartitionInfo,
+    StreamProgress,
     TableInfo,
     TransactionInfo,
 )
@@ -322,3 +323,27 @@ class WriteIdRow(Base):
     write_id: Mapped[int] = mapped_column(sa.BigInteger, primary_key=True, autoincrement=False)
     txn_id: Mapped[int] = mapped_column(sa.ForeignKey("transactions.id"), index=True)
     allocated_at: Mapped[float]
+
+
+class StreamProgressRow(Base):
+    """The last micro-batch each streaming writer committed to a table (Delta's
+    ``SetTransaction``): written in the SQL transaction of the commit that applied it."""
+
+    __tablename__ = "stream_progress"
+
+    table_id: Mapped[int] = mapped_column(sa.ForeignKey("tables.id"), primary_key=True)
+    writer_id: Mapped[str] = mapped_column(sa.String(200), primary_key=True)
+    batch_id: Mapped[int] = mapped_column(sa.BigInteger)
+    commit_seq: Mapped[int | None] = mapped_column(sa.BigInteger)
+    version: Mapped[int | None] = mapped_column(sa.BigInteger)
+    recorded_at: Mapped[float]
+
+    def info(self) -> StreamProgress:
+        """The row as a record."""
+        return StreamProgress(
+            writer_id=self.writer_id,
+            batch_id=self.batch_id,
+            commit_seq=self.commit_seq,
+            version=self.version,
+            recorded_at=self.recorded_at,
+        )

@@ -288,3 +288,34 @@ class TableWriteIds:
             and write_id not in self.open_ids
             and write_id not in self.aborted_ids
         )
+
+
+@dataclass(frozen=True)
+class StreamMark:
+    """The micro-batch a commit applies: batch ``batch_id`` of writer ``writer_id``.
+
+    A commit carrying a mark records it in the same SQL transaction, and is refused
+    (`StreamBatchCommittedError`) when the writer already recorded this batch id or a
+    higher one: a replayed micro-batch commits at most once (`versioned.catalog.stream_progress`).
+    """
+
+    writer_id: str
+    batch_id: int
+
+
+@dataclass(frozen=True)
+class StreamProgress:
+    """The last micro-batch a writer recorded for a table.
+
+    Attributes:
+        commit_seq: The commit that applied it; ``None`` when the batch committed nothing
+            (no row to apply).
+        version: That commit's version, or ``None``.
+        recorded_at: When it was recorded (epoch seconds).
+    """
+
+    writer_id: str
+    batch_id: int
+    commit_seq: int | None
+    version: int | None
+    recorded_at: float

@@ -24,6 +24,7 @@ from versioned.catalog import (
     partitions,
     schemas,
     snapshots,
+    stream_progress,
     tables,
 )
 from versioned.catalog.change_log import ChangeLogReads
@@ -39,6 +40,8 @@ from versioned.catalog.records import (
     PartitionInfo,
     Privilege,
     Snapshot,
+    StreamMark,
+    StreamProgress,
     TableCommit,
     TableInfo,
 )
@@ -212,6 +215,7 @@ class MetaStore(TransactionStore, ChangeLogReads):
         metrics: Mapping[str, Any] | None = None,
         version: int | None = None,
         expected_seq: int | None = None,
+        stream_mark: StreamMark | None = None,
     ) -> CommitInfo:
         """Make a transaction's files visible, atomically, and commit the transaction.
 
@@ -223,10 +227,14 @@ class MetaStore(TransactionStore, ChangeLogReads):
             expected_seq: Compare-and-swap guard on the whole table: the commit sequence of
                 the snapshot the writer planned against (``None``: only the partition
                 guards count).
+            stream_mark: The micro-batch (writer id, batch id) the commit applies: recorded
+                in the same SQL transaction (see `versioned.catalog.stream_progress`).
 
         Raises:
             CommitConflictError: Another writer changed what this commit planned against;
                 nothing was written and the transaction is still open.
+            StreamBatchCommittedError: ``stream_mark``'s writer recorded this batch or a
+                later one already; nothing was written and the transaction is still open.
             TransactionExpiredError: The transaction expired; it is aborted.
         """
         table_name = tables.table_name(name)
@@ -240,6 +248,7 @@ class MetaStore(TransactionStore, ChangeLogReads):
             metrics=metrics,
             version=version,
             expected_seq=expected_seq,
+            stream_mark=stream_mark,
         )
         try:
             return self._expiring(unit)
@@ -284,6 +293,38 @@ class MetaStore(TransactionStore, ChangeLogReads):
         """Delete the catalog rows of retired files once vacuum deleted them (needs write)."""
         self._on_table(
             name, "write", lambda s, t: snapshots.forget_files(s, t, file_ids), write=True
+        )
+
+    # streaming writers -----------------------------------------------------------------------
+
+    def stream_progress(self, name: TableName) -> list[StreamProgress]:
+        """The last micro-batch of every streaming writer of the table (needs read)."""
+        return self._on_table(name, "read", lambda s, t: stream_progress.progress_of(s, t.id))
+
+    def record_stream_batch(self, name: TableName, mark: StreamMark) -> None:
+        """Record a micro-batch that committed nothing (no row to apply) as the writer's
+        progress, so that a replay skips it (needs write).
+
+        Raises:
+            StreamBatchCommittedError: The writer recorded this batch or a later one.
+        """
+        stream_progress.check_mark(mark)
+
+        def work(s: Session, t: TableRow) -> None:
+            stream_progress.refuse_done(s, t, mark)
+            stream_progress.record(s, t, mark, None, time.time())
+
+        self._on_table(name, "write", work, write=True, lock=True)
+
+    def forget_stream_progress(self, name: TableName, writer_id: str | None = None) -> int:
+        """Forget one writer's progress (every writer's when ``writer_id`` is None), so
+        that its batch ids count from anew (needs write); returns the writers forgotten."""
+        return self._on_table(
+            name,
+            "write",
+            lambda s, t: stream_progress.forget(s, t.id, writer_id),
+            write=True,
+            lock=True,
         )
 
     # grants -----------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ from versioned.catalog.models import (
     LockRow,
     PartitionRow,
     SchemaRow,
+    StreamProgressRow,
     TableRow,
     WriteIdRow,
 )
@@ -197,6 +198,7 @@ def drop_table(session: Session, table: TableRow) -> TableInfo:
     session.execute(sa.delete(PartitionRow).where(PartitionRow.table_id == tid))
     session.execute(sa.delete(SchemaRow).where(SchemaRow.table_id == tid))
     session.execute(sa.delete(WriteIdRow).where(WriteIdRow.table_id == tid))
+    session.execute(sa.delete(StreamProgressRow).where(StreamProgressRow.table_id == tid))
     session.execute(sa.delete(TableRow).where(TableRow.id == tid))
     session.expunge(table)
     return info

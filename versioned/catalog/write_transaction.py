@@ -28,7 +28,7 @@ from contextlib import contextmanager
 from typing import Any, Literal, TypeVar
 
 from versioned.catalog.heartbeat import TransactionKeeper
-from versioned.catalog.records import CommitInfo, PartitionCommit
+from versioned.catalog.records import CommitInfo, PartitionCommit, StreamMark
 from versioned.catalog.store import MetaStore
 from versioned.errors import (
     CommitConflictError,
@@ -118,15 +118,19 @@ class WriteTransaction:
         metrics: Mapping[str, Any] | None = None,
         version: int | None = None,
         expected_seq: int | None = None,
+        stream_mark: StreamMark | None = None,
     ) -> CommitInfo:
         """Make the transaction's files visible, atomically (see `MetaStore.commit`).
 
         The compare-and-swap guards are the partitions' ``expected_head`` (and ``remove``)
-        and, with ``expected_seq``, the table's commit sequence.
+        and, with ``expected_seq``, the table's commit sequence. ``stream_mark`` (the
+        micro-batch the write applies) is recorded in the same SQL transaction.
 
         Raises:
             CommitConflictError: Another commit changed what this one planned against;
                 nothing was written. Leaving the ``with`` block aborts the transaction.
+            StreamBatchCommittedError: ``stream_mark``'s batch was applied already; nothing
+                was written, and leaving the block aborts the transaction.
             TransactionExpiredError: It expired; nothing was written.
         """
         self.check_alive()
@@ -138,6 +142,7 @@ class WriteTransaction:
             metrics=metrics,
             version=version,
             expected_seq=expected_seq,
+            stream_mark=stream_mark,
         )
         self.state = "committed"
         self.committed = info

@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from versioned.catalog.records import CommitInfo, PartitionCommit
+from versioned.catalog.records import CommitInfo, PartitionCommit, StreamMark
 from versioned.catalog.store import MetaStore
 from versioned.catalog.write_transaction import WriteTransaction, write_transaction
 from versioned.errors import CommitConflictError
@@ -51,9 +51,11 @@ class AcidTransaction:
         partitions: Sequence[PartitionCommit],
         metrics: dict[str, Any],
         expected_seq: int | None,
+        stream_mark: StreamMark | None = None,
     ) -> CommitInfo:
         """List the files and commit; raises `CommitConflictError` when another writer won
-        (with ``expected_seq``: a commit since that sequence other than a compaction)."""
+        (with ``expected_seq``: a commit since that sequence other than a compaction), and
+        `StreamBatchCommittedError` when ``stream_mark``'s batch was applied already."""
         while True:
             try:
                 return self.tx.commit(
@@ -61,6 +63,7 @@ class AcidTransaction:
                     partitions=partitions,
                     metrics=metrics,
                     expected_seq=expected_seq,
+                    stream_mark=stream_mark,
                 )
             except CommitConflictError:
                 expected_seq = self._past_compactions(expected_seq)

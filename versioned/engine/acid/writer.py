@@ -117,7 +117,7 @@ def write_batch(
                 fileio=ctx.fileio,
                 staging_dir=lambda txn_id: ctx.layout.staging_dir(table.location, txn_id),
             ) as txn:
-                return _write(ctx, table, feed, batch, txn, say, rejected, started, operation)
+                return _write(ctx, table, feed, batch, txn, say, rejected, started, operation, opts)
 
         return retry_on_conflict(
             opts.max_attempts,
@@ -306,6 +306,7 @@ def _write(
     rejected: tuple[int, str | None],
     started: float,
     operation: str,
+    options: WriteOptions,
 ) -> CommitResult:
     spec = table.spec
     snapshot = ctx.store.snapshot(spec.name)
@@ -355,6 +356,7 @@ def _write(
         partitions=changes,
         metrics=metrics,
         expected_seq=snapshot.seq if spec.keys_move else None,
+        stream_mark=options.stream_mark,
     )
     say(f"committed version {txn.txn_id} (write id {txn.write_id})")
     return CommitResult(

@@ -49,7 +49,7 @@ from versioned.engine.feeds.rows import (
     split_rows,
 )
 from versioned.engine.feeds.schema import ColumnMapping, map_columns
-from versioned.engine.feeds.text import read_csv, read_json_lines
+from versioned.engine.feeds.text import JsonRecords, json_records, read_csv, read_json_lines
 from versioned.engine.spark.types import spark_schema
 from versioned.errors import InputError, SchemaError
 from versioned.schema import TableSpec
@@ -58,6 +58,9 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 FeedFormat: TypeAlias = Literal["csv", "json", "parquet", "debezium"]
+EVENT_TEXT_COLUMN = "value"
+"""A DataFrame of this one STRING or BINARY column is Debezium events as JSON text when the
+format is ``debezium`` (Kafka's record values; a null value is a tombstone)."""
 FeedSource: TypeAlias = (
     "DataFrame | pa.Table | str | os.PathLike[str] | Sequence[str | os.PathLike[str]]"
 )
@@ -125,8 +128,9 @@ def read_feed(
         source: A Spark DataFrame, a ``pyarrow.Table``, or a path, glob or list of them.
         spec: The table the batch is for.
         format: ``csv``, ``json``, ``parquet`` or ``debezium`` (JSON Lines, or a DataFrame,
-            of Debezium change events); inferred from file extensions when ``None``.
-            Directories and Debezium need it.
+            of Debezium change events; a DataFrame of one STRING or BINARY column ``value``
+            holds the events as JSON text, as Kafka's source gives them); inferred from file
+            extensions when ``None``. Directories and Debezium need it.
         op_code_column: The input column holding op codes; defaults to the table's. Without
             one every row is an upsert. Debezium feeds carry their own op codes.
         partial: The feed is a partial update: table columns it lacks keep each key's stored
@@ -182,6 +186,8 @@ def _from_frame(
     if format not in (None, "debezium"):
         raise InputError(f"format={format!r} is for files; a {label} needs none")
     frame = source if isinstance(source, DataFrame) else spark.createDataFrame(source)
+    if format == "debezium" and _is_event_texts(frame):
+        return _from_event_texts(frame, reading, label)
     records = frame.select(F.struct(F.col("*")).alias(IN_RECORD), F.lit(label).alias(IN_SOURCE))
     records = records.withColumn(IN_SEQ, F.monotonically_increasing_id())
     return _from_records(_typed(records), frame.schema, reading, format, label)
@@ -233,6 +239,42 @@ def _from_json_lines(
         partial=reading.partial,
         options=reading.debezium,
     )
+    return _json_feed(json, reading, fmt, label)
+
+
+def _is_event_texts(frame: DataFrame) -> bool:
+    """Whether ``frame`` is Debezium events as text: one ``value`` column, STRING or BINARY
+    (the record values of Spark's Kafka source)."""
+    fields = frame.schema.fields
+    return (
+        len(fields) == 1
+        and fields[0].name == EVENT_TEXT_COLUMN
+        and isinstance(fields[0].dataType, T.StringType | T.BinaryType)
+    )
+
+
+def _from_event_texts(frame: DataFrame, reading: _Reading, label: str) -> Feed:
+    """Debezium events as JSON text, one per row (as JSON Lines files hold them); a null
+    value is a Kafka tombstone, as the line ``null`` is."""
+    text = F.col(EVENT_TEXT_COLUMN).cast("string")
+    lines = frame.select(
+        F.coalesce(text, F.lit("null")).alias(IN_RAW), F.lit(label).alias(IN_SOURCE)
+    ).withColumn(IN_SEQ, F.monotonically_increasing_id())
+    json = json_records(
+        lines,
+        reading.spec,
+        debezium=True,
+        op_column=None,
+        label=label,
+        partial=reading.partial,
+        options=reading.debezium,
+    )
+    return _json_feed(json, reading, "debezium", label)
+
+
+def _json_feed(json: JsonRecords, reading: _Reading, fmt: str, label: str) -> Feed:
+    """The feed of parsed JSON lines: plain rows, or Debezium events when ``fmt`` says so."""
+    spec = reading.spec
     if not json.schema.fields:  # no line is a JSON object: every line is a dead letter
         records = json.records
         events = None

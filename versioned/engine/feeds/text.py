@@ -201,6 +201,29 @@ def read_json_lines(
     lines = scan_in_order(
         files, lambda path: spark.read.text(path).select(F.col("value").alias(IN_RAW))
     )
+    return json_records(
+        lines,
+        spec,
+        debezium=debezium,
+        op_column=op_column,
+        label=label,
+        partial=partial,
+        options=options,
+    )
+
+
+def json_records(
+    lines: DataFrame,
+    spec: TableSpec,
+    *,
+    debezium: bool,
+    op_column: str | None,
+    label: str,
+    partial: bool = False,
+    options: DebeziumOptions | None = None,
+) -> JsonRecords:
+    """`read_json_lines` for lines at hand: ``lines`` has ``#raw`` (one JSON text per row),
+    ``#source`` and ``#seq`` (input order)."""
     lines = lines.where(F.trim(F.col(IN_RAW)) != F.lit(""))
     valid = F.is_valid_utf8(F.col(IN_RAW))
     repair = Lenience.of(spec).replace_invalid_utf8

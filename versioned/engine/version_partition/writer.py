@@ -314,6 +314,7 @@ def _write_version(job: _WriteJob, tx: WriteTransaction) -> CommitResult:
         # A table-wide key can move into a partition this write does not touch: any commit
         # since the snapshot may have placed one of our keys there.
         expected_seq=snapshot.seq if spec.keys_move else None,
+        stream_mark=job.options.stream_mark,
     )
     job.say(f"committed version {tx.id}")
     return dataclasses.replace(result, seconds=round(time.monotonic() - job.started, 3))

@@ -1,0 +1,121 @@
+"""A streaming query into the sink, SIGKILLed mid-stream and restarted on its checkpoint.
+
+The query runs in a worker process (`tests.table.workers`, command ``stream``). Whatever the
+kill point, the table must end with exactly the rows of all batches applied in order, and one
+commit per micro-batch: a batch committed by the sink just before the kill, which Spark
+replays on restart, must be skipped, and a batch killed before its commit must be applied by
+the restart.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.table.processes import Worker, start_workers
+from tests.table.sales import Row, apply, latest, make_table, model_rows
+from tests.table.stream_query import write_batches
+from versioned.api.catalog import Catalog
+
+pytestmark = [pytest.mark.spark, pytest.mark.slow]
+
+BATCHES: list[list[Row]] = [
+    [(1, 1.0, "I", "a"), (2, 2.0, "I", "a"), (3, 3.0, "I", "b")],
+    [(1, 10.0, "U", "a"), (2, None, "D", "a"), (4, 4.0, "I", "b")],
+    [(3, 30.0, "U", "b"), (5, 5.0, "I", "a"), (4, None, "D", "b")],
+    [(1, 100.0, "U", "a"), (6, 6.0, "I", "b"), (2, 2.5, "I", "b")],
+]
+
+
+def _expected() -> list[tuple[Any, ...]]:
+    model: dict[int, tuple[float | None, str | None]] = {}
+    for rows in BATCHES:
+        apply(model, rows)
+    return model_rows(model)
+
+
+def _stream(tmp_path: Path, pause_s: float) -> dict[str, Any]:
+    return {
+        "op": "stream",
+        "source": str(tmp_path / "in"),
+        "checkpoint": str(tmp_path / "checkpoint"),
+        "pause_s": pause_s,
+    }
+
+
+def _kill_after(worker: Worker, marker: str, delay: float = 0.0) -> str:
+    """SIGKILL the worker ``delay`` s after its progress message containing ``marker``;
+    returns the message, or ``finished`` when the command ended first."""
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:
+        line = worker.read_line(max(0.1, deadline - time.monotonic()))
+        assert line is not None, f"worker died on its own:\n{worker.stderr_tail()}"
+        if line.startswith(("R ", "E ")):
+            assert line.startswith("R "), line
+            return "finished"
+        if marker in line:
+            time.sleep(delay)
+            worker.kill()
+            return line[2:]
+    raise AssertionError(f"the stream did not reach {marker!r}")
+
+
+def _workers(cat: Catalog, name: str, layout: str, count: int) -> list[Worker]:
+    settings = cat.settings
+    return start_workers(count, settings.catalog_url, str(settings.warehouse), name, layout)
+
+
+def test_a_batch_committed_just_before_a_kill_is_skipped_on_restart(
+    cat: Catalog, layout: str, tmp_path: Path
+) -> None:
+    t = make_table(cat, layout=layout)
+    write_batches(tmp_path / "in", BATCHES)
+    first, second = _workers(cat, str(t.name), layout, 2)  # both JVMs start at once
+    try:
+        # The sink committed batch 1; Spark has not written commits/1 when the kill lands.
+        first.send(_stream(tmp_path, pause_s=60))
+        assert _kill_after(first, "batch 1 applied") == "batch 1 applied"
+        assert len(t.history()) == 2
+        result = second.run(_stream(tmp_path, pause_s=0))
+    finally:
+        for worker in (first, second):
+            worker.kill()
+            worker.close()
+    assert result == {"applied": 2, "empty": 0, "skipped": 1}
+    assert len(t.history()) == len(BATCHES)
+    assert latest(t) == _expected()
+    assert list(t.stream_progress().values()) == [len(BATCHES) - 1]
+
+
+@pytest.mark.soak  # several JVM starts per parameter: `make soak`
+@pytest.mark.parametrize("seed", [1, 2])
+def test_kills_at_random_points_apply_every_batch_exactly_once(
+    cat: Catalog, layout: str, tmp_path: Path, seed: int
+) -> None:
+    rng = random.Random(seed)
+    t = make_table(cat, layout=layout)
+    write_batches(tmp_path / "in", BATCHES)
+    marks = ["reading the batch", "writing ", "committed version", "applied"]
+    kills: list[str] = []
+    for _ in range(3):
+        (worker,) = _workers(cat, str(t.name), layout, 1)
+        try:
+            worker.send(_stream(tmp_path, pause_s=rng.choice([0.0, 0.5])))
+            reached = _kill_after(worker, rng.choice(marks), delay=rng.random())
+        finally:
+            worker.kill()
+            worker.close()
+        kills.append(reached)
+        if reached == "finished":
+            break
+    (worker,) = _workers(cat, str(t.name), layout, 1)
+    try:
+        worker.run(_stream(tmp_path, pause_s=0))
+    finally:
+        worker.close()
+    assert len(t.history()) == len(BATCHES), kills
+    assert latest(t) == _expected(), kills

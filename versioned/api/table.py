@@ -8,6 +8,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from versioned.api.table_streams import TableStreams
 from versioned.catalog.records import CommitInfo, Snapshot, TableInfo
 from versioned.errors import InputError
 from versioned.layouts.base import layout_of
@@ -19,13 +20,12 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
     from versioned.api.catalog import Catalog
-    from versioned.api.stream_sink import StreamSink
     from versioned.engine.table_engine import TableEngine
     from versioned.options import CompactionOptions, CompactionThresholds, WriteOptions
     from versioned.results import CompactionResult, VacuumResult
 
 
-class Table:
+class Table(TableStreams):
     """A table: its definition and the operations on its data."""
 
     def __init__(self, catalog: Catalog, info: TableInfo) -> None:
@@ -178,23 +178,6 @@ class Table:
         self.refresh()
         return result
 
-    def stream_writer(self, writer_id: str | None = None, **upsert_options: Any) -> StreamSink:
-        """A function for ``df.writeStream.foreachBatch(...)`` that upserts each micro-batch
-        exactly once, replays included; ``upsert_options`` are `upsert`'s keyword arguments.
-        ``writer_id`` defaults to the streaming query's id, kept in its checkpoint; give a
-        new one with a new checkpoint (``docs/streaming-sink.md``)."""
-        from versioned.api.stream_sink import StreamSink
-
-        return StreamSink(self, writer_id, upsert_options)
-
-    def stream_progress(self) -> dict[str, int]:
-        """The last micro-batch id each streaming writer recorded, by writer id."""
-        return {p.writer_id: p.batch_id for p in self.catalog.store.stream_progress(self.name)}
-
-    def reset_stream_progress(self, writer_id: str) -> bool:
-        """Forget a writer's progress (its batch ids count from 0 again); whether it had any."""
-        return self.catalog.store.forget_stream_progress(self.name, writer_id) > 0
-
     def add_columns(self, columns: str | Sequence[Column]) -> CommitInfo:
         """Add nullable columns (``"c STRING, d DECIMAL(10,2)"``) after the existing ones.
 
@@ -315,22 +298,6 @@ class Table:
                 until=until,
             )
         return engine.changes(self.catalog, before, after)
-
-    def change_stream(
-        self,
-        *,
-        starting_version: int | str | None = None,
-        max_commits_per_trigger: int | None = None,
-    ) -> DataFrame:
-        """The table's committed changes, commit by commit, as a streaming DataFrame (from
-        the first commit, a version, or ``"latest"``); see ``docs/change-stream.md``."""
-        from versioned.api.change_stream import change_stream
-
-        return change_stream(
-            self,
-            starting_version=starting_version,
-            max_commits_per_trigger=max_commits_per_trigger,
-        )
 
     def compact(
         self,

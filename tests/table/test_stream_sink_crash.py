@@ -69,6 +69,7 @@ def _workers(cat: Catalog, name: str, layout: str, count: int) -> list[Worker]:
     return start_workers(count, settings.catalog_url, str(settings.warehouse), name, layout)
 
 
+@pytest.mark.soak  # two query processes and a SIGKILL (about a minute per layout): `make soak`
 def test_a_batch_committed_just_before_a_kill_is_skipped_on_restart(
     cat: Catalog, layout: str, tmp_path: Path
 ) -> None:

@@ -18,10 +18,7 @@ from tests.support.spark_cluster import ENV_MASTER, EXECUTORS, MASTER
 
 pytestmark = [
     pytest.mark.spark,
-    pytest.mark.skipif(
-        MASTER is None,
-        reason=f"runs only on the standalone cluster of `make test-cluster` (${ENV_MASTER})",
-    ),
+    pytest.mark.skipif(MASTER is None, reason=f"runs only on make test-cluster (${ENV_MASTER})"),
 ]
 
 

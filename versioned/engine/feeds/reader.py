@@ -182,8 +182,10 @@ def _from_frame(
     if format not in (None, "debezium"):
         raise InputError(f"format={format!r} is for files; a {label} needs none")
     frame = source if isinstance(source, DataFrame) else spark.createDataFrame(source)
+    # ``#seq`` is numbered where the record's fields are taken (`_from_records`): a
+    # projection numbering rows cannot merge with the one below it, so numbering here would
+    # build every record's struct instead of reading its fields straight from the input.
     records = frame.select(F.struct(F.col("*")).alias(IN_RECORD), F.lit(label).alias(IN_SOURCE))
-    records = records.withColumn(IN_SEQ, F.monotonically_increasing_id())
     return _from_records(_typed(records), frame.schema, reading, format, label)
 
 
@@ -206,15 +208,17 @@ def _from_files(
         return _feed(frame, spec, present, filled, label)
     if fmt == "parquet":
         schema = _parquet_schema(spark, files, label)
+        # Each file's columns by position, gathered into the record above the union: Spark
+        # then reads the record's fields straight from the scans instead of building it.
+        positional = [f"#c{i}" for i in range(len(schema.fields))]
 
         def scan(path: str) -> DataFrame:
-            return (
-                spark.read.schema(schema)
-                .parquet(path)
-                .select(F.struct(F.col("*")).alias(IN_RECORD))
-            )
+            return spark.read.schema(schema).parquet(path).toDF(*positional)
 
-        return _from_records(_typed(scan_in_order(files, scan)), schema, reading, fmt, label)
+        scans = scan_in_order(files, scan)
+        fields = [F.col(f"`{p}`").alias(f.name) for p, f in zip(positional, schema, strict=True)]
+        records = scans.select(F.struct(*fields).alias(IN_RECORD), IN_SOURCE, IN_SEQ)
+        return _from_records(_typed(records), schema, reading, fmt, label)
     return _from_json_lines(spark, files, reading, fmt, label)
 
 
@@ -254,7 +258,7 @@ def _typed(records: DataFrame) -> DataFrame:
         F.lit(None).cast("string").alias(IN_MALFORMED),
         F.to_json(F.col(IN_RECORD)).alias(IN_RAW),
         IN_SOURCE,
-        IN_SEQ,
+        *([IN_SEQ] if IN_SEQ in records.columns else []),
     )
 
 
@@ -280,7 +284,10 @@ def _from_records(
 ) -> Feed:
     """Match a one-struct-per-record frame to the table, then type and check its rows."""
     spec = reading.spec
+    # A DataFrame's records are numbered in input order here (see `_from_frame`).
+    seq = F.col(IN_SEQ) if IN_SEQ in records.columns else F.monotonically_increasing_id()
     if fmt == "debezium":
+        records = records.withColumn(IN_SEQ, seq)
         frame, debezium_mapping, present, events = debezium_rows(
             records,
             schema,
@@ -304,7 +311,9 @@ def _from_records(
     op = op_input(mapping.op_column, record.getField)
     extra = [c for c in records.columns if c == IN_COERCED or c.startswith(IN_PROBLEMS)]
     keep = [F.array(*[F.lit(n) for n in mapping.filled]).alias(IN_KEEP)] if mapping.filled else []
-    frame = records.select(*values, op, IN_MALFORMED, IN_RAW, IN_SOURCE, IN_SEQ, *extra, *keep)
+    frame = records.select(
+        *values, op, IN_MALFORMED, IN_RAW, IN_SOURCE, seq.alias(IN_SEQ), *extra, *keep
+    )
     return _feed(frame, spec, frozenset(mapping.present), mapping.filled, label)
 
 

@@ -77,7 +77,7 @@ IN_COERCED = "#coerced"
 # Optional: names of the columns whose stored value a row keeps (a partial update, or an
 # unchanged TOAST value); passed on to ``rows`` under the same name (see kept_values).
 IN_KEEP = "#keep"
-_IN_REASON = "#reason"
+_IN_REJECTED = "#rejected"
 _IN_COERCED = "#coerced_row"
 
 
@@ -114,9 +114,28 @@ def split_rows(
     op = normalise_op_code(F.col(IN_OP))
     keep = F.col(IN_KEEP) if IN_KEEP in frame.columns else None
     checked = _checked_columns(spec, present, input_types, op, keep, lenience)
-    reasons = [op_code_problem(F.col(IN_OP), op), *checked.reasons]
+    problems = [_Problem(op.isNull(), op_code_problem(F.col(IN_OP), op)), *checked.problems]
     coerced = [F.col(IN_COERCED)] if IN_COERCED in input_types else []
-    return _split_checked(frame, spec, op, checked.values, reasons, coerced + checked.coerced, keep)
+    return _split_checked(
+        frame, spec, op, checked.values, problems, coerced + checked.coerced, keep
+    )
+
+
+@dataclass(frozen=True)
+class _Problem:
+    """One way a row can be unusable: a cheap test, and the text saying why.
+
+    Rows are tested with ``holds`` alone; ``message`` is built only for the rejected rows.
+    Spark compiles the per-row code of a stage into one Java method, and the JVM interprets
+    (never compiles) a method over 8000 bytes: the message texts of a wide table inline would
+    make every row of a clean batch pay for them.
+    """
+
+    holds: Column  # true when the row has this problem (null counts as false)
+    message: Column  # the reason text; read only where ``holds`` is true
+
+    def reason(self) -> Column:
+        return F.when(self.holds, self.message)
 
 
 @dataclass(frozen=True)
@@ -124,7 +143,7 @@ class _CheckedColumns:
     """The table's columns of a feed, typed, and what is wrong with them per row."""
 
     values: list[Column]  # one per table column, in table order
-    reasons: list[Column]  # why a row cannot be applied (null: nothing)
+    problems: list[_Problem]  # why a row cannot be applied
     coerced: list[Column]  # whether a lenient conversion changed a row's value
 
 
@@ -173,12 +192,13 @@ def _checked_columns(
             value = F.when(~kept, value)
             checked = checked & ~kept
         out.values.append(value.alias(column.name))
-        out.reasons.extend(
+        out.problems.extend(
             _problems(column, spec, src, input_types[column.name], converted, lenience, checked)
         )
         found = f"{IN_PROBLEMS}:{column.name}"  # what the reader found, e.g. a JSON object
         if found in input_types:
-            out.reasons.append(F.when(checked, F.col(f"`{found}`")))
+            reported = F.col(f"`{found}`")
+            out.problems.append(_Problem(checked & reported.isNotNull(), reported))
         if lenience.round_decimals:
             out.coerced.append(checked & converted.inexact)
         if lenience.replace_invalid_utf8:
@@ -191,16 +211,14 @@ def _split_checked(
     spec: TableSpec,
     op: Column,
     values: list[Column],
-    reasons: list[Column],
+    problems: list[_Problem],
     coerced: list[Column],
     keep: Column | None,
 ) -> tuple[DataFrame, DataFrame, ObservedCount]:
     """The applicable rows and the dead letters, with the observation counting them."""
-    combined = F.concat_ws("; ", *reasons)
-    reason = (
-        F.when(F.col(IN_MALFORMED).isNotNull(), F.col(IN_MALFORMED))
-        .when(combined != F.lit(""), combined)
-        .otherwise(F.lit(None).cast("string"))
+    malformed = F.col(IN_MALFORMED)
+    rejected_if = malformed.isNotNull() | F.coalesce(
+        _any([p.holds for p in problems]), F.lit(False)
     )
     any_coerced = F.coalesce(_any(coerced), F.lit(False))
     kept = [keep] if keep is not None else []
@@ -208,21 +226,24 @@ def _split_checked(
         *values,
         op.alias(OP),
         F.col(IN_SEQ).cast("long").alias(SEQ),
-        reason.alias(_IN_REASON),
+        rejected_if.alias(_IN_REJECTED),
         any_coerced.alias(_IN_COERCED),
-        F.col(IN_RAW).cast("string").alias(IN_RAW),
-        F.col(IN_SOURCE).cast("string").alias(IN_SOURCE),
         *kept,
     )
-    accepted = F.col(_IN_REASON).isNull()
+    rejected_row = F.col(_IN_REJECTED)
     counts = ObservedCount(
-        checked_rows, ~accepted, "rejected", coerced=accepted & F.col(_IN_COERCED)
+        checked_rows, rejected_row, "rejected", coerced=~rejected_row & F.col(_IN_COERCED)
     )
-    rows = counts.frame.where(accepted).select(*spec.column_names, OP, SEQ, *kept)
-    rejected = checked_rows.where(~accepted).select(
-        F.make_valid_utf8(F.col(IN_RAW)).alias(RAW),  # the dead-letter file is UTF-8 JSON
-        F.col(_IN_REASON).alias(REASON),
-        F.col(IN_SOURCE).alias(SOURCE),
+    rows = counts.frame.where(~rejected_row).select(*spec.column_names, OP, SEQ, *kept)
+    # The reasons are built from the input, for the rejected rows only.
+    reason = F.when(malformed.isNotNull(), malformed).otherwise(
+        F.concat_ws("; ", *[p.reason() for p in problems])
+    )
+    rejected = frame.where(rejected_if).select(
+        # the dead-letter file is UTF-8 JSON
+        F.make_valid_utf8(F.col(IN_RAW).cast("string")).alias(RAW),
+        reason.alias(REASON),
+        F.col(IN_SOURCE).cast("string").alias(SOURCE),
     )
     return rows, rejected, counts
 
@@ -251,48 +272,41 @@ def _problems(
     converted: ConvertedValue,
     lenience: Lenience,
     checked: Column,
-) -> list[Column]:
+) -> list[_Problem]:
     name, type_name, value = column.name, column.type, converted.value
     article = "an" if type_name[0] in "AEIOU" else "a"
     shown = _quoted(F.make_valid_utf8(_as_text(src, src_type)))
+
+    def quoting(text: str) -> Column:
+        return F.concat(F.lit(f"column {name}: '"), shown, F.lit(text))
+
     problems = [
-        F.when(
-            checked & converted.failed,
-            F.concat(F.lit(f"column {name}: '"), shown, F.lit(f"' is not {article} {type_name}")),
-        )
+        _Problem(checked & converted.failed, quoting(f"' is not {article} {type_name}")),
     ]
     if not lenience.round_decimals:
         problems.append(
-            F.when(
+            _Problem(
                 checked & converted.inexact,
-                F.concat(
-                    F.lit(f"column {name}: '"),
-                    shown,
-                    F.lit(
-                        f"' has more decimal places than {type_name} keeps; round it in the "
-                        f"feed, or set table property {ROUND_DECIMALS}=true"
-                    ),
+                quoting(
+                    f"' has more decimal places than {type_name} keeps; round it in the "
+                    f"feed, or set table property {ROUND_DECIMALS}=true"
                 ),
             )
         )
     if not lenience.replace_invalid_utf8:
         problems.append(
-            F.when(
+            _Problem(
                 checked & converted.bad_utf8,
-                F.concat(
-                    F.lit(f"column {name}: '"),
-                    shown,
-                    F.lit(
-                        "' is not valid UTF-8 (shown with U+FFFD); fix the encoding, or set "
-                        f"table property {REPLACE_INVALID_UTF8}=true"
-                    ),
+                quoting(
+                    "' is not valid UTF-8 (shown with U+FFFD); fix the encoding, or set "
+                    f"table property {REPLACE_INVALID_UTF8}=true"
                 ),
             )
         )
     limit = max_length(type_name)
     if limit is not None:
         problems.append(
-            F.when(
+            _Problem(
                 checked & (F.length(value) > F.lit(limit)),
                 F.concat(
                     F.lit(f"column {name}: '"),
@@ -305,21 +319,26 @@ def _problems(
         problems.extend(_partition_problems(name, value))
     is_null = value.isNull() & ~converted.failed
     if name in spec.primary_key:
-        problems.append(F.when(is_null, F.lit(f"primary key column {name} is null")))
+        problems.append(_Problem(is_null, F.lit(f"primary key column {name} is null")))
     elif name == spec.ordering_column:
-        problems.append(F.when(is_null, F.lit(f"ordering column {name} is null")))
+        problems.append(_Problem(is_null, F.lit(f"ordering column {name} is null")))
     elif not column.nullable:
-        problems.append(F.when(checked & is_null, F.lit(f"column {name} is NOT NULL but null")))
+        problems.append(_Problem(checked & is_null, F.lit(f"column {name} is NOT NULL but null")))
     return problems
 
 
-def _partition_problems(name: str, value: Column) -> list[Column]:
+def _partition_problems(name: str, value: Column) -> list[_Problem]:
     """A partition value must not name the null partition, and must fit a directory name."""
     text = value.cast("string")
     escaped = F.length(text) - F.length(F.regexp_replace(text, escaped_chars_pattern(), ""))
-    size = F.lit(len(escape_path_name(name).encode()) + 1) + F.octet_length(text) + 2 * escaped
+    prefix = len(escape_path_name(name).encode()) + 1
+    size = F.lit(prefix) + F.octet_length(text) + 2 * escaped
+    # Escaping turns a byte into at most three: only a value that could be too long is
+    # matched against the pattern (``&`` does not evaluate its right side when the left
+    # is false).
+    may_be_long = F.lit(prefix) + 3 * F.octet_length(text) > F.lit(MAX_SEGMENT_BYTES)
     return [
-        F.when(
+        _Problem(
             text == F.lit(DEFAULT_PARTITION_NAME),
             F.lit(
                 f"partition column {name}: '{DEFAULT_PARTITION_NAME}' is Hive's name of the "
@@ -327,8 +346,8 @@ def _partition_problems(name: str, value: Column) -> list[Column]:
                 "for the default partition"
             ),
         ),
-        F.when(
-            size > F.lit(MAX_SEGMENT_BYTES),
+        _Problem(
+            may_be_long & (size > F.lit(MAX_SEGMENT_BYTES)),
             F.concat(
                 F.lit(f"partition column {name}: '"),
                 _quoted(F.make_valid_utf8(text)),

@@ -107,6 +107,11 @@ class Feed:
         counted = self.rejections.value("coerced") if self.rejections is not None else None
         return counted or 0
 
+    def delete_count(self) -> int | None:
+        """The deletes among the applied rows, counted while ``rows`` was read; None if
+        unknown yet."""
+        return self.rejections.value("deletes") if self.rejections is not None else None
+
 
 def read_feed(
     spark: SparkSession,

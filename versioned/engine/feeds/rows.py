@@ -102,8 +102,9 @@ def split_rows(
         ``(rows, rejected, counts)``: ``rows`` has the table's columns cast to its types
         plus ``_op`` (``I``/``U``/``D``) and ``_seq`` (and ``#keep`` if ``frame`` has it: a
         kept column is null and unchecked); ``rejected`` has ``_raw``, ``_reason``,
-        ``_source``. Both are lazy. ``counts`` counts the rejected rows (``rejected``) and the
-        applied rows whose values were coerced (``coerced``) while an action reads ``rows``.
+        ``_source``. Both are lazy. ``counts`` counts the rejected rows (``rejected``), the
+        applied rows whose values were coerced (``coerced``) and the applied deletes
+        (``deletes``) while an action reads ``rows``.
 
     Raises:
         SchemaError: A typed input column cannot convert to its table column's type.
@@ -232,7 +233,11 @@ def _split_checked(
     )
     rejected_row = F.col(_IN_REJECTED)
     counts = ObservedCount(
-        checked_rows, rejected_row, "rejected", coerced=~rejected_row & F.col(_IN_COERCED)
+        checked_rows,
+        rejected_row,
+        "rejected",
+        coerced=~rejected_row & F.col(_IN_COERCED),
+        deletes=~rejected_row & (F.col(OP) == F.lit(DELETE)),
     )
     rows = counts.frame.where(~rejected_row).select(*spec.column_names, OP, SEQ, *kept)
     # The reasons are built from the input, for the rejected rows only.

@@ -91,7 +91,10 @@ def _dead_letters(t: Any) -> list[dict[str, Any]]:
     ]
 
 
-def test_a_bulk_first_load_commits_what_the_general_path_commits(cat: Catalog) -> None:
+@pytest.mark.parametrize("file_format", ["parquet", "orc"])
+def test_a_bulk_first_load_commits_what_the_general_path_commits(
+    cat: Catalog, file_format: str
+) -> None:
     tables = {
         bulk: cat.create_table(
             f"b.typed_{bulk}",
@@ -99,6 +102,7 @@ def test_a_bulk_first_load_commits_what_the_general_path_commits(cat: Catalog) -
             primary_key="id",
             partition_by="store",
             op_code_column="op",
+            file_format=file_format,
             properties={BULK_LOAD_MIN_BYTES_PROPERTY: "0" if bulk else NEVER},
         )
         for bulk in (True, False)

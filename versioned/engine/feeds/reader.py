@@ -11,7 +11,7 @@ column). Values convert to the table's types as `versioned.engine.feeds.rows` de
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, TypeAlias, TypeGuard
 
@@ -70,10 +70,8 @@ class Feed:
     Attributes:
         rows: The table's columns (in table order, cast to the table's types), ``_op``
             (``I``, ``U`` or ``D``) and ``_seq`` (long, increasing in input order).
-        rejected: Dead letters with ``_raw`` (the exact line for JSON and unparseable CSV
-            records; otherwise the record re-rendered as a CSV line or, for Parquet and
-            DataFrames, as a JSON object), ``_reason`` and ``_source`` (the file URI, or
-            ``DataFrame`` / ``pyarrow.Table``).
+        reject: Builds `rejected` (its reasons are many expressions, built only when the
+            dead letters are written).
         filled_columns: Table columns a partial update lacks; rows keep their stored values.
         rejections: Counts the rejected (and the coerced) rows while the first action on
             ``rows`` reads it (None: no observation, count ``rejected`` instead; so also
@@ -89,12 +87,20 @@ class Feed:
     """
 
     rows: DataFrame
-    rejected: DataFrame
+    reject: Callable[[], DataFrame]
     filled_columns: tuple[str, ...] = ()
     rejections: ObservedCount | None = None
     keeps: bool = False
     events: DebeziumEvents | None = None
     source: str = ""
+
+    @property
+    def rejected(self) -> DataFrame:
+        """Dead letters with ``_raw`` (the exact line for JSON and unparseable CSV records;
+        otherwise the record re-rendered as a CSV line or, for Parquet and DataFrames, as a
+        JSON object), ``_reason`` and ``_source`` (the file URI, or ``DataFrame`` /
+        ``pyarrow.Table``); lazy."""
+        return self.reject()
 
     def rejected_count(self) -> int | None:
         """The rejected rows counted while ``rows`` was read, or None if unknown yet."""
@@ -333,7 +339,7 @@ def _feed(
     rows, rejected, rejections = split_rows(frame, spec, present, source=label)
     return Feed(
         rows=rows,
-        rejected=rejected,
+        reject=rejected,
         filled_columns=filled,
         rejections=rejections,
         keeps=IN_KEEP in rows.columns,
@@ -351,7 +357,7 @@ def _empty_feed(spark: SparkSession, spec: TableSpec) -> Feed:
     rejected = T.StructType([T.StructField(n, T.StringType()) for n in (RAW, REASON, SOURCE)])
     return Feed(
         rows=spark.createDataFrame([], T.StructType(row_fields)),
-        rejected=spark.createDataFrame([], rejected),
+        reject=lambda: spark.createDataFrame([], rejected),
     )
 
 

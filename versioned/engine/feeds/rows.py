@@ -86,7 +86,7 @@ _QUOTE_LIMIT = 60
 
 def split_rows(
     frame: DataFrame, spec: TableSpec, present: Collection[str], *, source: str
-) -> tuple[DataFrame, DataFrame, ObservedCount]:
+) -> tuple[DataFrame, Callable[[], DataFrame], ObservedCount]:
     """Type the rows of a matched feed and separate the rows that cannot be applied.
 
     Args:
@@ -101,8 +101,9 @@ def split_rows(
     Returns:
         ``(rows, rejected, counts)``: ``rows`` has the table's columns cast to its types
         plus ``_op`` (``I``/``U``/``D``) and ``_seq`` (and ``#keep`` if ``frame`` has it: a
-        kept column is null and unchecked); ``rejected`` has ``_raw``, ``_reason``,
-        ``_source``. Both are lazy. ``counts`` counts the rejected rows (``rejected``), the
+        kept column is null and unchecked); ``rejected`` builds the frame of ``_raw``,
+        ``_reason``, ``_source`` (the reasons are many expressions: built only when asked
+        for). Both frames are lazy. ``counts`` counts the rejected rows (``rejected``), the
         applied rows whose values were coerced (``coerced``) and the applied deletes
         (``deletes``) while an action reads ``rows``.
 
@@ -115,7 +116,10 @@ def split_rows(
     op = normalise_op_code(F.col(IN_OP))
     keep = F.col(IN_KEEP) if IN_KEEP in frame.columns else None
     checked = _checked_columns(spec, present, input_types, op, keep, lenience)
-    problems = [_Problem(op.isNull(), op_code_problem(F.col(IN_OP), op)), *checked.problems]
+    problems = [
+        _Problem(op.isNull(), lambda: op_code_problem(F.col(IN_OP), op)),
+        *checked.problems,
+    ]
     coerced = [F.col(IN_COERCED)] if IN_COERCED in input_types else []
     return _split_checked(
         frame, spec, op, checked.values, problems, coerced + checked.coerced, keep
@@ -133,10 +137,12 @@ class _Problem:
     """
 
     holds: Column  # true when the row has this problem (null counts as false)
-    message: Column  # the reason text; read only where ``holds`` is true
+    message: Callable[[], Column]
+    """Builds the reason text, read only where ``holds`` is true (built only when the
+    dead letters are: each text is several expressions, each a call into the JVM)."""
 
     def reason(self) -> Column:
-        return F.when(self.holds, self.message)
+        return F.when(self.holds, self.message())
 
 
 @dataclass(frozen=True)
@@ -187,11 +193,11 @@ def _checked_columns(
         src = F.col(column.name)
         converted = convert_value(src, input_types[column.name], target, lenience)
         value = converted.value
-        checked = F.lit(True) if column.name in required else ~is_delete
+        checked = _Checked(None if column.name in required else ~is_delete)
         if keep is not None and column.name not in required:  # kept: neither read nor checked
             kept = F.coalesce(F.array_contains(keep, F.lit(column.name)), F.lit(False))
             value = F.when(~kept, value)
-            checked = checked & ~kept
+            checked = _Checked(~is_delete & ~kept)
         out.values.append(value.alias(column.name))
         out.problems.extend(
             _problems(column, spec, src, input_types[column.name], converted, lenience, checked)
@@ -199,12 +205,25 @@ def _checked_columns(
         found = f"{IN_PROBLEMS}:{column.name}"  # what the reader found, e.g. a JSON object
         if found in input_types:
             reported = F.col(f"`{found}`")
-            out.problems.append(_Problem(checked & reported.isNotNull(), reported))
-        if lenience.round_decimals:
-            out.coerced.append(checked & converted.inexact)
-        if lenience.replace_invalid_utf8:
-            out.coerced.append(checked & converted.bad_utf8)
+            out.problems.append(_Problem(checked(reported.isNotNull()), _given(reported)))
+        for coerced, lenient in (
+            (converted.inexact, lenience.round_decimals),
+            (converted.bad_utf8, lenience.replace_invalid_utf8),
+        ):
+            if lenient and coerced is not None:
+                out.coerced.append(checked(coerced))
     return out
+
+
+@dataclass(frozen=True)
+class _Checked:
+    """Which rows a column's checks apply to: all of them (``only`` None), or those where
+    ``only`` holds (not deletes, not kept values)."""
+
+    only: Column | None
+
+    def __call__(self, condition: Column) -> Column:
+        return condition if self.only is None else self.only & condition
 
 
 def _split_checked(
@@ -215,8 +234,9 @@ def _split_checked(
     problems: list[_Problem],
     coerced: list[Column],
     keep: Column | None,
-) -> tuple[DataFrame, DataFrame, ObservedCount]:
-    """The applicable rows and the dead letters, with the observation counting them."""
+) -> tuple[DataFrame, Callable[[], DataFrame], ObservedCount]:
+    """The applicable rows, the dead letters (built when called), and the observation
+    counting them."""
     malformed = F.col(IN_MALFORMED)
     rejected_if = malformed.isNotNull() | F.coalesce(
         _any([p.holds for p in problems]), F.lit(False)
@@ -240,16 +260,19 @@ def _split_checked(
         deletes=~rejected_row & (F.col(OP) == F.lit(DELETE)),
     )
     rows = counts.frame.where(~rejected_row).select(*spec.column_names, OP, SEQ, *kept)
-    # The reasons are built from the input, for the rejected rows only.
-    reason = F.when(malformed.isNotNull(), malformed).otherwise(
-        F.concat_ws("; ", *[p.reason() for p in problems])
-    )
-    rejected = frame.where(rejected_if).select(
-        # the dead-letter file is UTF-8 JSON
-        F.make_valid_utf8(F.col(IN_RAW).cast("string")).alias(RAW),
-        reason.alias(REASON),
-        F.col(IN_SOURCE).cast("string").alias(SOURCE),
-    )
+
+    def rejected() -> DataFrame:
+        # The reasons are built from the input, for the rejected rows only.
+        reason = F.when(malformed.isNotNull(), malformed).otherwise(
+            F.concat_ws("; ", *[p.reason() for p in problems])
+        )
+        return frame.where(rejected_if).select(
+            # the dead-letter file is UTF-8 JSON
+            F.make_valid_utf8(F.col(IN_RAW).cast("string")).alias(RAW),
+            reason.alias(REASON),
+            F.col(IN_SOURCE).cast("string").alias(SOURCE),
+        )
+
     return rows, rejected, counts
 
 
@@ -260,13 +283,19 @@ def op_input(op_column: str | None, get: Callable[[str], Column]) -> Column:
     return op.alias(IN_OP)
 
 
+def _given(message: Column) -> Callable[[], Column]:
+    return lambda: message
+
+
 def _any(flags: list[Column]) -> Column:
+    """Whether any flag holds: true, or false or null (callers coalesce null to false)."""
     if not flags:
         return F.lit(False)
-    result = flags[0]
-    for flag in flags[1:]:
-        result = result | flag
-    return result
+    if len(flags) == 1:
+        return flags[0]
+    # One call into the JVM instead of one per flag. Like the OR of the flags it is true
+    # when any flag is; else false or null, which callers read as false.
+    return F.greatest(*flags)
 
 
 def _problems(
@@ -276,32 +305,40 @@ def _problems(
     src_type: T.DataType,
     converted: ConvertedValue,
     lenience: Lenience,
-    checked: Column,
+    checked: _Checked,
 ) -> list[_Problem]:
     name, type_name, value = column.name, column.type, converted.value
     article = "an" if type_name[0] in "AEIOU" else "a"
-    shown = _quoted(F.make_valid_utf8(_as_text(src, src_type)))
 
-    def quoting(text: str) -> Column:
-        return F.concat(F.lit(f"column {name}: '"), shown, F.lit(text))
+    def quoting(text: str) -> Callable[[], Column]:
+        def message() -> Column:
+            shown = _quoted(F.make_valid_utf8(_as_text(src, src_type)))
+            return F.concat(F.lit(f"column {name}: '"), shown, F.lit(text))
 
-    problems = [
-        _Problem(checked & converted.failed, quoting(f"' is not {article} {type_name}")),
-    ]
-    if not lenience.round_decimals:
+        return message
+
+    def literal(text: str) -> Callable[[], Column]:
+        return lambda: F.lit(text)
+
+    problems = []
+    if converted.failed is not None:
+        problems.append(
+            _Problem(checked(converted.failed), quoting(f"' is not {article} {type_name}"))
+        )
+    if not lenience.round_decimals and converted.inexact is not None:
         problems.append(
             _Problem(
-                checked & converted.inexact,
+                checked(converted.inexact),
                 quoting(
                     f"' has more decimal places than {type_name} keeps; round it in the "
                     f"feed, or set table property {ROUND_DECIMALS}=true"
                 ),
             )
         )
-    if not lenience.replace_invalid_utf8:
+    if not lenience.replace_invalid_utf8 and converted.bad_utf8 is not None:
         problems.append(
             _Problem(
-                checked & converted.bad_utf8,
+                checked(converted.bad_utf8),
                 quoting(
                     "' is not valid UTF-8 (shown with U+FFFD); fix the encoding, or set "
                     f"table property {REPLACE_INVALID_UTF8}=true"
@@ -312,8 +349,8 @@ def _problems(
     if limit is not None:
         problems.append(
             _Problem(
-                checked & (F.length(value) > F.lit(limit)),
-                F.concat(
+                checked(F.length(value) > F.lit(limit)),
+                lambda: F.concat(
                     F.lit(f"column {name}: '"),
                     _quoted(F.make_valid_utf8(value)),
                     F.lit(f"' is longer than {type_name}"),
@@ -322,13 +359,15 @@ def _problems(
         )
     if name in spec.partition_by:
         problems.extend(_partition_problems(name, value))
-    is_null = value.isNull() & ~converted.failed
+    is_null = value.isNull()
+    if converted.failed is not None:
+        is_null = is_null & ~converted.failed
     if name in spec.primary_key:
-        problems.append(_Problem(is_null, F.lit(f"primary key column {name} is null")))
+        problems.append(_Problem(is_null, literal(f"primary key column {name} is null")))
     elif name == spec.ordering_column:
-        problems.append(_Problem(is_null, F.lit(f"ordering column {name} is null")))
+        problems.append(_Problem(is_null, literal(f"ordering column {name} is null")))
     elif not column.nullable:
-        problems.append(_Problem(checked & is_null, F.lit(f"column {name} is NOT NULL but null")))
+        problems.append(_Problem(checked(is_null), literal(f"column {name} is NOT NULL but null")))
     return problems
 
 
@@ -345,7 +384,7 @@ def _partition_problems(name: str, value: Column) -> list[_Problem]:
     return [
         _Problem(
             text == F.lit(DEFAULT_PARTITION_NAME),
-            F.lit(
+            lambda: F.lit(
                 f"partition column {name}: '{DEFAULT_PARTITION_NAME}' is Hive's name of the "
                 "null partition and would read back as null; send null (or an empty value) "
                 "for the default partition"
@@ -353,7 +392,7 @@ def _partition_problems(name: str, value: Column) -> list[_Problem]:
         ),
         _Problem(
             may_be_long & (size > F.lit(MAX_SEGMENT_BYTES)),
-            F.concat(
+            lambda: F.concat(
                 F.lit(f"partition column {name}: '"),
                 _quoted(F.make_valid_utf8(text)),
                 F.lit("' makes a directory name of "),

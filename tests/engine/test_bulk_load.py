@@ -312,3 +312,18 @@ def test_a_bulk_load_killed_midway_leaves_nothing_visible(spark: Any, tmp_path: 
         assert any(BULK in m for m in said) and result.inserted == 3000
     assert latest(t) == whole
     cat.close()
+
+
+def test_key_tasks_read_whole_partitions_unless_one_outweighs_a_task() -> None:
+    from versioned.engine.version_partition.staged_keys import _assign
+
+    files = [(f"p{p}/f{t}", (f"p{p}",), 1000 + p) for p in range(20) for t in range(3)]
+    tasks = _assign(files, 4)
+    assert len(tasks) == 4
+    assert sorted(p for t in tasks for p, _ in t) == sorted(p for p, _, _ in files)
+    seen = [{v for _, v in t} for t in tasks]
+    assert sum(len(s) for s in seen) == 20  # one filter piece per partition
+    loads = [sum(1000 + int(v[0][1:]) for _, v in t) for t in tasks]
+    assert max(loads) - min(loads) <= 3 * 1019  # within one partition of each other
+    one_partition = [(f"f{i}", ("x",), 100) for i in range(6)]
+    assert [len(t) for t in _assign(one_partition, 3)] == [2, 2, 2]

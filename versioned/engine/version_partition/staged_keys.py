@@ -74,6 +74,8 @@ def staged_keys(
         capacities: The Bloom filter capacity of each partition.
         error_rate: The filters' false-positive rate.
     """
+    if not files:
+        return StagedKeys({}, unique=True)
     tasks = _assign(files, max(1, int(spark.sparkContext.defaultParallelism)))
     record_partitions = [i for i, p in enumerate(spec.partition_by) if p in spec.record_key]
     task = _task(
@@ -90,13 +92,34 @@ def staged_keys(
 
 
 def _assign(files: Sequence[tuple[str, PartitionValues, int]], slots: int) -> list[TaskFiles]:
-    """The files split into at most ``slots`` tasks of similar row counts (largest first)."""
-    tasks: list[TaskFiles] = [[] for _ in range(min(slots, len(files)))]
-    rows = [0] * len(tasks)
-    for path, values, count in sorted(files, key=lambda f: -f[2]):
-        lightest = rows.index(min(rows))
-        tasks[lightest].append((path, values))
-        rows[lightest] += count
+    """The files split into at most ``slots`` tasks of similar row counts.
+
+    A task builds one filter piece per partition it reads, and every piece is as large as
+    its partition's whole filter: so the files of a partition stay together, unless the
+    partition holds more than a task's share of the rows (then it is cut into shares).
+    """
+    share = max(1, -(-sum(f[2] for f in files) // slots))
+    by_partition: dict[PartitionValues, list[tuple[str, int]]] = {}
+    for path, values, count in files:
+        by_partition.setdefault(values, []).append((path, count))
+    units: list[tuple[int, TaskFiles]] = []
+    for values, found in by_partition.items():
+        unit: TaskFiles = []
+        rows = 0
+        for path, count in sorted(found, key=lambda f: -f[1]):
+            unit.append((path, values))
+            rows += count
+            if rows >= share:
+                units.append((rows, unit))
+                unit, rows = [], 0
+        if unit:
+            units.append((rows, unit))
+    tasks: list[TaskFiles] = [[] for _ in range(min(slots, len(units)))]
+    loads = [0] * len(tasks)
+    for rows, unit in sorted(units, key=lambda u: -u[0]):  # largest first, to the lightest
+        lightest = loads.index(min(loads))
+        tasks[lightest].extend(unit)
+        loads[lightest] += rows
     return tasks
 
 

@@ -205,7 +205,7 @@ def _without_null_kept_values(
     return replace(
         feed,
         rows=others.unionByName(good),
-        rejected=feed.rejected.unionByName(bad),
+        reject=lambda: feed.rejected.unionByName(bad),
         rejections=None,  # the writer counts the rejected rows, these included
         keeps=False,
     )

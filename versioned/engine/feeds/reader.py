@@ -11,7 +11,7 @@ column). Values convert to the table's types as `versioned.engine.feeds.rows` de
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, TypeAlias, TypeGuard
 
@@ -73,10 +73,8 @@ class Feed:
     Attributes:
         rows: The table's columns (in table order, cast to the table's types), ``_op``
             (``I``, ``U`` or ``D``) and ``_seq`` (long, increasing in input order).
-        rejected: Dead letters with ``_raw`` (the exact line for JSON and unparseable CSV
-            records; otherwise the record re-rendered as a CSV line or, for Parquet and
-            DataFrames, as a JSON object), ``_reason`` and ``_source`` (the file URI, or
-            ``DataFrame`` / ``pyarrow.Table``).
+        reject: Builds `rejected` (its reasons are many expressions, built only when the
+            dead letters are written).
         filled_columns: Table columns a partial update lacks; rows keep their stored values.
         rejections: Counts the rejected (and the coerced) rows while the first action on
             ``rows`` reads it (None: no observation, count ``rejected`` instead; so also
@@ -92,12 +90,20 @@ class Feed:
     """
 
     rows: DataFrame
-    rejected: DataFrame
+    reject: Callable[[], DataFrame]
     filled_columns: tuple[str, ...] = ()
     rejections: ObservedCount | None = None
     keeps: bool = False
     events: DebeziumEvents | None = None
     source: str = ""
+
+    @property
+    def rejected(self) -> DataFrame:
+        """Dead letters with ``_raw`` (the exact line for JSON and unparseable CSV records;
+        otherwise the record re-rendered as a CSV line or, for Parquet and DataFrames, as a
+        JSON object), ``_reason`` and ``_source`` (the file URI, or ``DataFrame`` /
+        ``pyarrow.Table``); lazy."""
+        return self.reject()
 
     def rejected_count(self) -> int | None:
         """The rejected rows counted while ``rows`` was read, or None if unknown yet."""
@@ -109,6 +115,11 @@ class Feed:
         was read; 0 before that."""
         counted = self.rejections.value("coerced") if self.rejections is not None else None
         return counted or 0
+
+    def delete_count(self) -> int | None:
+        """The deletes among the applied rows, counted while ``rows`` was read; None if
+        unknown yet."""
+        return self.rejections.value("deletes") if self.rejections is not None else None
 
 
 def read_feed(
@@ -188,8 +199,10 @@ def _from_frame(
     frame = source if isinstance(source, DataFrame) else spark.createDataFrame(source)
     if format == "debezium" and _is_event_texts(frame):
         return _from_event_texts(frame, reading, label)
+    # ``#seq`` is numbered where the record's fields are taken (`_from_records`): a
+    # projection numbering rows cannot merge with the one below it, so numbering here would
+    # build every record's struct instead of reading its fields straight from the input.
     records = frame.select(F.struct(F.col("*")).alias(IN_RECORD), F.lit(label).alias(IN_SOURCE))
-    records = records.withColumn(IN_SEQ, F.monotonically_increasing_id())
     return _from_records(_typed(records), frame.schema, reading, format, label)
 
 
@@ -212,15 +225,17 @@ def _from_files(
         return _feed(frame, spec, present, filled, label)
     if fmt == "parquet":
         schema = _parquet_schema(spark, files, label)
+        # Each file's columns by position, gathered into the record above the union: Spark
+        # then reads the record's fields straight from the scans instead of building it.
+        positional = [f"#c{i}" for i in range(len(schema.fields))]
 
         def scan(path: str) -> DataFrame:
-            return (
-                spark.read.schema(schema)
-                .parquet(path)
-                .select(F.struct(F.col("*")).alias(IN_RECORD))
-            )
+            return spark.read.schema(schema).parquet(path).toDF(*positional)
 
-        return _from_records(_typed(scan_in_order(files, scan)), schema, reading, fmt, label)
+        scans = scan_in_order(files, scan)
+        fields = [F.col(f"`{p}`").alias(f.name) for p, f in zip(positional, schema, strict=True)]
+        records = scans.select(F.struct(*fields).alias(IN_RECORD), IN_SOURCE, IN_SEQ)
+        return _from_records(_typed(records), schema, reading, fmt, label)
     return _from_json_lines(spark, files, reading, fmt, label)
 
 
@@ -296,7 +311,7 @@ def _typed(records: DataFrame) -> DataFrame:
         F.lit(None).cast("string").alias(IN_MALFORMED),
         F.to_json(F.col(IN_RECORD)).alias(IN_RAW),
         IN_SOURCE,
-        IN_SEQ,
+        *([IN_SEQ] if IN_SEQ in records.columns else []),
     )
 
 
@@ -322,7 +337,10 @@ def _from_records(
 ) -> Feed:
     """Match a one-struct-per-record frame to the table, then type and check its rows."""
     spec = reading.spec
+    # A DataFrame's records are numbered in input order here (see `_from_frame`).
+    seq = F.col(IN_SEQ) if IN_SEQ in records.columns else F.monotonically_increasing_id()
     if fmt == "debezium":
+        records = records.withColumn(IN_SEQ, seq)
         frame, debezium_mapping, present, events = debezium_rows(
             records,
             schema,
@@ -346,7 +364,9 @@ def _from_records(
     op = op_input(mapping.op_column, record.getField)
     extra = [c for c in records.columns if c == IN_COERCED or c.startswith(IN_PROBLEMS)]
     keep = [F.array(*[F.lit(n) for n in mapping.filled]).alias(IN_KEEP)] if mapping.filled else []
-    frame = records.select(*values, op, IN_MALFORMED, IN_RAW, IN_SOURCE, IN_SEQ, *extra, *keep)
+    frame = records.select(
+        *values, op, IN_MALFORMED, IN_RAW, IN_SOURCE, seq.alias(IN_SEQ), *extra, *keep
+    )
     return _feed(frame, spec, frozenset(mapping.present), mapping.filled, label)
 
 
@@ -361,7 +381,7 @@ def _feed(
     rows, rejected, rejections = split_rows(frame, spec, present, source=label)
     return Feed(
         rows=rows,
-        rejected=rejected,
+        reject=rejected,
         filled_columns=filled,
         rejections=rejections,
         keeps=IN_KEEP in rows.columns,
@@ -379,7 +399,7 @@ def _empty_feed(spark: SparkSession, spec: TableSpec) -> Feed:
     rejected = T.StructType([T.StructField(n, T.StringType()) for n in (RAW, REASON, SOURCE)])
     return Feed(
         rows=spark.createDataFrame([], T.StructType(row_fields)),
-        rejected=spark.createDataFrame([], rejected),
+        reject=lambda: spark.createDataFrame([], rejected),
     )
 
 

@@ -77,7 +77,7 @@ IN_COERCED = "#coerced"
 # Optional: names of the columns whose stored value a row keeps (a partial update, or an
 # unchanged TOAST value); passed on to ``rows`` under the same name (see kept_values).
 IN_KEEP = "#keep"
-_IN_REASON = "#reason"
+_IN_REJECTED = "#rejected"
 _IN_COERCED = "#coerced_row"
 
 
@@ -86,7 +86,7 @@ _QUOTE_LIMIT = 60
 
 def split_rows(
     frame: DataFrame, spec: TableSpec, present: Collection[str], *, source: str
-) -> tuple[DataFrame, DataFrame, ObservedCount]:
+) -> tuple[DataFrame, Callable[[], DataFrame], ObservedCount]:
     """Type the rows of a matched feed and separate the rows that cannot be applied.
 
     Args:
@@ -101,9 +101,11 @@ def split_rows(
     Returns:
         ``(rows, rejected, counts)``: ``rows`` has the table's columns cast to its types
         plus ``_op`` (``I``/``U``/``D``) and ``_seq`` (and ``#keep`` if ``frame`` has it: a
-        kept column is null and unchecked); ``rejected`` has ``_raw``, ``_reason``,
-        ``_source``. Both are lazy. ``counts`` counts the rejected rows (``rejected``) and the
-        applied rows whose values were coerced (``coerced``) while an action reads ``rows``.
+        kept column is null and unchecked); ``rejected`` builds the frame of ``_raw``,
+        ``_reason``, ``_source`` (the reasons are many expressions: built only when asked
+        for). Both frames are lazy. ``counts`` counts the rejected rows (``rejected``), the
+        applied rows whose values were coerced (``coerced``) and the applied deletes
+        (``deletes``) while an action reads ``rows``.
 
     Raises:
         SchemaError: A typed input column cannot convert to its table column's type.
@@ -114,9 +116,33 @@ def split_rows(
     op = normalise_op_code(F.col(IN_OP))
     keep = F.col(IN_KEEP) if IN_KEEP in frame.columns else None
     checked = _checked_columns(spec, present, input_types, op, keep, lenience)
-    reasons = [op_code_problem(F.col(IN_OP), op), *checked.reasons]
+    problems = [
+        _Problem(op.isNull(), lambda: op_code_problem(F.col(IN_OP), op)),
+        *checked.problems,
+    ]
     coerced = [F.col(IN_COERCED)] if IN_COERCED in input_types else []
-    return _split_checked(frame, spec, op, checked.values, reasons, coerced + checked.coerced, keep)
+    return _split_checked(
+        frame, spec, op, checked.values, problems, coerced + checked.coerced, keep
+    )
+
+
+@dataclass(frozen=True)
+class _Problem:
+    """One way a row can be unusable: a cheap test, and the text saying why.
+
+    Rows are tested with ``holds`` alone; ``message`` is built only for the rejected rows.
+    Spark compiles the per-row code of a stage into one Java method, and the JVM interprets
+    (never compiles) a method over 8000 bytes: the message texts of a wide table inline would
+    make every row of a clean batch pay for them.
+    """
+
+    holds: Column  # true when the row has this problem (null counts as false)
+    message: Callable[[], Column]
+    """Builds the reason text, read only where ``holds`` is true (built only when the
+    dead letters are: each text is several expressions, each a call into the JVM)."""
+
+    def reason(self) -> Column:
+        return F.when(self.holds, self.message())
 
 
 @dataclass(frozen=True)
@@ -124,7 +150,7 @@ class _CheckedColumns:
     """The table's columns of a feed, typed, and what is wrong with them per row."""
 
     values: list[Column]  # one per table column, in table order
-    reasons: list[Column]  # why a row cannot be applied (null: nothing)
+    problems: list[_Problem]  # why a row cannot be applied
     coerced: list[Column]  # whether a lenient conversion changed a row's value
 
 
@@ -167,23 +193,37 @@ def _checked_columns(
         src = F.col(column.name)
         converted = convert_value(src, input_types[column.name], target, lenience)
         value = converted.value
-        checked = F.lit(True) if column.name in required else ~is_delete
+        checked = _Checked(None if column.name in required else ~is_delete)
         if keep is not None and column.name not in required:  # kept: neither read nor checked
             kept = F.coalesce(F.array_contains(keep, F.lit(column.name)), F.lit(False))
             value = F.when(~kept, value)
-            checked = checked & ~kept
+            checked = _Checked(~is_delete & ~kept)
         out.values.append(value.alias(column.name))
-        out.reasons.extend(
+        out.problems.extend(
             _problems(column, spec, src, input_types[column.name], converted, lenience, checked)
         )
         found = f"{IN_PROBLEMS}:{column.name}"  # what the reader found, e.g. a JSON object
         if found in input_types:
-            out.reasons.append(F.when(checked, F.col(f"`{found}`")))
-        if lenience.round_decimals:
-            out.coerced.append(checked & converted.inexact)
-        if lenience.replace_invalid_utf8:
-            out.coerced.append(checked & converted.bad_utf8)
+            reported = F.col(f"`{found}`")
+            out.problems.append(_Problem(checked(reported.isNotNull()), _given(reported)))
+        for coerced, lenient in (
+            (converted.inexact, lenience.round_decimals),
+            (converted.bad_utf8, lenience.replace_invalid_utf8),
+        ):
+            if lenient and coerced is not None:
+                out.coerced.append(checked(coerced))
     return out
+
+
+@dataclass(frozen=True)
+class _Checked:
+    """Which rows a column's checks apply to: all of them (``only`` None), or those where
+    ``only`` holds (not deletes, not kept values)."""
+
+    only: Column | None
+
+    def __call__(self, condition: Column) -> Column:
+        return condition if self.only is None else self.only & condition
 
 
 def _split_checked(
@@ -191,16 +231,15 @@ def _split_checked(
     spec: TableSpec,
     op: Column,
     values: list[Column],
-    reasons: list[Column],
+    problems: list[_Problem],
     coerced: list[Column],
     keep: Column | None,
-) -> tuple[DataFrame, DataFrame, ObservedCount]:
-    """The applicable rows and the dead letters, with the observation counting them."""
-    combined = F.concat_ws("; ", *reasons)
-    reason = (
-        F.when(F.col(IN_MALFORMED).isNotNull(), F.col(IN_MALFORMED))
-        .when(combined != F.lit(""), combined)
-        .otherwise(F.lit(None).cast("string"))
+) -> tuple[DataFrame, Callable[[], DataFrame], ObservedCount]:
+    """The applicable rows, the dead letters (built when called), and the observation
+    counting them."""
+    malformed = F.col(IN_MALFORMED)
+    rejected_if = malformed.isNotNull() | F.coalesce(
+        _any([p.holds for p in problems]), F.lit(False)
     )
     any_coerced = F.coalesce(_any(coerced), F.lit(False))
     kept = [keep] if keep is not None else []
@@ -208,22 +247,32 @@ def _split_checked(
         *values,
         op.alias(OP),
         F.col(IN_SEQ).cast("long").alias(SEQ),
-        reason.alias(_IN_REASON),
+        rejected_if.alias(_IN_REJECTED),
         any_coerced.alias(_IN_COERCED),
-        F.col(IN_RAW).cast("string").alias(IN_RAW),
-        F.col(IN_SOURCE).cast("string").alias(IN_SOURCE),
         *kept,
     )
-    accepted = F.col(_IN_REASON).isNull()
+    rejected_row = F.col(_IN_REJECTED)
     counts = ObservedCount(
-        checked_rows, ~accepted, "rejected", coerced=accepted & F.col(_IN_COERCED)
+        checked_rows,
+        rejected_row,
+        "rejected",
+        coerced=~rejected_row & F.col(_IN_COERCED),
+        deletes=~rejected_row & (F.col(OP) == F.lit(DELETE)),
     )
-    rows = counts.frame.where(accepted).select(*spec.column_names, OP, SEQ, *kept)
-    rejected = checked_rows.where(~accepted).select(
-        F.make_valid_utf8(F.col(IN_RAW)).alias(RAW),  # the dead-letter file is UTF-8 JSON
-        F.col(_IN_REASON).alias(REASON),
-        F.col(IN_SOURCE).alias(SOURCE),
-    )
+    rows = counts.frame.where(~rejected_row).select(*spec.column_names, OP, SEQ, *kept)
+
+    def rejected() -> DataFrame:
+        # The reasons are built from the input, for the rejected rows only.
+        reason = F.when(malformed.isNotNull(), malformed).otherwise(
+            F.concat_ws("; ", *[p.reason() for p in problems])
+        )
+        return frame.where(rejected_if).select(
+            # the dead-letter file is UTF-8 JSON
+            F.make_valid_utf8(F.col(IN_RAW).cast("string")).alias(RAW),
+            reason.alias(REASON),
+            F.col(IN_SOURCE).cast("string").alias(SOURCE),
+        )
+
     return rows, rejected, counts
 
 
@@ -234,13 +283,19 @@ def op_input(op_column: str | None, get: Callable[[str], Column]) -> Column:
     return op.alias(IN_OP)
 
 
+def _given(message: Column) -> Callable[[], Column]:
+    return lambda: message
+
+
 def _any(flags: list[Column]) -> Column:
+    """Whether any flag holds: true, or false or null (callers coalesce null to false)."""
     if not flags:
         return F.lit(False)
-    result = flags[0]
-    for flag in flags[1:]:
-        result = result | flag
-    return result
+    if len(flags) == 1:
+        return flags[0]
+    # One call into the JVM instead of one per flag. Like the OR of the flags it is true
+    # when any flag is; else false or null, which callers read as false.
+    return F.greatest(*flags)
 
 
 def _problems(
@@ -250,51 +305,52 @@ def _problems(
     src_type: T.DataType,
     converted: ConvertedValue,
     lenience: Lenience,
-    checked: Column,
-) -> list[Column]:
+    checked: _Checked,
+) -> list[_Problem]:
     name, type_name, value = column.name, column.type, converted.value
     article = "an" if type_name[0] in "AEIOU" else "a"
-    shown = _quoted(F.make_valid_utf8(_as_text(src, src_type)))
-    problems = [
-        F.when(
-            checked & converted.failed,
-            F.concat(F.lit(f"column {name}: '"), shown, F.lit(f"' is not {article} {type_name}")),
-        )
-    ]
-    if not lenience.round_decimals:
+
+    def quoting(text: str) -> Callable[[], Column]:
+        def message() -> Column:
+            shown = _quoted(F.make_valid_utf8(_as_text(src, src_type)))
+            return F.concat(F.lit(f"column {name}: '"), shown, F.lit(text))
+
+        return message
+
+    def literal(text: str) -> Callable[[], Column]:
+        return lambda: F.lit(text)
+
+    problems = []
+    if converted.failed is not None:
         problems.append(
-            F.when(
-                checked & converted.inexact,
-                F.concat(
-                    F.lit(f"column {name}: '"),
-                    shown,
-                    F.lit(
-                        f"' has more decimal places than {type_name} keeps; round it in the "
-                        f"feed, or set table property {ROUND_DECIMALS}=true"
-                    ),
+            _Problem(checked(converted.failed), quoting(f"' is not {article} {type_name}"))
+        )
+    if not lenience.round_decimals and converted.inexact is not None:
+        problems.append(
+            _Problem(
+                checked(converted.inexact),
+                quoting(
+                    f"' has more decimal places than {type_name} keeps; round it in the "
+                    f"feed, or set table property {ROUND_DECIMALS}=true"
                 ),
             )
         )
-    if not lenience.replace_invalid_utf8:
+    if not lenience.replace_invalid_utf8 and converted.bad_utf8 is not None:
         problems.append(
-            F.when(
-                checked & converted.bad_utf8,
-                F.concat(
-                    F.lit(f"column {name}: '"),
-                    shown,
-                    F.lit(
-                        "' is not valid UTF-8 (shown with U+FFFD); fix the encoding, or set "
-                        f"table property {REPLACE_INVALID_UTF8}=true"
-                    ),
+            _Problem(
+                checked(converted.bad_utf8),
+                quoting(
+                    "' is not valid UTF-8 (shown with U+FFFD); fix the encoding, or set "
+                    f"table property {REPLACE_INVALID_UTF8}=true"
                 ),
             )
         )
     limit = max_length(type_name)
     if limit is not None:
         problems.append(
-            F.when(
-                checked & (F.length(value) > F.lit(limit)),
-                F.concat(
+            _Problem(
+                checked(F.length(value) > F.lit(limit)),
+                lambda: F.concat(
                     F.lit(f"column {name}: '"),
                     _quoted(F.make_valid_utf8(value)),
                     F.lit(f"' is longer than {type_name}"),
@@ -303,33 +359,40 @@ def _problems(
         )
     if name in spec.partition_by:
         problems.extend(_partition_problems(name, value))
-    is_null = value.isNull() & ~converted.failed
+    is_null = value.isNull()
+    if converted.failed is not None:
+        is_null = is_null & ~converted.failed
     if name in spec.primary_key:
-        problems.append(F.when(is_null, F.lit(f"primary key column {name} is null")))
+        problems.append(_Problem(is_null, literal(f"primary key column {name} is null")))
     elif name == spec.ordering_column:
-        problems.append(F.when(is_null, F.lit(f"ordering column {name} is null")))
+        problems.append(_Problem(is_null, literal(f"ordering column {name} is null")))
     elif not column.nullable:
-        problems.append(F.when(checked & is_null, F.lit(f"column {name} is NOT NULL but null")))
+        problems.append(_Problem(checked(is_null), literal(f"column {name} is NOT NULL but null")))
     return problems
 
 
-def _partition_problems(name: str, value: Column) -> list[Column]:
+def _partition_problems(name: str, value: Column) -> list[_Problem]:
     """A partition value must not name the null partition, and must fit a directory name."""
     text = value.cast("string")
     escaped = F.length(text) - F.length(F.regexp_replace(text, escaped_chars_pattern(), ""))
-    size = F.lit(len(escape_path_name(name).encode()) + 1) + F.octet_length(text) + 2 * escaped
+    prefix = len(escape_path_name(name).encode()) + 1
+    size = F.lit(prefix) + F.octet_length(text) + 2 * escaped
+    # Escaping turns a byte into at most three: only a value that could be too long is
+    # matched against the pattern (``&`` does not evaluate its right side when the left
+    # is false).
+    may_be_long = F.lit(prefix) + 3 * F.octet_length(text) > F.lit(MAX_SEGMENT_BYTES)
     return [
-        F.when(
+        _Problem(
             text == F.lit(DEFAULT_PARTITION_NAME),
-            F.lit(
+            lambda: F.lit(
                 f"partition column {name}: '{DEFAULT_PARTITION_NAME}' is Hive's name of the "
                 "null partition and would read back as null; send null (or an empty value) "
                 "for the default partition"
             ),
         ),
-        F.when(
-            size > F.lit(MAX_SEGMENT_BYTES),
-            F.concat(
+        _Problem(
+            may_be_long & (size > F.lit(MAX_SEGMENT_BYTES)),
+            lambda: F.concat(
                 F.lit(f"partition column {name}: '"),
                 _quoted(F.make_valid_utf8(text)),
                 F.lit("' makes a directory name of "),

@@ -22,12 +22,13 @@ _NESTED = (T.StructType, T.ArrayType, T.MapType)
 
 @dataclass(frozen=True)
 class ConvertedValue:
-    """A column's converted values and, per row, how the conversion went."""
+    """A column's converted values and, per row, how the conversion went (None: it cannot
+    happen for this pair of types; skipping it keeps the plan small)."""
 
     value: Column
-    failed: Column  # a non-null input did not convert
-    inexact: Column  # converted only by rounding (DECIMAL)
-    bad_utf8: Column  # a text input is not valid UTF-8
+    failed: Column | None  # a non-null input did not convert
+    inexact: Column | None  # converted only by rounding (DECIMAL)
+    bad_utf8: Column | None  # a text input is not valid UTF-8
 
 
 def convertible(src: T.DataType, dst: T.DataType) -> bool:
@@ -47,10 +48,9 @@ def convert_value(
     src: Column, src_type: T.DataType, target: T.DataType, lenience: Lenience
 ) -> ConvertedValue:
     """Convert ``src`` (of input type ``src_type``) to ``target``, as the rules say."""
-    no = F.lit(False)
-    null = F.lit(None).cast(target)
+    no = None
     if isinstance(src_type, T.NullType):
-        return ConvertedValue(null, no, no, no)
+        return ConvertedValue(F.lit(None).cast(target), no, no, no)
     if isinstance(src_type, T.StringType):
         bad_utf8 = src.isNotNull() & ~F.is_valid_utf8(src)
         if isinstance(target, T.StringType):
@@ -58,7 +58,7 @@ def convert_value(
             return ConvertedValue(value, no, no, bad_utf8)
         text = F.trim(src)
         converted, failed, inexact = convert_text(text, target)
-        value = F.when(text == F.lit(""), null).otherwise(converted)
+        value = F.when(text == F.lit(""), F.lit(None).cast(target)).otherwise(converted)
         return ConvertedValue(value, src.isNotNull() & (text != F.lit("")) & failed, inexact, no)
     if src_type == target:
         return ConvertedValue(src, no, no, no)
@@ -80,7 +80,5 @@ def convert_value(
     if isinstance(target, T.FloatType) and isinstance(src_type, T.DoubleType | T.DecimalType):
         infinite = F.abs(value) == F.lit(float("inf"))
         failed = failed | (infinite & (F.abs(src.cast("double")) != F.lit(float("inf"))))
-    inexact = no
-    if isinstance(target, T.DecimalType):
-        inexact = inexact_number(src, src_type, value)
-    return ConvertedValue(value, failed, inexact, no)
+    rounded = inexact_number(src, src_type, value) if isinstance(target, T.DecimalType) else None
+    return ConvertedValue(value, failed, rounded, no)

@@ -45,6 +45,15 @@ ADAPTIVE: dict[str, str] = {
     # Coalesce to the advisory size (64 MB), not to as many partitions as cores.
     "spark.sql.adaptive.coalescePartitions.parallelismFirst": "false",
 }
+HUGE_METHOD_LIMIT = "spark.sql.codegen.hugeMethodLimit"
+CODEGEN: dict[str, str] = {
+    # HotSpot never compiles a method of over 8000 bytes of bytecode: a stage whose per-row
+    # code is larger (the checks of a feed of many typed text columns) would run
+    # interpreted. At this limit Spark runs such a stage operator by operator instead, with
+    # its expressions split into methods the JVM compiles (Spark's documented setting for
+    # HotSpot).
+    HUGE_METHOD_LIMIT: "8000",
+}
 
 
 @dataclass
@@ -129,7 +138,11 @@ def write_settings(spark: SparkSession, rows: DataFrame) -> dict[str, str]:
         partitions = cores * UNKNOWN_SIZE_PARTITIONS_PER_CORE
     else:
         partitions = max(cores, math.ceil(size / TARGET_BYTES_PER_PARTITION))
-    return {SHUFFLE_PARTITIONS: str(min(partitions, MAX_SHUFFLE_PARTITIONS)), **ADAPTIVE}
+    return {
+        SHUFFLE_PARTITIONS: str(min(partitions, MAX_SHUFFLE_PARTITIONS)),
+        **ADAPTIVE,
+        **CODEGEN,
+    }
 
 
 def maintenance_settings(spark: SparkSession) -> dict[str, str]:
@@ -139,7 +152,7 @@ def maintenance_settings(spark: SparkSession) -> dict[str, str]:
     happen only in the latest-row join of a partition too large to broadcast its index.
     """
     cores = _cores(spark)
-    return {SHUFFLE_PARTITIONS: str(min(cores, MAX_SHUFFLE_PARTITIONS)), **ADAPTIVE}
+    return {SHUFFLE_PARTITIONS: str(min(cores, MAX_SHUFFLE_PARTITIONS)), **ADAPTIVE, **CODEGEN}
 
 
 def estimated_bytes(rows: DataFrame) -> int | None:

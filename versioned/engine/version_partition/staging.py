@@ -82,24 +82,57 @@ def write_version_files(
     if spec.partition_by:
         writer = writer.partitionBy(*spec.partition_by)
     writer.format(spec.file_format).save(fileio.full_path(stage))
+    staged = list_staged(fileio, spec, stage)
+    moved = move_staged(staged, spec, fileio, table_location, version, claim=claim)
+    fileio.delete_dir(stage, missing_ok=True)
+    return moved
 
-    staged: list[StagedFile] = []
+
+@dataclass(frozen=True)
+class StagedOutput:
+    """A data file Spark wrote into a transaction's staging folder."""
+
+    partition_values: tuple[str | None, ...]
+    path: str
+    size_bytes: int
+    row_count: int
+
+
+def list_staged(fileio: FileIO, spec: TableSpec, stage: str) -> list[StagedOutput]:
+    """The data files under ``stage`` (Spark's ``<column>=<value>/`` folders), with their
+    partition values and row counts (read from the files' footers)."""
+    staged: list[StagedOutput] = []
     for stat in fileio.list_files(stage):  # our own private output, not table data
         rel = stat.path[len(stage) + 1 :]
         if is_hidden(rel):
             continue
-        directory, _, name = rel.rpartition("/")
-        pairs = parse_partition_path(directory)
-        values = tuple(v for _, v in pairs)
-        ppath = partition_path(spec.partition_by, values)
-        target = f"{version_dir(ppath, version)}/{name}"
-        claim(f"{table_location}/{version_dir(ppath, version)}")
-        fileio.move(stat.path, f"{table_location}/{target}")
-        count = _row_count(fileio, f"{table_location}/{target}", spec.file_format)
-        add = FileAdd(None, target, "data", version, stat.size, count)
-        staged.append(StagedFile(values, add))
-    fileio.delete_dir(stage, missing_ok=True)
+        directory = rel.rpartition("/")[0]
+        values = tuple(v for _, v in parse_partition_path(directory))
+        count = _row_count(fileio, stat.path, spec.file_format)
+        staged.append(StagedOutput(values, stat.path, stat.size, count))
     return staged
+
+
+def move_staged(
+    staged: Sequence[StagedOutput],
+    spec: TableSpec,
+    fileio: FileIO,
+    table_location: str,
+    version: int,
+    *,
+    claim: Callable[[str], object],
+) -> list[StagedFile]:
+    """Move staged files into their partitions' ``version_id=<version>`` folders (claimed
+    first); returns them with ``partition_id`` unset."""
+    moved: list[StagedFile] = []
+    for f in staged:
+        ppath = partition_path(spec.partition_by, f.partition_values)
+        target = f"{version_dir(ppath, version)}/{f.path.rpartition('/')[2]}"
+        claim(f"{table_location}/{version_dir(ppath, version)}")
+        fileio.move(f.path, f"{table_location}/{target}")
+        add = FileAdd(None, target, "data", version, f.size_bytes, f.row_count)
+        moved.append(StagedFile(f.partition_values, add))
+    return moved
 
 
 def write_version_files_on_driver(

@@ -1,6 +1,7 @@
 """Applying a change batch to a version-partition table as one new version.
 
-1. Normalise the feed, keep the last change per key (one Spark job, cached).
+1. Normalise the feed, keep the last change per key (one Spark job, cached). A large first
+   load of a table skips this and the next steps when it can (`bulk_load`).
 2. Bring the batch's keys to the driver; per touched partition, test them against the live
    Bloom filters. Keys that may exist get a version-index entry; with an ordering column the
    stored ordering of those keys is read (key and ordering columns only) to skip stale
@@ -44,6 +45,7 @@ from versioned.engine.feeds.batch_dedup import CHANGES, latest_per_key
 from versioned.engine.feeds.dead_letters import write_dead_letters
 from versioned.engine.feeds.reader import Feed
 from versioned.engine.feeds.rows import OP
+from versioned.engine.version_partition.bulk_load import bulk_load_applies, load_in_bulk
 from versioned.engine.version_partition.staging import (
     staging_dir,
     write_version_files,
@@ -87,12 +89,30 @@ def write_batch(
         F.col(p).cast("string").alias(part_column(i)) for i, p in enumerate(spec.partition_by)
     ]
     say("reading the batch")
-    batch, keys = _batch_and_keys(_empty_partitions_as_null(feed.rows, spec), table, part_strings)
+    rows = _empty_partitions_as_null(feed.rows, spec)
+    dead_letters = None
+    if bulk_load_applies(table, feed, rows):
+        bulk = load_in_bulk(
+            spark,
+            store,
+            fileio,
+            table,
+            feed,
+            rows,
+            options=opts,
+            say=say,
+            operation=operation,
+            started=started,
+        )
+        if bulk.committed is not None:
+            return bulk.committed
+        dead_letters = bulk.dead_letters
+    batch, keys = _batch_and_keys(rows, table, part_strings)
     try:
         superseded = int(pc.sum(keys.column(CHANGES)).as_py() or 0) - keys.num_rows
         groups = _partition_groups(keys, len(spec.partition_by))
         say(f"{keys.num_rows} keys in {len(groups) if keys.num_rows else 0} partitions")
-        rejected = _dead_letters(spark, feed, fileio, table, say)
+        rejected = dead_letters or _dead_letters(spark, feed, fileio, table, say)
         if keys.num_rows == 0:
             say("nothing to apply")
             seconds = round(time.monotonic() - started, 3)

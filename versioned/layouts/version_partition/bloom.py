@@ -98,6 +98,12 @@ class _HashScheme:
         return slices.astype(np.int64) + offsets
 
 
+def capacity_for(keys: int, headroom: float = 1.0) -> int:
+    """The capacity of a filter built for ``keys`` keys: ``keys * headroom``, at least
+    `MIN_CAPACITY`."""
+    return max(math.ceil(keys * headroom), MIN_CAPACITY)
+
+
 class KeyDigests:
     """Encoded keys hashed once, to test against many filters (every live version).
 
@@ -153,8 +159,8 @@ class KeyBloomFilter:
         error_rate: float = DEFAULT_ERROR_RATE,
         headroom: float = 1.0,
     ) -> KeyBloomFilter:
-        """A filter holding ``keys``, sized ``max(len(keys) * headroom, MIN_CAPACITY)``."""
-        bloom = cls(max(math.ceil(len(keys) * headroom), MIN_CAPACITY), error_rate)
+        """A filter holding ``keys``, sized `capacity_for` their count."""
+        bloom = cls(capacity_for(len(keys), headroom), error_rate)
         bloom.add_many(keys)
         return bloom
 
@@ -268,6 +274,33 @@ class KeyBloomFilter:
             bits = (self._bits[pos >> 3] >> (pos & 7).astype(np.uint8)) & 1
             hits[start : start + _BATCH] = bits.all(axis=1)
         return hits
+
+    def bit_bytes(self) -> bytes:
+        """The filter's bits (as pybloom lays them out), for `union_bits` of an equal filter."""
+        return self._bits.tobytes()
+
+    def union_bits(self, bits: bytes, count: int) -> None:
+        """Add the keys of another filter of the same capacity and error rate, given its
+        `bit_bytes` and key count: the bits are OR-ed, the counts added.
+
+        Raises:
+            InputError: The bits are of a filter of another size, or the filter would hold
+                more keys than its capacity.
+        """
+        other = np.frombuffer(bits, dtype=np.uint8)
+        if other.shape != self._bits.shape:
+            raise InputError(
+                f"cannot merge the bits of a Bloom filter of {8 * len(bits)} bits into one "
+                f"of {8 * len(self._bits)}: build both with the same capacity and error rate"
+            )
+        if self.count + count > self.capacity:
+            raise InputError(
+                f"Bloom filter of capacity {self.capacity} cannot take {count} more keys "
+                f"(holds {self.count}); build it with the full key count",
+                capacity=self.capacity,
+            )
+        np.bitwise_or(self._bits, other, out=self._bits)
+        self.count += count
 
     def to_bytes(self) -> bytes:
         """The file form (see the module docstring)."""

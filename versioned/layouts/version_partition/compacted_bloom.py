@@ -17,7 +17,7 @@ deltas. The filter is rebuilt (dropping keys deleted meanwhile) when it would ru
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import pyarrow as pa
@@ -34,8 +34,8 @@ from versioned.layouts.version_partition.bloom import (
     KeyBloomFilter,
 )
 from versioned.layouts.version_partition.index import index_key_columns
-from versioned.layouts.version_partition.keys import encode_key_array, key_range
-from versioned.layouts.version_partition.stats import json_bound
+from versioned.layouts.version_partition.keys import encode_key_array
+from versioned.layouts.version_partition.stats import KeyBounds
 from versioned.schema import TableSpec
 from versioned.storage.filesystem import FileIO
 
@@ -109,10 +109,10 @@ def _distinct_keys(
     spec: TableSpec,
     data_files: Sequence[DataFile],
     tombstones: pa.Table,
-) -> tuple[pa.Array, _KeyBounds]:
+) -> tuple[pa.Array, KeyBounds]:
     """Encoded distinct keys of ``data_files`` and ``tombstones``, and their bounds."""
     keys = index_key_columns(spec)
-    bounds = _KeyBounds()
+    bounds = KeyBounds()
     encoded: list[pa.Array] = []
     for chunk in _key_chunks(fileio, table_location, data_files, spec.file_format, keys):
         encoded.append(encode_key_array(chunk, keys))
@@ -125,52 +125,6 @@ def _distinct_keys(
     return pc.unique(pa.chunked_array(encoded, pa.binary())), bounds
 
 
-class _KeyBounds:
-    """Bounds of the first key column, as `stats.key_stats` keeps them, chunk by chunk."""
-
-    def __init__(self) -> None:
-        self.rows = 0
-        self.low: Any = None
-        self.high: Any = None
-        self.unbounded = False
-
-    def add(self, keys: pa.Table, key_columns: Sequence[str]) -> None:
-        if keys.num_rows == 0:
-            return
-        self.rows += keys.num_rows
-        found = key_range(keys, key_columns)
-        if found is None:
-            self.unbounded = True
-            return
-        self._widen(json_bound(found[0], "min"), json_bound(found[1], "max"))
-
-    def merged_with(self, stats: Mapping[str, Any]) -> _KeyBounds:
-        """These bounds widened by those of another filter's stats."""
-        if stats.get("keys", 0):
-            low, high = stats.get("min_key"), stats.get("max_key")
-            self.rows += 1
-            if low is None or high is None:
-                self.unbounded = True
-            else:
-                self._widen(low, high)
-        return self
-
-    def _widen(self, low: Any, high: Any) -> None:
-        if low is None or high is None:
-            self.unbounded = True
-            return
-        try:
-            self.low = low if self.low is None else min(self.low, low)
-            self.high = high if self.high is None else max(self.high, high)
-        except TypeError:  # bounds of different kinds: do not prune
-            self.unbounded = True
-
-    def stats(self, keys: int) -> dict[str, Any]:
-        if self.unbounded or self.rows == 0:
-            return {"keys": keys, "min_key": None, "max_key": None}
-        return {"keys": keys, "min_key": self.low, "max_key": self.high}
-
-
 def _key_chunks(
     fileio: FileIO,
     table_location: str,
@@ -180,12 +134,19 @@ def _key_chunks(
 ) -> Iterator[pa.Table]:
     """The key columns of ``files``, in chunks of at most `KEY_CHUNK_ROWS` rows."""
     for data_file in files:
-        with fileio.open_input(f"{table_location}/{data_file.path}") as handle:
-            if file_format == "orc":
-                orc = paorc.ORCFile(handle)
-                for stripe in range(orc.nstripes):
-                    yield pa.Table.from_batches([orc.read_stripe(stripe, columns=list(keys))])
-            else:
-                parquet = pq.ParquetFile(handle)
-                for batch in parquet.iter_batches(batch_size=KEY_CHUNK_ROWS, columns=list(keys)):
-                    yield pa.Table.from_batches([batch])
+        yield from key_chunks(fileio, f"{table_location}/{data_file.path}", file_format, keys)
+
+
+def key_chunks(
+    fileio: FileIO, rel: str, file_format: str, keys: Sequence[str], rows: int = KEY_CHUNK_ROWS
+) -> Iterator[pa.Table]:
+    """The key columns of the data file ``rel``, in chunks of at most ``rows`` rows."""
+    with fileio.open_input(rel) as handle:
+        if file_format == "orc":
+            orc = paorc.ORCFile(handle)
+            for stripe in range(orc.nstripes):
+                yield pa.Table.from_batches([orc.read_stripe(stripe, columns=list(keys))])
+        else:
+            parquet = pq.ParquetFile(handle)
+            for batch in parquet.iter_batches(batch_size=rows, columns=list(keys)):
+                yield pa.Table.from_batches([batch])

@@ -10,8 +10,10 @@ and ``hi`` at least the largest, so pruning by them never skips a version holdin
 from __future__ import annotations
 
 import datetime as dt
+import json
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Literal
 
@@ -32,6 +34,73 @@ def key_stats(keys: pa.Table, key_columns: Sequence[str]) -> dict[str, Any]:
         "min_key": json_bound(low, "min"),
         "max_key": json_bound(high, "max"),
     }
+
+
+@dataclass
+class KeyBounds:
+    """Bounds of the first key column, as `key_stats` keeps them, gathered chunk by chunk
+    (and merged across Spark tasks: `to_json` / `from_json`)."""
+
+    rows: int = 0
+    low: Any = None
+    high: Any = None
+    unbounded: bool = False
+
+    def add(self, keys: pa.Table, key_columns: Sequence[str]) -> None:
+        """Widen the bounds by the keys of ``keys`` (one row per key)."""
+        if keys.num_rows == 0:
+            return
+        self.rows += keys.num_rows
+        found = key_range(keys, key_columns)
+        if found is None:
+            self.unbounded = True
+            return
+        self._widen(json_bound(found[0], "min"), json_bound(found[1], "max"))
+
+    def merged_with(self, stats: Mapping[str, Any]) -> KeyBounds:
+        """These bounds widened by those of another filter's stats."""
+        if stats.get("keys", 0):
+            low, high = stats.get("min_key"), stats.get("max_key")
+            self.rows += 1
+            if low is None or high is None:
+                self.unbounded = True
+            else:
+                self._widen(low, high)
+        return self
+
+    def merge(self, other: KeyBounds) -> KeyBounds:
+        """These bounds widened by ``other``'s (the bounds of more keys)."""
+        if other.rows:
+            self.rows += other.rows
+            if other.unbounded:
+                self.unbounded = True
+            else:
+                self._widen(other.low, other.high)
+        return self
+
+    def _widen(self, low: Any, high: Any) -> None:
+        if low is None or high is None:
+            self.unbounded = True
+            return
+        try:
+            self.low = low if self.low is None else min(self.low, low)
+            self.high = high if self.high is None else max(self.high, high)
+        except TypeError:  # bounds of different kinds: do not prune
+            self.unbounded = True
+
+    def stats(self, keys: int) -> dict[str, Any]:
+        """`key_stats` of a version holding ``keys`` keys within these bounds."""
+        if self.unbounded or self.rows == 0:
+            return {"keys": keys, "min_key": None, "max_key": None}
+        return {"keys": keys, "min_key": self.low, "max_key": self.high}
+
+    def to_json(self) -> str:
+        return json.dumps([self.rows, self.low, self.high, self.unbounded])
+
+    @classmethod
+    def from_json(cls, text: str) -> KeyBounds:
+        rows, low, high, unbounded = json.loads(text)
+        return cls(rows, low, high, unbounded)
 
 
 def json_bound(value: Any, side: Literal["min", "max"]) -> Any:

@@ -31,7 +31,7 @@ soak: $(STAMP)
 CLUSTER_TESTS ?= tests/cluster/test_on_cluster.py tests/table/test_upsert_behaviour.py tests/table/test_key_scope.py \
 	tests/table/test_compaction.py tests/table/test_concurrency.py tests/table/test_vacuum.py \
 	tests/mutation/test_spark_apply.py tests/change_stream/test_agreement.py tests/change_stream/test_checkpoint.py \
-	tests/table/test_stream_sink.py
+	tests/table/test_stream_sink.py tests/engine/test_bulk_load.py
 test-cluster: $(STAMP)
 	$(PY) -m tests.support.spark_cluster --executors 2 -- $(PY) -m pytest -p no:cacheprovider $(CLUSTER_TESTS)
 

@@ -1,0 +1,169 @@
+"""Where a narrow read of an uncompacted version-partition table spends its time (issue 15).
+
+Run: ``.venv/bin/python -m benchmarks.read_profile --rows 10000000`` (writes
+``benchmarks/results/read_profile.{json,md}``). Builds the benchmark table of
+`benchmarks.upsert_data` (N rows in 20 ``store_id`` partitions, then 9 change batches of 1 %
+of N: 10 versions) and a plain Parquet copy of its live rows, then times, interleaved and
+median of ``--repeat``, the narrow query ``GROUP BY store_id SUM(total_amt)`` built step by
+step from the plain scan to the latest view:
+
+- ``plain``: the plain copy of the live rows;
+- ``all rows``: every row of every version, no join (more files, ~9 % more rows);
+- ``+ key read``: the same, also reading the key column (a filter on it that keeps every row);
+- ``+ key hash``: the same, also computing the join's ``xxhash64`` of partition and key;
+- ``broadcast only``: the anti join of one data row against the whole index (the index scan,
+  the driver's hash map and its broadcast: the fixed part of the join);
+- ``latest view``: the query through ``Table.read()``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from benchmarks.upsert_data import COLUMNS, KEY, OP, PARTITION, generate
+from benchmarks.upsert_report import machine
+from benchmarks.upsert_timing import Meter
+
+TABLE = "bench.sell"
+STEPS = ("plain", "all rows", "+ key read", "+ key hash", "broadcast only", "latest view")
+
+
+def _log(msg: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
+
+
+def _narrow(frame: DataFrame) -> int:
+    return len(frame.groupBy(PARTITION).agg(F.sum("total_amt")).collect())
+
+
+def build(spark: SparkSession, rows: int, work: Path) -> tuple[Any, DataFrame]:
+    """The 10-version table and the plain copy of its live rows."""
+    from versioned.api.catalog import connect
+
+    data = generate(spark, rows, work / "data")
+    warehouse = work / "warehouse"
+    shutil.rmtree(warehouse, ignore_errors=True)
+    warehouse.mkdir(parents=True)
+    cat = connect(
+        catalog=f"sqlite:///{warehouse}/catalog.db", warehouse=str(warehouse), spark=spark
+    )
+    table = cat.create_table(TABLE, columns=COLUMNS, primary_key=KEY, partition_by=PARTITION)
+    _log("loading the base rows")
+    table.upsert(spark.read.parquet(data.base))
+    for k, batch in enumerate(data.batches[:9], start=1):
+        _log(f"batch {k}")
+        table.upsert(spark.read.parquet(batch), op_code_column=OP)
+    plain = work / "plain_copy"
+    shutil.rmtree(plain, ignore_errors=True)
+    table.read().write.partitionBy(PARTITION).parquet(str(plain))
+    return cat, spark.read.parquet(str(plain))
+
+
+def steps(spark: SparkSession, cat: Any, plain: DataFrame) -> dict[str, Callable[[], int]]:
+    """The query at each step, as a function returning its (checked) group count."""
+    from versioned.engine.version_partition.reader import snapshot_frames
+
+    table = cat.table(TABLE)
+    frames = snapshot_frames(spark, cat.fileio, table.snapshot())
+    data, index = frames.data, frames.index
+    assert index is not None
+    hashed = F.xxhash64(F.col(PARTITION), F.col(KEY))
+    one_row = data.limit(1).localCheckpoint()
+    probe = one_row.join(
+        F.broadcast(index.select(PARTITION, KEY, "version_id", hashed.alias("h"))).alias("m"),
+        on=(hashed == F.col("m.h")) & (F.col("m.version_id") > one_row["version_id"]),
+        how="left_anti",
+    )
+    return {
+        "plain": lambda: _narrow(plain),
+        "all rows": lambda: _narrow(data),
+        "+ key read": lambda: _narrow(data.where(F.col(KEY) != F.lit(-1))),
+        "+ key hash": lambda: _narrow(data.where(hashed != F.lit(0))),
+        "broadcast only": lambda: probe.count(),
+        "latest view": lambda: _narrow(table.read()),
+    }
+
+
+def measure(runs: dict[str, Callable[[], int]], repeat: int) -> dict[str, dict[str, float]]:
+    times: dict[str, list[dict[str, Any]]] = {name: [] for name in runs}
+    for r in range(repeat + 1):  # round 0 warms every step (not timed)
+        order = list(runs) if r % 2 else list(runs)[::-1]
+        for name in order:
+            with Meter() as meter:
+                runs[name]()
+            if r:
+                times[name].append(meter.result())
+    return {
+        name: {
+            "seconds": statistics.median(e["seconds"] for e in ts),
+            "cpu_s": statistics.median(e["cpu_s"] for e in ts),
+        }
+        for name, ts in times.items()
+    }
+
+
+def render(doc: dict[str, Any], out: Path) -> None:
+    lines = [
+        "# Where a narrow read after 10 versions spends its time (issue 15)",
+        "",
+        "```sh",
+        ".venv/bin/python -m benchmarks.read_profile --rows 10000000",
+        "```",
+        "",
+        f"{doc['machine']['cpu']}, {doc['machine']['cores']} cores, Spark "
+        f"`{doc['machine']['spark_master']}`. `GROUP BY store_id SUM(total_amt)`; "
+        "each step adds one thing to the one above (module docstring of "
+        "`benchmarks/read_profile.py`); medians of "
+        f"{doc['repeat']} interleaved runs.",
+    ]
+    for rows, result in doc["runs"].items():
+        plain = result["plain"]["seconds"]
+        lines += [
+            "",
+            f"## N = {int(rows):,}",
+            "",
+            "| step | wall s | CPU s | / plain |",
+            "|---|---:|---:|---:|",
+        ]
+        for name in STEPS:
+            e = result[name]
+            lines.append(
+                f"| {name} | {e['seconds']:.2f} | {e['cpu_s']:.2f} | {e['seconds'] / plain:.2f}x |"
+            )
+    out.with_suffix(".md").write_text("\n".join(lines) + "\n")
+    out.with_suffix(".json").write_text(json.dumps(doc, indent=1) + "\n")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, action="append", help="table size (repeatable)")
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--work", default="/tmp/versioned-read-profile")
+    parser.add_argument("--out", default="benchmarks/results/read_profile")
+    args = parser.parse_args()
+    from versioned.engine.spark.session import get_or_create_spark
+
+    spark = get_or_create_spark("local[2]", app_name="read-profile")
+    doc: dict[str, Any] = {"machine": machine(spark, "4g"), "repeat": args.repeat, "runs": {}}
+    for rows in args.rows or [10_000_000]:
+        work = Path(args.work) / f"n{rows}"
+        cat, plain = build(spark, rows, work)
+        doc["runs"][str(rows)] = result = measure(steps(spark, cat, plain), args.repeat)
+        for name in STEPS:
+            _log(f"N={rows:,} {name}: {result[name]['seconds']:.2f}s")
+        cat.close()
+    render(doc, Path(args.out))
+
+
+if __name__ == "__main__":
+    main()

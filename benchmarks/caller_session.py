@@ -377,6 +377,9 @@ def render(doc: dict[str, Any], out: Path) -> None:
             f"{fc['query_s']:.2f} s (the fixed cost on a 10-row table: `fixed_cost.md`).",
             "",
         ]
+    notes = out / "caller_session_notes.md"  # hand-written, kept across re-renders
+    if notes.exists():
+        lines += ["", notes.read_text()]
     (out / "caller_session.md").write_text("\n".join(lines))
 
 

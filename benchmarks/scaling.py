@@ -183,6 +183,9 @@ def _plot(runs: list[dict[str, Any]], path: Path) -> None:
                 label=f"{kind} partitions",
             )
     ax.set_xscale("log")
+    sizes = sorted({r["rows"] / 1e6 for r in runs})
+    ax.set_xticks(sizes, [f"{m:g}" for m in sizes])
+    ax.minorticks_off()
     ax.set_xlabel("table rows (millions)")
     ax.set_ylabel("upsert of a fixed batch (s)")
     ax.set_ylim(bottom=0)

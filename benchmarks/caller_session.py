@@ -99,11 +99,21 @@ def _tree_rss() -> int:
     return total
 
 
+def _own_rss() -> int:
+    """Resident bytes of this (the Python driver's) process alone."""
+    import os
+
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
 class PeakRss:
-    """``with PeakRss() as peak: ...`` then ``peak.bytes`` (sampled every 100 ms)."""
+    """``with PeakRss() as peak: ...`` then ``peak.bytes`` (this process and its children:
+    the Spark JVM) and ``peak.python_bytes`` (the Python driver alone), sampled every 100 ms."""
 
     def __enter__(self) -> PeakRss:
         self.bytes = _tree_rss()
+        self.python_bytes = _own_rss()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._sample, daemon=True)
         self._thread.start()
@@ -112,6 +122,7 @@ class PeakRss:
     def _sample(self) -> None:
         while not self._stop.wait(0.1):
             self.bytes = max(self.bytes, _tree_rss())
+            self.python_bytes = max(self.python_bytes, _own_rss())
 
     def __exit__(self, *exc: object) -> None:
         self._stop.set()

@@ -27,6 +27,7 @@ from typing import Any
 from versioned.errors import SchemaError
 from versioned.layouts.acid.bucket_hash import BucketingVersion, hash_kind
 from versioned.layouts.acid.orc_schema import EVENT_FIELDS, ROW
+from versioned.layouts.table_properties import whole_number_property
 from versioned.schema import TableSpec
 
 BUCKETING_VERSION_PROPERTY = "bucketing_version"
@@ -49,7 +50,7 @@ def driver_write_max_events(spec: TableSpec) -> int:
     Raises:
         SchemaError: The property is not a whole number >= 0.
     """
-    return _count_property(
+    return whole_number_property(
         spec,
         DRIVER_WRITE_PROPERTY,
         DEFAULT_DRIVER_WRITE_MAX_EVENTS,
@@ -63,20 +64,9 @@ def driver_read_max_events(spec: TableSpec) -> int:
     Raises:
         SchemaError: The property is not a whole number >= 0.
     """
-    return _count_property(
+    return whole_number_property(
         spec, DRIVER_READ_PROPERTY, DEFAULT_DRIVER_READ_MAX_EVENTS, "0 reads every file with Spark"
     )
-
-
-def _count_property(spec: TableSpec, name: str, default: int, zero: str) -> int:
-    raw = str(spec.properties.get(name, default))
-    if not raw.strip().isdigit():
-        raise SchemaError(
-            f"table property {name}={raw!r} of {spec.name} must be a whole number >= 0 "
-            f"(default {default:,}; {zero})",
-            property=name,
-        )
-    return int(raw)
 
 
 def bucketing_version(spec: TableSpec) -> BucketingVersion:

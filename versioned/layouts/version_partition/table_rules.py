@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from versioned.errors import SchemaError
+from versioned.layouts.table_properties import whole_number_property
 from versioned.schema import TableSpec
 
 DRIVER_WRITE_ROWS_PROPERTY = "write.driver_max_rows"
@@ -34,11 +34,11 @@ def driver_write_max_rows(spec: TableSpec) -> int:
     Raises:
         SchemaError: The property is not a whole number >= 0.
     """
-    rows = _whole_number(
+    rows = whole_number_property(
         spec,
         DRIVER_WRITE_ROWS_PROPERTY,
         DEFAULT_DRIVER_WRITE_MAX_ROWS,
-        f"default {DEFAULT_DRIVER_WRITE_MAX_ROWS:,}; 0 writes every version with Spark",
+        "0 writes every version with Spark",
     )
     return rows if spec.file_format == "parquet" else 0
 
@@ -49,22 +49,12 @@ def bulk_load_min_bytes(spec: TableSpec) -> int:
     Raises:
         SchemaError: The property is not a whole number >= 0.
     """
-    return _whole_number(
+    return whole_number_property(
         spec,
         BULK_LOAD_MIN_BYTES_PROPERTY,
         DEFAULT_BULK_LOAD_MIN_BYTES,
-        f"default {DEFAULT_BULK_LOAD_MIN_BYTES:,}; 0 loads every first batch in bulk",
+        "0 loads every first batch in bulk",
     )
-
-
-def _whole_number(spec: TableSpec, name: str, default: int, hint: str) -> int:
-    raw = str(spec.properties.get(name, default))
-    if not raw.strip().isdigit():
-        raise SchemaError(
-            f"table property {name}={raw!r} of {spec.name} must be a whole number >= 0 ({hint})",
-            property=name,
-        )
-    return int(raw)
 
 
 def version_table_settings(spec: TableSpec) -> dict[str, Any]:

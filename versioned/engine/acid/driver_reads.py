@@ -47,6 +47,8 @@ per-row speed wins over the per-file saving)."""
 _THREADS = 8
 _ROW = "#r_"
 _PART = "#p_"
+PARTITION_ID = "#partition_id"
+"""Column of every event read: the catalog's id of the event's partition (0 unpartitioned)."""
 _NOT_ON_DRIVER = re.compile(r"^(DATE|TIMESTAMP|CHAR\(\d+\))$")
 _INTS = (s.ORIGINAL_WRITE_ID, s.ROW_ID, s.CURRENT_WRITE_ID)
 
@@ -134,9 +136,35 @@ def read_on_driver(
     match: KeyMatch | None = None,
 ) -> DataFrame:
     """The events of ``refs`` in ``schema`` (the six event fields, then the partition
-    columns), as `events.read_events` returns them. ``refs`` are all insert-event files or
-    all delete-event files (whose ``row`` is null and is not read). ``match``: only what a
-    key lookup needs (`KeyMatch`; insert files)."""
+    columns), and `PARTITION_ID`, as `events.read_events` returns them. ``refs`` are all
+    insert-event files or all delete-event files (whose ``row`` is null and is not read).
+    ``match``: only what a key lookup needs (`KeyMatch`; insert files)."""
+    spec = snapshot.table.spec
+    deletes = refs[0].file.kind == DELETE_KIND
+    frame = spark.createDataFrame(event_table(fileio, snapshot, refs, match))
+    row = schema[s.ROW].dataType
+    assert isinstance(row, T.StructType)
+    if deletes:
+        row_value = F.lit(None).cast(row)
+    else:
+        row_value = F.struct(
+            *[F.col(f"`{_ROW}{f.name}`").cast(f.dataType).alias(f.name) for f in row.fields]
+        )
+    events = [F.col(n).cast(schema[n].dataType) for n in s.EVENT_FIELDS if n != s.ROW]
+    parts = [F.col(f"`{_PART}{p}`").cast(schema[p].dataType).alias(p) for p in spec.partition_by]
+    return frame.select(*events, row_value.alias(s.ROW), *parts, F.col(f"`{PARTITION_ID}`"))
+
+
+def event_table(
+    fileio: FileIO,
+    snapshot: Snapshot,
+    refs: Sequence[BucketFileRef],
+    match: KeyMatch | None = None,
+) -> pa.Table:
+    """The events of ``refs`` as one flat Arrow table: the five event fields but ``row``
+    (write ids and row ids as int64), ``#r_<column>`` per data column (insert files),
+    ``#p_<column>`` per partition column (the catalog's value, a string) and
+    `PARTITION_ID`. ``refs`` and ``match`` as for `read_on_driver`."""
     spec = snapshot.table.spec
     deletes = refs[0].file.kind == DELETE_KIND
     location = snapshot.table.location
@@ -164,18 +192,7 @@ def read_on_driver(
         _flatten(spec, snapshot, [refs[i] for i in group], [tables[i] for i in group], deletes)
         for group in by_schema.values()
     ]
-    frame = spark.createDataFrame(pa.concat_tables(flat).combine_chunks())
-    row = schema[s.ROW].dataType
-    assert isinstance(row, T.StructType)
-    if deletes:
-        row_value = F.lit(None).cast(row)
-    else:
-        row_value = F.struct(
-            *[F.col(f"`{_ROW}{f.name}`").cast(f.dataType).alias(f.name) for f in row.fields]
-        )
-    events = [F.col(n).cast(schema[n].dataType) for n in s.EVENT_FIELDS if n != s.ROW]
-    parts = [F.col(f"`{_PART}{p}`").cast(schema[p].dataType).alias(p) for p in spec.partition_by]
-    return frame.select(*events, row_value.alias(s.ROW), *parts)
+    return pa.concat_tables(flat).combine_chunks()
 
 
 def _flatten(
@@ -201,9 +218,11 @@ def _flatten(
                 columns[_ROW + c.name] = stored.field(present[c.name]).cast(want)
             else:
                 columns[_ROW + c.name] = pa.nulls(len(table), want)
+    # Each file's partition: an index per row into the files' partition values.
+    which = np.repeat(np.arange(len(refs)), [len(t) for t in tables])
+    ids = pa.array([ref.file.partition_id or 0 for ref in refs], pa.int64())
+    columns[PARTITION_ID] = ids.take(pa.array(which))
     if spec.partition_by:
-        # Each file's partition: an index per row into the files' partition values.
-        which = np.repeat(np.arange(len(refs)), [len(t) for t in tables])
         for k, p in enumerate(spec.partition_by):
             values = pa.array([_values(snapshot, ref)[k] for ref in refs], pa.string())
             columns[_PART + p] = values.take(pa.array(which))

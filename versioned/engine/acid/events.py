@@ -19,7 +19,13 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from versioned.catalog.records import Snapshot
-from versioned.engine.acid.driver_reads import KeyMatch, read_on_driver, split_for_driver
+from versioned.engine.acid.delete_keys import KEY_FIELDS, without_deleted
+from versioned.engine.acid.driver_reads import (
+    PARTITION_ID,
+    KeyMatch,
+    read_on_driver,
+    split_for_driver,
+)
 from versioned.engine.spark.file_scans import load_files
 from versioned.engine.spark.types import spark_type
 from versioned.layouts.acid import orc_schema as s
@@ -59,9 +65,10 @@ def read_events(
     match: KeyMatch | None = None,
 ) -> DataFrame:
     """The events of exactly the files ``refs`` (no directory listing), with the partition
-    columns (values from the catalog). ``refs`` are all insert-event files (bases, deltas)
-    or all delete-event files. ``match``: a key lookup's (`driver_reads.KeyMatch`); the
-    events may then include others, and fields it does not name may read as null.
+    columns (values from the catalog) and `PARTITION_ID` (the catalog's partition id).
+    ``refs`` are all insert-event files (bases, deltas) or all delete-event files.
+    ``match``: a key lookup's (`driver_reads.KeyMatch`); the events may then include
+    others, and fields it does not name may read as null.
 
     Small files are read on the driver (`driver_reads`: ~0.2 ms a file against Spark's
     ~1.5-2 ms), the others by one Spark scan (`_scan_events`).
@@ -71,7 +78,9 @@ def read_events(
     partition_fields = [
         T.StructField(p, spark_type(spec.column(p).type)) for p in spec.partition_by
     ]
-    full = T.StructType([*schema.fields, *partition_fields])
+    full = T.StructType(
+        [*schema.fields, *partition_fields, T.StructField(PARTITION_ID, T.LongType())]
+    )
     if not refs:
         return spark.createDataFrame([], full)
     deletes = {ref.file.kind == DELETE_KIND for ref in refs}
@@ -106,8 +115,10 @@ def _scan_events(
     ids = sorted({ref.file.partition_id for ref in refs if ref.file.partition_id is not None})
     partitions = [snapshot.partitions[pid] for pid in ids]
     events = _load_events(spark, fileio, snapshot, refs)
-    if not spec.partition_by:
-        return events.select(*schema.names)
+    if not spec.partition_by:  # one partition (the catalog's id as `driver_reads` gives it)
+        assert len(ids) <= 1, "an unpartitioned table has one partition"
+        pid = F.lit(ids[0] if ids else 0).cast(T.LongType())
+        return events.select(*schema.names, pid.alias(PARTITION_ID))
     if len(partitions) == 1:  # a literal is cheaper than the join
         return events.select(
             *schema.names,
@@ -115,6 +126,7 @@ def _scan_events(
                 F.lit(v).cast(f.dataType).alias(f.name)
                 for f, v in zip(partition_fields, partitions[0].values, strict=True)
             ],
+            F.lit(ids[0]).cast(T.LongType()).alias(PARTITION_ID),
         )
     return _with_partition_values(spark, events, refs, snapshot, partition_fields)
 
@@ -165,21 +177,27 @@ def _with_partition_values(
         assert ref.file.partition_id is not None
         partitions.setdefault(ref.file.size_bytes, set()).add(ref.file.partition_id)
     rows: set[tuple[object, ...]] = {
-        (size, None, *snapshot.partitions[next(iter(ids))].values)
+        (size, None, pid, *snapshot.partitions[pid].values)
         for size, ids in partitions.items()
         if len(ids) == 1
+        for pid in ids
     }
     shared = {ref.file.path: ref for ref in refs if len(partitions[ref.file.size_bytes]) > 1}
     for uri in events.inputFiles() if shared else ():
         match = shared.get(unquote("/".join(uri.split("/")[-(n + 2) :])))
         if match is not None:
             assert match.file.partition_id is not None
-            values = snapshot.partitions[match.file.partition_id].values
-            rows.add((match.file.size_bytes, _folder_of(uri, n), *values))
+            pid = match.file.partition_id
+            values = snapshot.partitions[pid].values
+            rows.add((match.file.size_bytes, _folder_of(uri, n), pid, *values))
     table = spark.createDataFrame(
         sorted(rows, key=repr),
         T.StructType(
-            [T.StructField(_SIZE, T.LongType()), T.StructField(_FOLDER, T.StringType())]
+            [
+                T.StructField(_SIZE, T.LongType()),
+                T.StructField(_FOLDER, T.StringType()),
+                T.StructField(PARTITION_ID, T.LongType()),
+            ]
             + [T.StructField(f.name, T.StringType()) for f in fields]
         ),
     ).withColumn(_FOUND, F.lit(True))
@@ -209,6 +227,9 @@ def _with_partition_values(
             .alias(f.name)
             for f in fields
         ],
+        F.when(F.col(f"`#t{_FOUND}`").isNull(), missing)
+        .otherwise(F.col(f"`#t{PARTITION_ID}`"))
+        .alias(PARTITION_ID),
     )
 
 
@@ -251,24 +272,24 @@ def live_events(
     """The insert events of the snapshot's live rows: ``operation ... row`` and partition
     columns, merged with the delete events. ``match``: only what a key lookup needs (see
     `read_events`)."""
-    spec = snapshot.table.spec
     write_ids = files.write_ids
     rows = read_events(spark, fileio, snapshot, files.inserts, match=match).where(
         valid_write_id(F.col(s.CURRENT_WRITE_ID), write_ids)
     )
     if not files.deletes:
-        return rows
+        return rows.drop(PARTITION_ID)
+    packed = without_deleted(spark, fileio, snapshot, files, rows, broadcast_limit=broadcast_limit)
+    if packed is not None:
+        return packed.drop(PARTITION_ID)
     deletes = (
         read_events(spark, fileio, snapshot, files.deletes)
         .where(valid_write_id(F.col(s.CURRENT_WRITE_ID), write_ids))
-        .select(*[F.col(c).alias(f"#d_{c}") for c in (*spec.partition_by, *ROW_ID_FIELDS)])
+        .select(*[F.col(c).alias(f"#d_{c}") for c in KEY_FIELDS])
     )
     if sum(r.file.row_count for r in files.deletes) <= broadcast_limit:
         deletes = F.broadcast(deletes)
-    cond = [F.col(c) == F.col(f"#d_{c}") for c in ROW_ID_FIELDS] + [
-        F.col(p).eqNullSafe(F.col(f"#d_{p}")) for p in spec.partition_by
-    ]
-    return rows.join(deletes, cond, "left_anti")
+    cond = [F.col(c) == F.col(f"#d_{c}") for c in KEY_FIELDS]
+    return rows.join(deletes, cond, "left_anti").drop(PARTITION_ID)
 
 
 def row_id_struct() -> SparkColumn:

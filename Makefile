@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-cluster soak wheel-smoke lint docs bench bench-acid bench-streaming bench-mutation bench-caller bench-scaling clean
+.PHONY: demo test test-cluster soak wheel-smoke lint docs bench bench-acid bench-acid-profile bench-streaming bench-mutation bench-caller bench-scaling clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -56,6 +56,11 @@ bench: $(STAMP)
 # 1, 5 and 10 deltas, major compaction (writes benchmarks/results/acid.md; long-running).
 bench-acid: $(STAMP)
 	$(PY) -m benchmarks.acid --rows 1000000 --rows 10000000
+
+# Where a read of an acid table spends its time, step by step, after 10 deltas and after a
+# major compaction (writes benchmarks/results/acid_read_profile.md).
+bench-acid-profile: $(STAMP)
+	$(PY) -m benchmarks.acid_read_profile --rows 1000000 --rows 10000000
 
 # Streaming ingest (versioned.streaming): records/s and commit latency per catalog and layout,
 # one and four connections, delta-rs append alongside (writes benchmarks/results/streaming.md).

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any
 
 import pyarrow as pa
@@ -94,3 +95,22 @@ def test_reads_merge_on_packed_keys_when_the_driver_reads_the_deletes(
     rows = {r["id"]: r["v"] for r in frame.collect()}
     assert sorted(rows) == kept
     assert [rows[i] for i in kept[:5]] == ["x"] * 5 and rows[kept[5]] == str(kept[5])
+
+
+def test_spark_read_inserts_meet_driver_read_deletes_in_an_unpartitioned_table(cat: Any) -> None:
+    """A DATE column sends the insert files to Spark while the delete events stay on the
+    driver: both sides must name the table's one partition by the same catalog id."""
+    table = acid_table(
+        cat,
+        "k.flat",
+        columns="id BIGINT NOT NULL, day DATE",
+        partition_by=None,
+        buckets=2,
+        op_code_column="op",
+    )
+    days = [dt.date(2024, 1, d) for d in range(1, 11)]
+    table.upsert(pa.table({"id": list(range(1, 11)), "day": days, "op": ["I"] * 10}))
+    table.upsert(pa.table({"id": [2, 5], "day": [days[1], days[4]], "op": ["D", "D"]}))
+    frame = table.read()
+    assert "#d_key" in frame._jdf.queryExecution().optimizedPlan().toString()
+    assert sorted(r["id"] for r in frame.collect()) == [1, 3, 4, 6, 7, 8, 9, 10]

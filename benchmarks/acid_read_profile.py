@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
-import statistics
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -37,9 +36,9 @@ from pyspark.sql import functions as F
 
 from benchmarks.acid_engines import AcidEngine
 from benchmarks.acid_reads import write_plain_copies
+from benchmarks.read_profile import measure
 from benchmarks.upsert_data import MAX_BATCHES, generate
 from benchmarks.upsert_report import machine
-from benchmarks.upsert_timing import Meter
 
 STEPS = ("plain ORC", "insert scan", "insert events", "delete events", "latest view")
 
@@ -91,24 +90,6 @@ def steps(spark: SparkSession, engine: AcidEngine, work: Path) -> dict[str, Call
         ),
         "delete events": delete_count,
         "latest view": lambda: _column(engine.table.read()),
-    }
-
-
-def measure(runs: dict[str, Callable[[], Any]], repeat: int) -> dict[str, dict[str, float]]:
-    times: dict[str, list[dict[str, Any]]] = {name: [] for name in runs}
-    for r in range(repeat + 1):  # round 0 warms every step (not timed)
-        order = list(runs) if r % 2 else list(runs)[::-1]
-        for name in order:
-            with Meter() as meter:
-                runs[name]()
-            if r:
-                times[name].append(meter.result())
-    return {
-        name: {
-            "seconds": statistics.median(e["seconds"] for e in ts),
-            "cpu_s": statistics.median(e["cpu_s"] for e in ts),
-        }
-        for name, ts in times.items()
     }
 
 

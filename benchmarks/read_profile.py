@@ -131,7 +131,7 @@ def steps(spark: SparkSession, cat: Any, plain: DataFrame) -> dict[str, Callable
     }
 
 
-def measure(runs: dict[str, Callable[[], int]], repeat: int) -> dict[str, dict[str, float]]:
+def measure(runs: dict[str, Callable[[], object]], repeat: int) -> dict[str, dict[str, float]]:
     times: dict[str, list[dict[str, Any]]] = {name: [] for name in runs}
     for r in range(repeat + 1):  # round 0 warms every step (not timed)
         order = list(runs) if r % 2 else list(runs)[::-1]

@@ -9,6 +9,7 @@ import pyarrow as pa
 import pytest
 
 from tests.engine.acid.tables import acid_table
+from versioned.engine.acid import delete_keys
 from versioned.engine.acid.delete_keys import KeyPacking, valid_rows
 from versioned.layouts.acid.write_ids import ValidWriteIdList
 
@@ -60,11 +61,15 @@ def test_valid_rows_drop_open_aborted_and_later_write_ids() -> None:
     assert valid_rows(events, "w", ids).column("w").to_pylist() == [1, 3]
 
 
-@pytest.mark.parametrize("driver_max_events", [None, 0])
+@pytest.mark.parametrize("reader", ["driver", "spark", "driver, too wide to pack"])
 def test_reads_merge_on_packed_keys_when_the_driver_reads_the_deletes(
-    cat: Any, driver_max_events: int | None
+    cat: Any, reader: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    properties = {} if driver_max_events is None else {"read.driver_max_events": "0"}
+    """Packed keys when the driver reads the delete events; the four fields when Spark
+    reads them, or when their ranges need more bits than a key has (here: none allowed)."""
+    properties = {"read.driver_max_events": "0"} if reader == "spark" else {}
+    if reader == "driver, too wide to pack":
+        monkeypatch.setattr(delete_keys, "MAX_BITS", 0)
     table = acid_table(
         cat,
         "k.t",
@@ -91,7 +96,8 @@ def test_reads_merge_on_packed_keys_when_the_driver_reads_the_deletes(
     )
     frame = table.read()
     plan = frame._jdf.queryExecution().optimizedPlan().toString()
-    assert ("#d_key" in plan) == (driver_max_events is None)
+    assert ("#d_key" in plan) == (reader == "driver")
+    assert "#d_#partition_id" in plan or reader == "driver"
     rows = {r["id"]: r["v"] for r in frame.collect()}
     assert sorted(rows) == kept
     assert [rows[i] for i in kept[:5]] == ["x"] * 5 and rows[kept[5]] == str(kept[5])

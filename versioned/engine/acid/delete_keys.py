@@ -11,7 +11,7 @@ joins on one ``bigint`` (its ``LongHashedRelation``), the broadcast is one colum
 insert event whose field lies outside the delete events' range gets a null key, which
 matches nothing, as no delete event can name it.
 
-Otherwise `events.live_events` joins on the four columns (numbers too: the partition's
+Otherwise (`without_deleted`) the join is on the four columns (numbers too: the partition's
 catalog id, `driver_reads.PARTITION_ID`, stands for its values). On the 10M-row table of
 `benchmarks/acid.py` after 10 deltas (846k delete events in 1,600 files), the merge of every
 row took ~11.8 s joined on the partition values and the ROW__ID, ~9.2 s on the four numbers
@@ -42,7 +42,7 @@ KEY_FIELDS = (PARTITION_ID, s.ORIGINAL_WRITE_ID, s.BUCKET, s.ROW_ID)
 _KEY = "#d_key"
 
 
-def without_deleted(
+def without_driver_deleted(
     spark: SparkSession,
     fileio: FileIO,
     snapshot: Snapshot,
@@ -52,8 +52,9 @@ def without_deleted(
     broadcast_limit: int,
 ) -> DataFrame | None:
     """``rows`` (insert events with `KEY_FIELDS`) without those the snapshot's valid delete
-    events name, joined on packed keys; None when that does not apply (some delete files
-    are for Spark to read, or the ranges need too many bits)."""
+    events name, the delete events read on the driver: joined on packed keys, or on the four
+    fields when their ranges need more than `MAX_BITS` bits. None when some delete files are
+    for Spark to read (`driver_reads.split_for_driver`)."""
     spec = snapshot.table.spec
     on_driver, rest = split_for_driver(spec, files.deletes, deletes=True)
     if rest or not on_driver:
@@ -63,13 +64,25 @@ def without_deleted(
     )
     if events.num_rows == 0:
         return rows
+    broadcast = events.num_rows <= broadcast_limit
     packing = KeyPacking.of(events, KEY_FIELDS)
     if packing is None:
-        return None
+        deletes = spark.createDataFrame(events.select(list(KEY_FIELDS)))
+        return without_deleted(rows, deletes, broadcast=broadcast)
     keys = spark.createDataFrame(pa.table({_KEY: packing.pack(events)}))
-    if events.num_rows <= broadcast_limit:
+    if broadcast:
         keys = F.broadcast(keys)
     return rows.join(keys, packing.column() == F.col(_KEY), "left_anti")
+
+
+def without_deleted(rows: DataFrame, deletes: DataFrame, *, broadcast: bool) -> DataFrame:
+    """``rows`` without those the events of ``deletes`` name, joined on the four
+    `KEY_FIELDS` (both frames have them)."""
+    named = deletes.select(*[F.col(f"`{c}`").alias(f"#d_{c}") for c in KEY_FIELDS])
+    if broadcast:
+        named = F.broadcast(named)
+    cond = [F.col(f"`{c}`") == F.col(f"`#d_{c}`") for c in KEY_FIELDS]
+    return rows.join(named, cond, "left_anti")
 
 
 @dataclass(frozen=True)
@@ -125,9 +138,8 @@ def valid_rows(table: pa.Table, column: str, write_ids: ValidWriteIdList) -> pa.
     `events.valid_write_id` in Spark)."""
     ids = _int64(table, column)
     keep = ids <= write_ids.high_water_mark
-    exceptions = sorted({*write_ids.open_ids, *write_ids.aborted_ids})
-    if exceptions:
-        keep &= ~np.isin(ids, np.array(exceptions, dtype=np.int64))
+    if write_ids.invalid_ids:
+        keep &= ~np.isin(ids, np.array(write_ids.invalid_ids, dtype=np.int64))
     return table.filter(pa.array(keep))
 
 

@@ -19,7 +19,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from versioned.catalog.records import Snapshot
-from versioned.engine.acid.delete_keys import KEY_FIELDS, without_deleted
+from versioned.engine.acid.delete_keys import without_deleted, without_driver_deleted
 from versioned.engine.acid.driver_reads import (
     PARTITION_ID,
     KeyMatch,
@@ -254,9 +254,8 @@ def _names_every_event_field(spec: TableSpec) -> SparkColumn:
 def valid_write_id(column: SparkColumn, write_ids: ValidWriteIdList) -> SparkColumn:
     """Whether the write id in ``column`` is valid in ``write_ids`` (a Spark condition)."""
     condition = column <= F.lit(write_ids.high_water_mark)
-    exceptions = sorted({*write_ids.open_ids, *write_ids.aborted_ids})
-    if exceptions:
-        condition = condition & ~column.isin(exceptions)
+    if write_ids.invalid_ids:
+        condition = condition & ~column.isin(list(write_ids.invalid_ids))
     return condition
 
 
@@ -278,18 +277,16 @@ def live_events(
     )
     if not files.deletes:
         return rows.drop(PARTITION_ID)
-    packed = without_deleted(spark, fileio, snapshot, files, rows, broadcast_limit=broadcast_limit)
-    if packed is not None:
-        return packed.drop(PARTITION_ID)
-    deletes = (
-        read_events(spark, fileio, snapshot, files.deletes)
-        .where(valid_write_id(F.col(s.CURRENT_WRITE_ID), write_ids))
-        .select(*[F.col(c).alias(f"#d_{c}") for c in KEY_FIELDS])
+    merged = without_driver_deleted(
+        spark, fileio, snapshot, files, rows, broadcast_limit=broadcast_limit
     )
-    if sum(r.file.row_count for r in files.deletes) <= broadcast_limit:
-        deletes = F.broadcast(deletes)
-    cond = [F.col(c) == F.col(f"#d_{c}") for c in KEY_FIELDS]
-    return rows.join(deletes, cond, "left_anti").drop(PARTITION_ID)
+    if merged is None:  # some delete files are for Spark to read
+        deletes = read_events(spark, fileio, snapshot, files.deletes).where(
+            valid_write_id(F.col(s.CURRENT_WRITE_ID), write_ids)
+        )
+        broadcast = sum(r.file.row_count for r in files.deletes) <= broadcast_limit
+        merged = without_deleted(rows, deletes, broadcast=broadcast)
+    return merged.drop(PARTITION_ID)
 
 
 def row_id_struct() -> SparkColumn:

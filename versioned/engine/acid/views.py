@@ -152,9 +152,9 @@ def _scan(spec: TableSpec, events: str, paths: Sequence[str], write_ids: ValidWr
     partition = f"array_join(slice({segments}, -{depth}, {depth - 2}), '/')"
     fields = ", ".join(quote(f) for f in (*s.EVENT_FIELDS, s.ROW))
     valid = f"{quote(s.CURRENT_WRITE_ID)} <= {write_ids.high_water_mark}"
-    exceptions = sorted({*write_ids.open_ids, *write_ids.aborted_ids})
-    if exceptions:
-        valid += f" AND {quote(s.CURRENT_WRITE_ID)} NOT IN ({', '.join(map(str, exceptions))})"
+    if write_ids.invalid_ids:
+        invalid = ", ".join(map(str, write_ids.invalid_ids))
+        valid += f" AND {quote(s.CURRENT_WRITE_ID)} NOT IN ({invalid})"
     listed = ", ".join(literal(p) for p in sorted(paths))
     return (
         f"SELECT * FROM (SELECT {fields}, {relative} AS {quote(_FILE)}, "

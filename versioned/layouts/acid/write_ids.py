@@ -114,6 +114,12 @@ class ValidWriteIdList:
         below_open = self.min_open is None or write_id < self.min_open
         return below_open and write_id <= self.high_water_mark
 
+    @property
+    def invalid_ids(self) -> tuple[int, ...]:
+        """The open and aborted write ids (all at or below the high-water mark), sorted:
+        with the ids above the mark, those a reader must not see."""
+        return self._exceptions
+
     def _is_exception(self, write_id: int) -> bool:
         return _contains(self._exceptions, write_id)
 

@@ -1,5 +1,19 @@
 """Shared fixtures: one session-scoped SparkSession (local, or on the standalone cluster of
-`make test-cluster`), one throw-away PostgreSQL cluster."""
+`make test-cluster`), one throw-away PostgreSQL cluster, and the markers that sort the suite
+into tiers, derived from the fixtures each test uses (never written by hand):
+
+* ``spark``: the test uses the shared SparkSession (the ``spark`` fixture, directly or through
+  another fixture such as ``cat``);
+* ``jvm``: the test starts processes of its own that start a JVM (the ``jvm_processes``
+  fixture: worker processes with their own SparkSession, the real console script running a
+  command that needs Spark, a cluster);
+* ``postgres``: the test runs on the throw-away PostgreSQL cluster (``pg_cluster``,
+  ``pg_url``, or the ``postgres`` parameter of ``catalog_url``).
+
+`make check` runs every test marked neither ``spark`` nor ``jvm`` with Spark made impossible to
+start (``SPARK_HOME`` names a folder that does not exist), so a test that starts a JVM
+without saying so through its fixtures fails there instead of slowing the tier down.
+"""
 
 from __future__ import annotations
 
@@ -10,8 +24,39 @@ from typing import Any
 
 import pytest
 
+from tests.support.jvm_processes import JvmProcesses
 from tests.support.postgres import PgCluster, start_cluster
+from tests.support.run_seed import header, seed_for
 from tests.support.spark_cluster import EXECUTORS, MASTER, cluster_conf, wait_for_executors
+
+# Fixtures whose use means the test starts a JVM in a process of its own.
+JVM_FIXTURES = frozenset({"jvm_processes"})
+POSTGRES_FIXTURES = frozenset({"pg_cluster", "pg_url"})
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark each test ``spark``, ``jvm`` and ``postgres`` by the fixtures it uses."""
+    for item in items:
+        names = set(getattr(item, "fixturenames", ()))
+        callspec = getattr(item, "callspec", None)
+        params = callspec.params if callspec is not None else {}
+        if "spark" in names:
+            item.add_marker(pytest.mark.spark)
+        if names & JVM_FIXTURES:
+            item.add_marker(pytest.mark.jvm)
+        if names & POSTGRES_FIXTURES or params.get("catalog_url") == "postgres":
+            item.add_marker(pytest.mark.postgres)
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    """The run's seed, so a failed randomized test can be replayed."""
+    return header()
+
+
+@pytest.fixture
+def seed(request: pytest.FixtureRequest) -> int:
+    """This test case's seed, drawn from the run's seed (tests/support/run_seed.py)."""
+    return seed_for(request.node.nodeid)
 
 
 @pytest.fixture(scope="session")
@@ -29,6 +74,18 @@ def spark() -> Iterator[Any]:
         wait_for_executors(session, EXECUTORS)
     yield session
     session.stop()
+
+
+@pytest.fixture
+def jvm_processes() -> Iterator[JvmProcesses]:
+    """Starts processes that run a JVM of their own (the real console script running a
+    command that needs Spark, worker processes with their own SparkSession, a cluster);
+    kills what still runs at the end. Taking it marks the test ``jvm``."""
+    processes = JvmProcesses()
+    try:
+        yield processes
+    finally:
+        processes.close()
 
 
 @pytest.fixture

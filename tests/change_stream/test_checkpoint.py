@@ -27,6 +27,7 @@ def _data_files(out: Path) -> set[str]:
     return {str(p) for p in out.glob("*.parquet")}
 
 
+@pytest.mark.cluster
 def test_a_restarted_query_reads_only_the_commits_after_its_checkpoint(
     spark: Any, cat: Catalog, tmp_path: Path
 ) -> None:

@@ -240,20 +240,19 @@ def _assert_rows_sit_in_hive_buckets(table_dir: Path) -> None:
                 assert bucket == _hive_bucket(event["row"]["id"]), (path, event)
 
 
-@pytest.mark.spark
-def test_console_script_prints_only_the_answer_on_stdout(base: list[str], tmp_path: Path) -> None:
+def test_stdout_holds_only_the_answer_and_stderr_only_progress(
+    spark: Any, base: list[str], tmp_path: Path
+) -> None:
+    """In-process on the shared session (the real script's own JVM start, kept off stderr and
+    out of the working directory, is tests/cli/test_cli_output.py's)."""
     _ok(base, "create-table", "shop.orders", *BUCKETED)
     feed = tmp_path / "first.csv"
     feed.write_text(FIRST)
-    cwd = tmp_path / "cwd"
-    upsert = _script(base, cwd, "upsert", "shop.orders", str(feed), "-o", "json")
-    assert upsert.returncode == 0, upsert.stderr
+    upsert = _ok(base, "upsert", "shop.orders", str(feed), "-o", "json")
     assert json.loads(upsert.stdout)["inserted"] == 4
-    lines = [x for x in upsert.stderr.splitlines() if not x.startswith(JVM_NOTICE)]
+    lines = upsert.stderr.splitlines()
     assert lines and all(PROGRESS.match(x) for x in lines), upsert.stderr
-    show = _script(base, cwd, "show", "shop.orders", "-o", "csv")
-    assert show.returncode == 0, show.stderr
+    show = _ok(base, "show", "shop.orders", "-o", "csv")
     header, *rows = show.stdout.splitlines()
     assert (header, sorted(rows)) == ("id,customer,amount,region", FIRST_SHOWN)
-    assert [x for x in show.stderr.splitlines() if not x.startswith(JVM_NOTICE)] == []
-    assert list(cwd.iterdir()) == [], "Spark must not leave files in the working directory"
+    assert show.stderr == ""

@@ -1,30 +1,30 @@
 """What the CLI prints: its own lines only (Spark's when asked for), times as ISO-8601 UTC,
-and commit counts that tell superseded changes from stale ones."""
+and commit counts that tell superseded changes from stale ones.
+
+Three of the suite's few runs of the real console script are here (each starts a JVM of its
+own, which is what they check: Spark's start-up stays off stderr and out of the working
+directory unless a log level asks for it). tests/conftest.py counts them as ``jvm``.
+"""
 
 from __future__ import annotations
 
 import json
 import math
-import os
 import re
-import subprocess
-import sys
 from datetime import datetime
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
+from tests.support.jvm_processes import JVM_NOTICE, JvmProcesses, script_env
 from versioned.api.catalog import connect
 from versioned.catalog.records import FileAdd, PartitionCommit
 from versioned.cli.main import cli
 from versioned.names import TableName
 
-SCRIPT = str(Path(sys.executable).parent / "versioned")
 ISO_UTC = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00$")
 PROGRESS = re.compile(r"^\[ *\d+\.\ds\] \S")
-# The JVM prints this itself when it starts (Spark 4's launcher adds the module).
-JVM_NOTICE = "WARNING: Using incubator modules"
 
 
 @pytest.fixture
@@ -47,19 +47,14 @@ def _cli(base: list[str], *args: str) -> str:
     return result.output
 
 
-def _script(base: list[str], cwd: Path, *args: str, log_level: str | None = None):
+def _script(
+    jvm: JvmProcesses, base: list[str], cwd: Path, *args: str, log_level: str | None = None
+):
     """The installed console script in a child process, as a user runs it."""
-    env = {k: v for k, v in os.environ.items() if k != "VERSIONED_LOG_LEVEL"}
-    if log_level is not None:
-        env["VERSIONED_LOG_LEVEL"] = log_level
-    cwd.mkdir(exist_ok=True)
-    return subprocess.run(
-        [SCRIPT, *base, "--user", "alice", "--spark-master", "local[1]", *args],
-        capture_output=True,
-        text=True,
+    return jvm.run_script(
+        [*base, "--user", "alice", "--spark-master", "local[1]", *args],
         cwd=cwd,
-        env=env,
-        timeout=600,
+        env=script_env(VERSIONED_LOG_LEVEL=log_level),
     )
 
 
@@ -102,13 +97,13 @@ def test_describe_history_and_partitions_show_times_as_iso_8601_utc(
     assert header.index("superseded") == header.index("stale") + 1
 
 
-@pytest.mark.spark
 def test_upsert_and_sql_write_only_their_own_lines_to_stderr(
-    base: list[str], tmp_path: Path
+    jvm_processes: JvmProcesses, base: list[str], tmp_path: Path
 ) -> None:
     feed = tmp_path / "feed.csv"
     feed.write_text("k,v,p,op\n1,a,x,I\n1,b,x,U\n2,c,y,I\n")
-    upsert = _script(base, tmp_path / "cwd", "upsert", "test.t", str(feed), "-o", "json")
+    cwd = tmp_path / "cwd"
+    upsert = _script(jvm_processes, base, cwd, "upsert", "test.t", str(feed), "-o", "json")
     assert upsert.returncode == 0, upsert.stderr
     lines = upsert.stderr.splitlines()
     assert lines and all(PROGRESS.match(line) for line in lines), upsert.stderr
@@ -116,22 +111,24 @@ def test_upsert_and_sql_write_only_their_own_lines_to_stderr(
     assert (result["inserted"], result["stale"], result["superseded"]) == (2, 0, 1)
 
     query = "SELECT k, v FROM test.t ORDER BY k"
-    sql = _script(base, tmp_path / "cwd", "sql", query, "--output", "csv")
+    sql = _script(jvm_processes, base, cwd, "sql", query, "--output", "csv")
     assert sql.returncode == 0, sql.stderr
     assert sql.stdout == "k,v\n1,b\n2,c\n"
     assert sql.stderr == ""
+    assert list(cwd.iterdir()) == [], "Spark must not leave files in the working directory"
 
 
-@pytest.mark.spark
-def test_verbose_or_a_log_level_shows_sparks_own_lines(base: list[str], tmp_path: Path) -> None:
-    verbose = _script(base, tmp_path / "cwd", "--verbose", "sql", "SELECT 1 AS one", "-o", "csv")
-    assert verbose.returncode == 0, verbose.stderr
-    assert verbose.stdout == "one\n1\n"
-    assert JVM_NOTICE in verbose.stderr
-
-    info = _script(base, tmp_path / "cwd", "sql", "SELECT 1 AS one", "-o", "csv", log_level="info")
+def test_verbose_with_a_log_level_shows_sparks_own_lines(
+    jvm_processes: JvmProcesses, base: list[str], tmp_path: Path
+) -> None:
+    """How --verbose and $VERSIONED_LOG_LEVEL resolve to a level is tests/unit/test_config.py;
+    here one JVM started by the script forwards its own stderr at that level."""
+    cwd = tmp_path / "cwd"
+    args = ("--verbose", "sql", "SELECT 1 AS one", "-o", "csv")
+    info = _script(jvm_processes, base, cwd, *args, log_level="info")
     assert info.returncode == 0, info.stderr
     assert info.stdout == "one\n1\n"
+    assert JVM_NOTICE in info.stderr
     assert re.search(r"INFO SparkContext: Running Spark version \d", info.stderr), info.stderr
 
 

@@ -156,7 +156,8 @@ def test_console_script_prints_one_line_on_error(tmp_path: Path):
     assert len(proc.stderr.strip().splitlines()) == 1
 
 
-def test_partitions_lists_values_versions_and_rows(run, tmp_path: Path):
+def test_partitions_lists_values_versions_and_rows(spark, run, tmp_path: Path):
+    """The upsert runs on the shared session (the command finds it active)."""
     _create_sell(run)
     feed = tmp_path / "b.csv"
     feed.write_text(

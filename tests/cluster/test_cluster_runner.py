@@ -1,18 +1,27 @@
 """`python -m tests.support.spark_cluster` (what `make test-cluster` runs) starts a real
 standalone cluster, hands the command its URL, returns the command's exit code and stops the
-daemons whatever the command did."""
+daemons whatever the command did.
+
+It runs in `make test-cluster` only (a cluster of its own beside that run's: two more JVMs),
+where the runner it checks is the one running the tier."""
 
 from __future__ import annotations
 
 import re
 import socket
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.slow
+from tests.support.jvm_processes import JvmProcesses
+from tests.support.spark_cluster import ENV_MASTER, MASTER
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.cluster,
+    pytest.mark.skipif(MASTER is None, reason=f"runs only on make test-cluster (${ENV_MASTER})"),
+]
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -23,7 +32,9 @@ def _listening(port: int) -> bool:
         return sock.connect_ex(("127.0.0.1", port)) == 0
 
 
-def test_a_failing_command_gets_its_exit_code_and_the_cluster_is_stopped(tmp_path: Path) -> None:
+def test_a_failing_command_gets_its_exit_code_and_the_cluster_is_stopped(
+    tmp_path: Path, jvm_processes: JvmProcesses
+) -> None:
     seen = tmp_path / "seen.txt"
     # The command records the URL it was given and whether the master answers on it, then fails.
     command = (
@@ -31,14 +42,12 @@ def test_a_failing_command_gets_its_exit_code_and_the_cluster_is_stopped(tmp_pat
         "port = int(url.rsplit(':', 1)[1]); s = socket.create_connection(('127.0.0.1', port)); "
         f"open({str(seen)!r}, 'w').write(url); sys.exit(3)"
     )
-    run = subprocess.run(
+    run = jvm_processes.run(
         [
             *(sys.executable, "-m", "tests.support.spark_cluster", "--executors", "1", "--"),
             *(sys.executable, "-c", command),
         ],
         cwd=ROOT,
-        capture_output=True,
-        text=True,
         timeout=300,
     )
     assert run.returncode == 3, run.stderr
@@ -52,13 +61,9 @@ def test_a_failing_command_gets_its_exit_code_and_the_cluster_is_stopped(tmp_pat
     assert (Path(logs.group(1)) / "master.log").exists()
 
 
-def test_without_a_command_it_refuses_before_starting_anything() -> None:
-    run = subprocess.run(
-        [sys.executable, "-m", "tests.support.spark_cluster"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+def test_without_a_command_it_refuses_before_starting_anything(
+    jvm_processes: JvmProcesses,
+) -> None:
+    run = jvm_processes.run([sys.executable, "-m", "tests.support.spark_cluster"], cwd=ROOT)
     assert run.returncode == 2
     assert "give the command to run after --" in run.stderr

@@ -17,7 +17,7 @@ import pytest
 from tests.support.spark_cluster import ENV_MASTER, EXECUTORS, MASTER
 
 pytestmark = [
-    pytest.mark.spark,
+    pytest.mark.cluster,
     pytest.mark.skipif(MASTER is None, reason=f"runs only on make test-cluster (${ENV_MASTER})"),
 ]
 

@@ -14,6 +14,7 @@ import pyarrow as pa
 import pytest
 from pybloom_live import BloomFilter
 
+from tests.support.jvm_processes import JvmProcesses
 from tests.support.typed_rows import TYPED_COLUMNS, typed_batch
 from versioned.api.catalog import Catalog, connect
 from versioned.errors import SchemaError
@@ -91,6 +92,7 @@ def _dead_letters(t: Any) -> list[dict[str, Any]]:
     ]
 
 
+@pytest.mark.cluster
 @pytest.mark.parametrize("file_format", ["parquet", "orc"])
 def test_a_bulk_first_load_commits_what_the_general_path_commits(
     cat: Catalog, file_format: str
@@ -174,6 +176,7 @@ def test_a_bulk_load_with_deletes_goes_the_general_way(cat: Catalog) -> None:
     assert _left_behind(t) == set()
 
 
+@pytest.mark.cluster
 def test_a_bulk_load_writes_its_dead_letters_once_and_the_valid_rows_land(
     cat: Catalog, tmp_path: Path
 ) -> None:
@@ -269,11 +272,13 @@ def _pybloom_file(data: bytes) -> Any:
 
 
 @pytest.mark.slow
-def test_a_bulk_load_killed_midway_leaves_nothing_visible(spark: Any, tmp_path: Path) -> None:
+@pytest.mark.soak  # three worker processes, a JVM each: `make soak`, run by CI
+def test_a_bulk_load_killed_midway_leaves_nothing_visible(
+    spark: Any, tmp_path: Path, jvm_processes: JvmProcesses
+) -> None:
     """SIGKILL the loading process while it writes, while it summarises the keys and as it
     commits: the table is empty or whole (never a part, never a listed file missing),
     vacuum finds every file the killed loads left, and the table takes the load again."""
-    from tests.table.processes import start_workers
     from tests.table.sales import batch, latest, make_table
 
     url = f"sqlite:///{tmp_path}/catalog.db"
@@ -285,7 +290,9 @@ def test_a_bulk_load_killed_midway_leaves_nothing_visible(spark: Any, tmp_path: 
     rows = [[i, float(i), "I", "abc"[i % 3]] for i in range(3000)]
     whole = sorted((i, float(i), "abc"[i % 3]) for i in range(3000))
     kills = [("writing the batch", 0.3), ("keys in", 0.05), ("committing", 0.2)]
-    workers = start_workers(len(kills), url, warehouse, "t.bulk", "versioned", txn_timeout_s=4)
+    workers = jvm_processes.workers(
+        len(kills), url, warehouse, "t.bulk", "versioned", txn_timeout_s=4
+    )
     try:
         for worker, (stage, delay) in zip(workers, kills, strict=True):
             worker.send({"op": "upsert", "rows": rows})

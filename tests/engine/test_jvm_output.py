@@ -10,6 +10,7 @@ import textwrap
 
 import pytest
 
+from tests.support.jvm_processes import JvmProcesses
 from versioned.engine.spark.jvm_output import TAIL_LINES, JvmOutput
 
 # A child that writes far more than a pipe buffers (64 KiB on Linux) to its stderr.
@@ -41,7 +42,7 @@ def test_a_forwarding_drain_shows_every_line(capfd: pytest.CaptureFixture) -> No
     assert lines[0].startswith("line 0 ") and lines[-1].startswith("line 19999 ")
 
 
-def test_a_jvm_that_cannot_start_says_why_on_stderr() -> None:
+def test_a_jvm_that_cannot_start_says_why_on_stderr(jvm_processes: JvmProcesses) -> None:
     script = textwrap.dedent(
         """
         from versioned.engine.spark.session import get_or_create_spark
@@ -51,9 +52,6 @@ def test_a_jvm_that_cannot_start_says_why_on_stderr() -> None:
             print(type(error).__name__)
         """
     )
-    env = {k: v for k, v in os.environ.items() if k != "VERSIONED_LOG_LEVEL"}
-    proc = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=300
-    )
+    proc = jvm_processes.run([sys.executable, "-c", script], timeout=300)
     assert proc.stdout.strip() == "PySparkRuntimeError"
     assert "Invalid maximum heap size: -Xmx4zz" in proc.stderr

@@ -36,6 +36,7 @@ def _snapshot(table: Any) -> DataFrame:
     return table.read(with_row_id=True)
 
 
+@pytest.mark.cluster
 def test_inserts_updates_and_deletes_apply_and_commit(cat: Any) -> None:
     table = _seeded(cat)
     before = {r[2]: r[-1] for r in rows(table)}
@@ -125,6 +126,7 @@ def test_apply_then_abort_leaves_nothing_visible(cat: Any) -> None:
     assert values(table) == [] and table.history() == []
 
 
+@pytest.mark.cluster
 def test_apply_on_two_tables_commits_both_at_once(cat: Any) -> None:
     first, second = alerts(cat), alerts(cat, "m.audit")
     txn = begun(cat, "m.alerts", "m.audit")

@@ -78,6 +78,7 @@ def test_compaction_keeps_the_latest_rows_in_one_version_per_partition(
     assert len(t.history()) == len(history)
 
 
+@pytest.mark.cluster
 def test_writes_after_compaction_update_compacted_rows(cat: Catalog, layout: str) -> None:
     """The compacted version's Bloom filter covers its keys, so later updates and deletes
     of compacted rows get index entries and win."""

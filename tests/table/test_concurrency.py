@@ -18,7 +18,8 @@ from typing import Any
 
 import pytest
 
-from tests.table.processes import Worker, start_workers
+from tests.support.jvm_processes import JvmProcesses
+from tests.table.processes import Worker
 from tests.table.sales import Row, apply, batch, make_table, model_rows
 from versioned.api.catalog import connect
 from versioned.layouts.base import layout_of
@@ -53,7 +54,12 @@ def _batches(rng: random.Random, writer: int, partitions: str) -> list[list[Row]
 @pytest.mark.slow
 @pytest.mark.soak  # minutes per parameter: `make soak`, run by CI after `make test`
 def test_writers_and_a_compactor_agree_with_replaying_the_committed_versions(
-    spark: Any, tmp_path: Path, catalog_url: str, layout: str
+    spark: Any,
+    tmp_path: Path,
+    catalog_url: str,
+    layout: str,
+    jvm_processes: JvmProcesses,
+    seed: int,
 ) -> None:
     # The compactor process needs compaction: a layout without it refuses here, before the
     # processes start (else the writers would wait for a compaction that never comes).
@@ -65,12 +71,11 @@ def test_writers_and_a_compactor_agree_with_replaying_the_committed_versions(
         (_key(p, k), float(k), "I", p) for p in PARTITIONS for k in range(KEYS_PER_PARTITION)
     ]
     batches_by_version: dict[int, list[Row]] = {t.upsert(batch(initial)).version: initial}
-    seed = random.randrange(1 << 30)
     rng = random.Random(seed)
     plans = {w: _batches(rng, w, parts) for w, parts in WRITERS.items()}
     context = f"seed {seed}, catalog {catalog_url.split(':')[0]}"
 
-    workers = start_workers(len(WRITERS) + 1, catalog_url, warehouse, "t.shared", layout)
+    workers = jvm_processes.workers(len(WRITERS) + 1, catalog_url, warehouse, "t.shared", layout)
     writers, compactor = workers[:-1], workers[-1]
     reported: dict[int, list[int]] = {w: [] for w in WRITERS}
     pauses = random.Random(seed)

@@ -15,7 +15,8 @@ from typing import Any
 
 import pytest
 
-from tests.table.processes import Worker, start_workers
+from tests.support.jvm_processes import JvmProcesses
+from tests.table.processes import Worker
 from tests.table.sales import Row, apply, batch, latest, make_table, model_rows
 from versioned.api.catalog import connect
 from versioned.layouts.base import layout_of
@@ -65,7 +66,12 @@ def _kill_during(worker: Worker, op: str, stage: str, delay: float, rows: list[R
 @pytest.mark.slow
 @pytest.mark.soak  # minutes per parameter: `make soak`, run by CI after `make test`
 def test_killed_upserts_and_compactions_leave_the_table_before_or_after(
-    spark: Any, tmp_path: Path, catalog_url: str, layout: str
+    spark: Any,
+    tmp_path: Path,
+    catalog_url: str,
+    layout: str,
+    jvm_processes: JvmProcesses,
+    seed: int,
 ) -> None:
     # Half the rounds kill compactions, and vacuum cleans up: a layout without them refuses
     # here, before the processes start.
@@ -79,9 +85,7 @@ def test_killed_upserts_and_compactions_leave_the_table_before_or_after(
         rows: list[Row] = [(i, float(v * 100 + i), "I", "ab"[i % 2]) for i in range(v, 40, 2)]
         t.upsert(batch(rows))
         apply(model, rows)
-    rng = random.Random()
-    seed = rng.randrange(1 << 30)
-    rng.seed(seed)
+    rng = random.Random(seed)  # from the run's seed, printed in pytest's header
     # The first round of each kind dies while writing files, the others anywhere.
     plan = [
         (
@@ -92,7 +96,7 @@ def test_killed_upserts_and_compactions_leave_the_table_before_or_after(
         for i, op in enumerate(ROUNDS)
     ]
     context = f"seed {seed}, plan {plan}, catalog {catalog_url.split(':')[0]}"
-    workers = start_workers(
+    workers = jvm_processes.workers(
         len(plan), catalog_url, warehouse, "t.crash", layout, txn_timeout_s=TXN_TIMEOUT_S
     )
     outcomes = []

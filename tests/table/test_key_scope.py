@@ -46,6 +46,7 @@ def _rows(frame: Any) -> list[tuple[Any, ...]]:
     return sorted(tuple(r) for r in frame.select("id", "v", "p").collect())
 
 
+@pytest.mark.cluster
 def test_a_key_that_moves_partition_keeps_one_row(cat: Catalog, layout: str) -> None:
     """The issue's repro: id 1 moves from x to z and must not stay live in x."""
     t = _moving(cat, layout)

@@ -6,15 +6,13 @@ database of the test cluster in rounds. After each round the changes of a ``test
 slot (`tests.support.pg_logical`) become a change feed: the table's columns, op codes
 ``I``/``U``/``D`` in ``op`` (a key change is a delete and an insert; a delete carries only
 the key) and the change's WAL position in ``lsn``, the lake table's ordering column. Round
-1 goes through the console script as a JSON Lines file (numbers keep every digit, text
-keeps ``""`` apart from null); the others through `Table.upsert` as an Arrow table. The lake
-table is partitioned by a column outside the key, so updates move rows between partitions.
-It is compacted after rounds 2 and 4 (the acid layout: minor, then major). After each
-compaction and at the end ``read()`` must equal ``SELECT * FROM source`` value for value and
-type for type, and ``read(as_of=V)`` the source as it was when round V was applied.
-``PG_FEED_SEED=n`` runs other transactions.
-
-The console script starts a JVM per round (~40 s for a round), so only the first uses it.
+1 goes through the command line (`versioned upsert`, in-process) as a JSON Lines file
+(numbers keep every digit, text keeps ``""`` apart from null); the others through
+`Table.upsert` as an Arrow table. The lake table is partitioned by a column outside the
+key, so updates move rows between partitions. It is compacted after rounds 2 and 4 (the
+acid layout: minor, then major). After each compaction and at the end ``read()`` must equal
+``SELECT * FROM source`` value for value and type for type, and ``read(as_of=V)`` the
+source as it was when round V was applied. ``PG_FEED_SEED=n`` runs other transactions.
 """
 
 from __future__ import annotations
@@ -23,8 +21,6 @@ import datetime as dt
 import json
 import os
 import random
-import subprocess
-import sys
 from collections.abc import Iterator
 from decimal import Decimal
 from functools import reduce
@@ -34,6 +30,7 @@ from typing import Any, Literal
 import psycopg
 import pyarrow as pa
 import pytest
+from click.testing import CliRunner
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
@@ -50,6 +47,7 @@ from tests.table.oltp_workload import COLUMNS, SOURCE_DDL, Workload
 from versioned.api.catalog import Catalog
 from versioned.api.catalog import connect as connect_catalog
 from versioned.api.table import Table
+from versioned.cli.main import cli
 from versioned.options import CompactionOptions
 
 pytestmark = [pytest.mark.spark, pytest.mark.postgres]
@@ -57,8 +55,7 @@ pytestmark = [pytest.mark.spark, pytest.mark.postgres]
 SEED = int(os.environ.get("PG_FEED_SEED", "20240601"))  # in every failure message: replay it
 ROUNDS = 6
 TRANSACTIONS_PER_ROUND = 18
-API_ROUNDS = {2, 3, 4, 5, 6}  # through Table.upsert; round 1 through the console script
-# (a console-script round starts a JVM and its Python workers: ~40 s for a first batch)
+API_ROUNDS = {2, 3, 4, 5, 6}  # through Table.upsert; round 1 through the command line
 COMPACT_AFTER: dict[int, Literal["minor", "major"]] = {2: "minor", 4: "major"}
 TABLE = "feed.source"
 LAKE_COLUMNS = (
@@ -70,8 +67,6 @@ ARROW_TYPES = {
     "price": pa.decimal128(12, 2), "born": pa.date32(), "seen": pa.timestamp("us"),
     "active": pa.bool_(), "note": pa.string(), "op": pa.string(), "lsn": pa.int64(),
 }  # fmt: skip
-SCRIPT = str(Path(sys.executable).parent / "versioned")
-REPO = Path(__file__).resolve().parents[2]
 Rows = dict[int, dict[str, Any]]
 
 
@@ -152,7 +147,8 @@ def _upsert_arrow(table: Table, rows: list[dict[str, Any]]) -> tuple[int, int]:
 
 
 def _upsert_cli(options: list[str], file: Path, rows: list[dict[str, Any]]) -> tuple[int, int]:
-    """``versioned upsert`` of ``rows`` as JSON Lines, in a child process."""
+    """``versioned upsert`` of ``rows`` as JSON Lines (the command line in-process, on the
+    shared session)."""
     # A delete carries only the key (the columns of a JSON Lines file are those its lines
     # use, so a file of deletes alone names them all).
     full = all(r["op"] == "D" for r in rows)
@@ -160,15 +156,9 @@ def _upsert_cli(options: list[str], file: Path, rows: list[dict[str, Any]]) -> t
         _json_line({c: r.get(c) for c in (*COLUMNS, "op", "lsn") if full or c in r}) for r in rows
     ]
     file.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
-    env = {k: v for k, v in os.environ.items() if k != "VERSIONED_LOG_LEVEL"}
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH")) if p)
-    proc = subprocess.run(
-        [SCRIPT, *options, "--spark-master", "local[1]", "--output", "json",
-         "upsert", TABLE, str(file)],
-        capture_output=True, text=True, cwd=file.parent, env=env, timeout=600,
-    )  # fmt: skip
-    assert proc.returncode == 0, f"seed {SEED}: upsert {file.name} failed:\n{proc.stderr}"
-    result = json.loads(proc.stdout)
+    done = CliRunner().invoke(cli, [*options, "--output", "json", "upsert", TABLE, str(file)])
+    assert done.exit_code == 0, f"seed {SEED}: upsert {file.name} failed:\n{done.output}"
+    result = json.loads(done.stdout)
     return int(result["version"]), int(result["rejected"])
 
 

@@ -48,6 +48,7 @@ def _files(cat: Catalog, location: str) -> set[str]:
     return {str(p.relative_to(root)) for p in root.rglob("*") if p.is_file()}
 
 
+@pytest.mark.cluster
 def test_a_replayed_micro_batch_is_skipped_and_applied_once(
     cat: Catalog, spark: Any, layout: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -16,7 +16,8 @@ from typing import Any
 
 import pytest
 
-from tests.table.processes import Worker, start_workers
+from tests.support.jvm_processes import JvmProcesses
+from tests.table.processes import Worker
 from tests.table.sales import Row, apply, latest, make_table, model_rows
 from tests.table.stream_query import write_batches
 from versioned.api.catalog import Catalog
@@ -64,18 +65,18 @@ def _kill_after(worker: Worker, marker: str, delay: float = 0.0) -> str:
     raise AssertionError(f"the stream did not reach {marker!r}")
 
 
-def _workers(cat: Catalog, name: str, layout: str, count: int) -> list[Worker]:
+def _workers(jvm: JvmProcesses, cat: Catalog, name: str, layout: str, count: int) -> list[Worker]:
     settings = cat.settings
-    return start_workers(count, settings.catalog_url, str(settings.warehouse), name, layout)
+    return jvm.workers(count, settings.catalog_url, str(settings.warehouse), name, layout)
 
 
 @pytest.mark.soak  # two query processes and a SIGKILL (about a minute per layout): `make soak`
 def test_a_batch_committed_just_before_a_kill_is_skipped_on_restart(
-    cat: Catalog, layout: str, tmp_path: Path
+    cat: Catalog, layout: str, tmp_path: Path, jvm_processes: JvmProcesses
 ) -> None:
     t = make_table(cat, layout=layout)
     write_batches(tmp_path / "in", BATCHES)
-    first, second = _workers(cat, str(t.name), layout, 2)  # both JVMs start at once
+    first, second = _workers(jvm_processes, cat, str(t.name), layout, 2)  # both JVMs start at once
     try:
         # The sink committed batch 1; Spark has not written commits/1 when the kill lands.
         first.send(_stream(tmp_path, pause_s=60))
@@ -92,18 +93,19 @@ def test_a_batch_committed_just_before_a_kill_is_skipped_on_restart(
     assert list(t.stream_progress().values()) == [len(BATCHES) - 1]
 
 
-@pytest.mark.soak  # several JVM starts per parameter: `make soak`
-@pytest.mark.parametrize("seed", [1, 2])
+@pytest.mark.soak  # several JVM starts per layout: `make soak`
 def test_kills_at_random_points_apply_every_batch_exactly_once(
-    cat: Catalog, layout: str, tmp_path: Path, seed: int
+    cat: Catalog, layout: str, tmp_path: Path, seed: int, jvm_processes: JvmProcesses
 ) -> None:
+    # The kill points come from the run's seed (printed in pytest's header): each commit of
+    # the project tries others, and a failure replays with $VERSIONED_TEST_SEED.
     rng = random.Random(seed)
     t = make_table(cat, layout=layout)
     write_batches(tmp_path / "in", BATCHES)
     marks = ["reading the batch", "writing ", "committed version", "applied"]
     kills: list[str] = []
     for _ in range(3):
-        (worker,) = _workers(cat, str(t.name), layout, 1)
+        (worker,) = _workers(jvm_processes, cat, str(t.name), layout, 1)
         try:
             worker.send(_stream(tmp_path, pause_s=rng.choice([0.0, 0.5])))
             reached = _kill_after(worker, rng.choice(marks), delay=rng.random())
@@ -113,10 +115,10 @@ def test_kills_at_random_points_apply_every_batch_exactly_once(
         kills.append(reached)
         if reached == "finished":
             break
-    (worker,) = _workers(cat, str(t.name), layout, 1)
+    (worker,) = _workers(jvm_processes, cat, str(t.name), layout, 1)
     try:
         worker.run(_stream(tmp_path, pause_s=0))
     finally:
         worker.close()
-    assert len(t.history()) == len(BATCHES), kills
-    assert latest(t) == _expected(), kills
+    assert len(t.history()) == len(BATCHES), f"seed {seed}, kills {kills}"
+    assert latest(t) == _expected(), f"seed {seed}, kills {kills}"

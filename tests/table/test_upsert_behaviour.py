@@ -40,6 +40,7 @@ def _rows(frame: Any) -> list[tuple[Any, ...]]:
     return sorted(tuple(r) for r in frame.select("id", "amt", "store").collect())
 
 
+@pytest.mark.cluster
 def test_bad_rows_go_to_dead_letters_and_the_rest_commits(
     cat: Catalog, tmp_path: Path, layout: str
 ) -> None:

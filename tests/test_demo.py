@@ -9,8 +9,6 @@ import pytest
 
 from versioned.api.catalog import connect
 
-pytestmark = pytest.mark.spark
-
 
 def test_demo_plays_end_to_end(
     spark: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]

@@ -19,8 +19,6 @@ import pytest
 from tests.change_stream.streams import batch, change_reader, create, folded, run_to_memory
 from versioned.api.catalog import Catalog
 
-pytestmark = pytest.mark.spark
-
 NAN = float("nan")
 
 

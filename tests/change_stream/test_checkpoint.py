@@ -13,8 +13,6 @@ from pyspark.errors import StreamingQueryException
 from tests.change_stream.streams import batch, change_reader, create, run_to_parquet
 from versioned.api.catalog import Catalog
 
-pytestmark = pytest.mark.spark
-
 
 def _rows(spark: Any, paths: list[str]) -> list[tuple[Any, ...]]:
     if not paths:

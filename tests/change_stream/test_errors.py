@@ -11,8 +11,6 @@ from pyspark.errors import AnalysisException, StreamingQueryException
 from tests.change_stream.streams import batch, change_reader, create, run_to_memory
 from versioned.api.catalog import Catalog, connect
 
-pytestmark = pytest.mark.spark
-
 
 def test_the_table_option_is_required(spark: Any, cat: Catalog) -> None:
     needs = r'needs the table: \.option\("table", "db\.table"\)'

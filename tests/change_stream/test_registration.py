@@ -6,12 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from tests.change_stream.streams import batch, create, run_to_memory
 from versioned.api.catalog import Catalog
-
-pytestmark = pytest.mark.spark
 
 
 def test_after_a_catalog_registers_the_source_the_table_option_is_enough(

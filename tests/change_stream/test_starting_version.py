@@ -11,8 +11,6 @@ from pyspark.errors import AnalysisException
 from tests.change_stream.streams import batch, change_reader, create, run_to_memory
 from versioned.api.catalog import Catalog
 
-pytestmark = pytest.mark.spark
-
 
 @pytest.fixture
 def three(cat: Catalog) -> Any:

@@ -14,8 +14,6 @@ from pyspark.errors import StreamingQueryException
 from tests.change_stream.streams import folded, run_to_memory
 from versioned.api.catalog import Catalog
 
-pytestmark = pytest.mark.spark
-
 COLUMNS = ["id", "d", "ts", "amt", "c", "ok", "big", "p"]
 
 

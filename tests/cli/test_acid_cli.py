@@ -180,7 +180,6 @@ def test_alter_table_of_an_acid_table_is_one_catalog_commit_without_spark(
     assert [h["operation"] for h in _json(base, "history", "shop.orders")] == ["alter"]
 
 
-@pytest.mark.spark
 def test_acid_table_end_to_end_through_the_cli(spark: Any, base: list[str], tmp_path: Path) -> None:
     _ok(base, "create-table", "shop.orders", *BUCKETED)
     first = tmp_path / "first.csv"

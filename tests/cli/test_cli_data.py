@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -58,8 +59,7 @@ def test_history_is_in_version_order_and_describe_shows_the_highest_version(
     assert info["current_version"] == second
 
 
-@pytest.mark.spark
-def test_changes_and_delete_by_predicate(run, tmp_path: Path) -> None:
+def test_changes_and_delete_by_predicate(spark: Any, run, tmp_path: Path) -> None:
     one = _feed(tmp_path, "1.csv", "k,v,p,op\n1,a,x,I\n2,b,x,I\n3,c,y,I\n")
     assert run("upsert", "test.t", one, "-q").exit_code == 0
     since = json.loads(run("history", "test.t", "-o", "json").output)[-1]["version"]

@@ -11,8 +11,6 @@ from click.testing import CliRunner
 
 from versioned.cli.main import cli
 
-pytestmark = pytest.mark.spark
-
 
 @pytest.fixture
 def run(spark: Any, tmp_path: Path) -> Any:

@@ -12,8 +12,6 @@ import pytest
 
 from versioned.errors import InvalidNameError, PermissionDeniedError, QueryError
 
-pytestmark = pytest.mark.spark
-
 
 def _table(cat: Any, name: str, rows: list[tuple[int, str]]) -> None:
     table = cat.create_table(name, columns="k BIGINT, v STRING", primary_key="k")

@@ -16,8 +16,6 @@ from versioned.api.catalog import Catalog
 from versioned.collections import PartitionExistsError
 from versioned.layouts.acid.snapshot_dirs import valid_write_id_list
 
-pytestmark = pytest.mark.spark
-
 
 def _acid(cat: Catalog, name: str = "sales.orders") -> Any:
     return cat.create_table(

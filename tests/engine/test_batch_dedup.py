@@ -12,8 +12,6 @@ from versioned.engine.feeds.reader import read_feed
 from versioned.errors import SchemaError
 from versioned.schema import TableSpec
 
-pytestmark = pytest.mark.spark
-
 PLAIN = TableSpec.build(
     "db.t", columns="region STRING, id BIGINT, sub INT, v STRING", primary_key="id,sub",
     partition_by="region",

@@ -22,8 +22,6 @@ from versioned.layouts.version_partition.bloom import KeyBloomFilter
 from versioned.layouts.version_partition.keys import encode_key
 from versioned.layouts.version_partition.table_rules import BULK_LOAD_MIN_BYTES_PROPERTY
 
-pytestmark = pytest.mark.spark
-
 BULK = "in bulk"
 NEVER = str(1 << 62)  # no batch is this large: the general path
 

@@ -13,8 +13,6 @@ from versioned.engine.feeds.reader import Feed, read_feed
 from versioned.errors import InputError, SchemaError
 from versioned.schema import TableSpec
 
-pytestmark = pytest.mark.spark
-
 CUSTOMERS = TableSpec.build(
     "db.customers", columns="id BIGINT NOT NULL, name STRING, lsn BIGINT", primary_key="id",
     ordering_column="lsn",

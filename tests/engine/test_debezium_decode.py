@@ -21,8 +21,6 @@ from tests.engine.debezium_events import decimal_bytes, envelope, field, write_l
 from versioned.engine.feeds.reader import Feed, read_feed
 from versioned.schema import TableSpec
 
-pytestmark = pytest.mark.spark
-
 TYPES = TableSpec.build(
     "db.types",
     columns="id INT NOT NULL, d DATE, cd DATE, ts TIMESTAMP, dt TIMESTAMP, nts TIMESTAMP, "

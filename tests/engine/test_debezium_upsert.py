@@ -24,8 +24,6 @@ from versioned.api.catalog import Catalog
 from versioned.cli.main import cli
 from versioned.errors import InputError
 
-pytestmark = pytest.mark.spark
-
 PLACEHOLDER = "__debezium_unavailable_value"
 ORDERS = "id INT NOT NULL, d DATE, ts TIMESTAMP, amount DECIMAL(10,2), doc STRING, lsn BIGINT"
 PG_SCHEMA = [

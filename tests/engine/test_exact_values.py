@@ -15,8 +15,6 @@ from versioned.engine.feeds.reader import Feed, read_feed
 from versioned.errors import SchemaError
 from versioned.schema import TableSpec
 
-pytestmark = pytest.mark.spark
-
 DATED = TableSpec.build(
     "db.t",
     columns="k BIGINT, d DATE, v STRING, lsn BIGINT",

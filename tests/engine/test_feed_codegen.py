@@ -12,7 +12,6 @@ import io
 import re
 from typing import Any
 
-import pytest
 from pyspark.sql import functions as F
 
 from versioned.engine.feeds.reader import read_feed
@@ -22,8 +21,6 @@ from versioned.engine.spark.operation_conf import (
     write_settings,
 )
 from versioned.schema import TableSpec
-
-pytestmark = pytest.mark.spark
 
 JIT_LIMIT = 8000  # HotSpot's HugeMethodLimit
 

@@ -16,8 +16,6 @@ from versioned.engine.feeds.reader import Feed, read_feed
 from versioned.errors import InputError, SchemaError
 from versioned.schema import TableSpec
 
-pytestmark = pytest.mark.spark
-
 SALES = TableSpec.build(
     "db.sales",
     columns="id BIGINT NOT NULL, name VARCHAR(5), total_amt DOUBLE",

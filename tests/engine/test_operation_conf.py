@@ -16,8 +16,6 @@ from versioned.engine.spark.operation_conf import (
     write_settings,
 )
 
-pytestmark = pytest.mark.spark
-
 PARALLELISM_FIRST = "spark.sql.adaptive.coalescePartitions.parallelismFirst"
 CALLERS = "200"  # Spark's default, which a caller's session typically has
 

@@ -17,8 +17,6 @@ from versioned.api.catalog import Catalog, connect
 from versioned.api.table import Table
 from versioned.engine.version_partition.compactor import compact_table
 
-pytestmark = pytest.mark.spark
-
 
 def _table(cat: Catalog, name: str = "t.items", file_format: str = "parquet") -> Table:
     return cat.create_table(

@@ -14,8 +14,6 @@ from versioned.api.catalog import Catalog
 from versioned.api.table import Table
 from versioned.errors import SchemaError
 
-pytestmark = pytest.mark.spark
-
 
 def _table(cat: Catalog) -> Table:
     t = cat.create_table(

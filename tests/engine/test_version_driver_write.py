@@ -12,8 +12,6 @@ from tests.support.typed_rows import TYPED_COLUMNS, typed_batch
 from versioned.errors import SchemaError
 from versioned.layouts.version_partition.table_rules import DRIVER_WRITE_ROWS_PROPERTY
 
-pytestmark = pytest.mark.spark
-
 COLUMNS = TYPED_COLUMNS
 
 

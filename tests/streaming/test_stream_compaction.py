@@ -14,11 +14,11 @@ from versioned.layouts.acid.snapshot_dirs import INSERT_KINDS
 from versioned.options import CompactionThresholds
 
 COMMITS = 250
-PER_BATCH = 50
+PER_BATCH = 10  # 25 transaction batches: 25 deltas (acid) and 250 versions, past every threshold
 KEYS = 175  # ids repeat: later records replace earlier ones
 
 
-@pytest.mark.soak  # a read of every commit's file per layout: `make soak` (CI runs it)
+@pytest.mark.soak  # reads of hundreds of tiny files per layout: `make soak` (CI runs it)
 @pytest.mark.parametrize("layout", ["acid", "versioned"])
 def test_hundreds_of_single_record_commits_compact_into_one_base_or_version(
     cat: Any, layout: str

@@ -10,13 +10,9 @@ import math
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from tests.streaming.test_streamed_values import ACCEPTED, REFUSED
 from versioned.schema import TableSpec
 from versioned.streaming.record_writers import DelimitedInputWriter
-
-pytestmark = pytest.mark.spark
 
 EXTRA = [
     ("DECIMAL(10,2)", "1.239"),

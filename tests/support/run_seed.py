@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import os
 import subprocess
+from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
 
@@ -32,8 +33,14 @@ def _commit() -> str | None:
 
 @cache
 def run_seed() -> tuple[int, str]:
-    """The run's seed and where it came from (read once per process)."""
-    given = os.environ.get(ENV_SEED)
+    """The run's seed and where it came from (read once per process, before any test can
+    change the environment)."""
+    return resolve(os.environ)
+
+
+def resolve(env: Mapping[str, str]) -> tuple[int, str]:
+    """The seed ``env`` names, else the commit's, and where it came from."""
+    given = env.get(ENV_SEED)
     if given:
         return int(given), f"${ENV_SEED}"
     commit = _commit()

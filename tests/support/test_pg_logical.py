@@ -227,7 +227,6 @@ def test_change_rows_refuse_an_ordering_value_past_bigint() -> None:
         change_rows([Change(1 << 52, "public.t", "INSERT", None, {"id": 1})], ["id"])
 
 
-@pytest.mark.postgres
 def test_a_real_slot_decodes_committed_changes_only(pg_cluster: PgCluster) -> None:
     """What PostgreSQL 15's test_decoding writes: a key change, COPY, a rollback, and an
     unchanged TOASTed value left out of updates (also of the one that changes the key)."""

@@ -46,8 +46,6 @@ from versioned.api.table import Table
 from versioned.options import CompactionOptions
 from versioned.results import CommitResult
 
-pytestmark = pytest.mark.spark
-
 # Partitions that first appear in a batch (batch index -> values).
 NEW_PARTITIONS: dict[int, list[Any]] = {
     0: ["east", "west"],

@@ -11,11 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 import pyarrow as pa
-import pytest
 
 from versioned.api.catalog import Catalog
-
-pytestmark = pytest.mark.spark
 
 
 def _table(cat: Catalog, layout: str, *, ordering: bool = False, scope: str = "table") -> Any:

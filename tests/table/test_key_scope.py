@@ -18,8 +18,6 @@ from versioned.collections.errors import CollectionError
 from versioned.collections.write import write as write_collection
 from versioned.errors import CommitConflictError
 
-pytestmark = pytest.mark.spark
-
 
 def _moving(cat: Catalog, layout: str, *, ordering: bool = False, name: str = "m.t") -> Any:
     return cat.create_table(

@@ -14,8 +14,6 @@ from versioned.api.catalog import Catalog
 from versioned.cli.main import cli
 from versioned.errors import SchemaError
 
-pytestmark = pytest.mark.spark
-
 COLUMNS = "store STRING, id INT, name STRING, qty INT NOT NULL, note STRING"
 
 

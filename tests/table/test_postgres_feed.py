@@ -50,8 +50,6 @@ from versioned.api.table import Table
 from versioned.cli.main import cli
 from versioned.options import CompactionOptions
 
-pytestmark = [pytest.mark.spark, pytest.mark.postgres]
-
 SEED = int(os.environ.get("PG_FEED_SEED", "20240601"))  # in every failure message: replay it
 ROUNDS = 6
 TRANSACTIONS_PER_ROUND = 18

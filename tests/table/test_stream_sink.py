@@ -27,8 +27,6 @@ from versioned.catalog.records import StreamMark
 from versioned.errors import InputError, StreamBatchCommittedError
 from versioned.options import WriteOptions
 
-pytestmark = pytest.mark.spark
-
 BATCHES: list[list[Row]] = [
     [(1, 1.0, "I", "a"), (2, 2.0, "I", "a"), (3, 3.0, "I", "b")],
     [(1, 10.0, "U", "a"), (2, None, "D", "a"), (4, 4.0, "I", "b")],

@@ -22,7 +22,7 @@ from tests.table.sales import Row, apply, latest, make_table, model_rows
 from tests.table.stream_query import write_batches
 from versioned.api.catalog import Catalog
 
-pytestmark = [pytest.mark.spark, pytest.mark.slow]
+pytestmark = pytest.mark.slow
 
 BATCHES: list[list[Row]] = [
     [(1, 1.0, "I", "a"), (2, 2.0, "I", "a"), (3, 3.0, "I", "b")],

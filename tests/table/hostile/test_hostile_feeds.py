@@ -29,7 +29,6 @@ from versioned.cli.main import cli
 from versioned.results import CommitResult
 from versioned.storage.partition_paths import parse_partition_path
 
-pytestmark = pytest.mark.spark
 TABLE = "db.hostile"
 
 

@@ -1,9 +1,9 @@
 """The run of `make test-cluster` really is on a multi-process cluster (skipped elsewhere).
 
 The rest of what `make test-cluster` runs are the tests marked `cluster` (code that runs on
-executors; `make test` runs them locally too); this file checks the premise: the session's master is the standalone cluster, tasks run
-in executor JVMs other than the driver's and in Python workers other than the test process,
-and executors write files the driver then reads.
+executors; `make test` runs them locally too); this file checks the premise: the session's
+master is the standalone cluster, tasks run in executor JVMs other than the driver's and in
+Python workers other than the test process, and executors write files the driver then reads.
 """
 
 from __future__ import annotations

@@ -26,12 +26,12 @@ import pytest
 
 from tests.support.jvm_processes import JvmProcesses
 from tests.support.postgres import PgCluster, start_cluster
-from tests.support.run_seed import header, seed_for
+from tests.support.run_seed import header, run_seed, seed_for
 from tests.support.spark_cluster import EXECUTORS, MASTER, cluster_conf, wait_for_executors
 
 # Fixtures whose use means the test starts a JVM in a process of its own.
 JVM_FIXTURES = frozenset({"jvm_processes"})
-POSTGRES_FIXTURES = frozenset({"pg_cluster", "pg_url"})
+POSTGRES_FIXTURES = frozenset({"pg_cluster", "pg_url", "alternating_catalog_url"})
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -127,6 +127,21 @@ def catalog_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
         return f"sqlite:///{tmp_path}/catalog.db"
     cluster: PgCluster = request.getfixturevalue("pg_cluster")
     return cluster.create_database()
+
+
+@pytest.fixture
+def alternating_catalog_url(
+    request: pytest.FixtureRequest, pg_cluster: PgCluster, tmp_path: Path
+) -> str:
+    """A catalog for the soak's multi-process runs (four JVMs a case): SQLite or PostgreSQL
+    by the run's seed, the two layouts on different ones, so every run covers both catalogs
+    and both layouts, and runs of other parity the other two pairs (the catalogs' own crash
+    and race tests run on both every time: tests/catalog)."""
+    layout = request.getfixturevalue("layout")
+    flip = {"versioned": 0, "acid": 1}.get(layout, 0)
+    if (run_seed()[0] + flip) % 2 == 0:
+        return f"sqlite:///{tmp_path}/catalog.db"
+    return pg_cluster.create_database()
 
 
 @pytest.fixture

@@ -1,5 +1,8 @@
 """Writer processes and a compactor process on one table, on SQLite and on PostgreSQL.
 
+Each run puts one layout on each catalog by its seed (`alternating_catalog_url`,
+tests/conftest.py); a run of the other parity swaps them.
+
 Three writers (two on disjoint partitions, one across all of them, with overlapping keys;
 the table's key is unique table-wide and the third writer moves keys between partitions)
 and a compactor run at once, each a process with its own SparkSession. Afterwards the table
@@ -56,7 +59,7 @@ def _batches(rng: random.Random, writer: int, partitions: str) -> list[list[Row]
 def test_writers_and_a_compactor_agree_with_replaying_the_committed_versions(
     spark: Any,
     tmp_path: Path,
-    catalog_url: str,
+    alternating_catalog_url: str,
     layout: str,
     jvm_processes: JvmProcesses,
     seed: int,
@@ -64,6 +67,7 @@ def test_writers_and_a_compactor_agree_with_replaying_the_committed_versions(
     # The compactor process needs compaction: a layout without it refuses here, before the
     # processes start (else the writers would wait for a compaction that never comes).
     layout_of(layout).require("compact")
+    catalog_url = alternating_catalog_url
     warehouse = str(tmp_path / "wh")
     cat = connect(catalog=catalog_url, warehouse=warehouse, spark=spark, user="alice")
     t = make_table(cat, "t.shared", layout=layout)

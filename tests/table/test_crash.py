@@ -1,5 +1,8 @@
 """Upsert and compaction processes killed with SIGKILL at random points, on SQLite and PostgreSQL.
 
+Each run takes the kill points from its seed and puts one layout on each catalog
+(`alternating_catalog_url`, tests/conftest.py); a run of the other parity swaps them.
+
 After each kill the table must read exactly as before or exactly as after the operation, and
 a new upsert must work. At the end, once the killed processes' transactions have expired,
 vacuum (grace 0) must leave no file under the table that the catalog does not list, except
@@ -68,7 +71,7 @@ def _kill_during(worker: Worker, op: str, stage: str, delay: float, rows: list[R
 def test_killed_upserts_and_compactions_leave_the_table_before_or_after(
     spark: Any,
     tmp_path: Path,
-    catalog_url: str,
+    alternating_catalog_url: str,
     layout: str,
     jvm_processes: JvmProcesses,
     seed: int,
@@ -77,6 +80,7 @@ def test_killed_upserts_and_compactions_leave_the_table_before_or_after(
     # here, before the processes start.
     for operation in ("compact", "vacuum"):
         layout_of(layout).require(operation)
+    catalog_url = alternating_catalog_url
     warehouse = str(tmp_path / "wh")
     cat = connect(catalog=catalog_url, warehouse=warehouse, spark=spark, user="alice")
     t = make_table(cat, "t.crash", layout=layout)

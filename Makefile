@@ -36,9 +36,8 @@ test: $(STAMP)
 
 # The long runs `make test` leaves out: the multi-process writers-and-compactor and crash tests
 # of every layout and catalog (one layout per catalog a run, by the run's seed), the killed bulk
-# load and stream sink, and the randomized
-# differential variants. Randomized choices come from the run's seed (pytest's header prints it;
-# `VERSIONED_TEST_SEED=N make soak` replays a run).
+# load and stream sink, and the randomized differential variants. Randomized choices come from
+# the run's seed (pytest's header prints it; `VERSIONED_TEST_SEED=N make soak` replays a run).
 soak: $(STAMP)
 	$(PY) -m pytest -m soak
 

@@ -16,12 +16,11 @@ import pyarrow as pa
 import pytest
 from click.testing import CliRunner, Result
 
+from tests.support.jvm_processes import JVM_NOTICE
 from versioned.cli.main import cli
 from versioned.layouts.acid import bucket_ids, decode_bucket_property
 
 SCRIPT = str(Path(sys.executable).parent / "versioned")
-# The JVM prints this notice itself (Spark 4 adds the module); it is not versioned's line.
-JVM_NOTICE = "WARNING: Using incubator modules"
 PROGRESS = re.compile(r"^\[ *\d+\.\ds\] \S")
 COLUMNS = "id BIGINT, customer STRING, amount DOUBLE, region STRING"
 ACID = ["--columns", COLUMNS, "--primary-key", "id", "--op-code-column", "op", "--layout", "acid"]

@@ -12,11 +12,10 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from tests.support.jvm_processes import JVM_NOTICE
 from versioned.cli.main import cli
 
 SCRIPT = str(Path(sys.executable).parent / "versioned")
-# The JVM prints this notice itself (Spark 4 adds the module); it is not an error line.
-JVM_NOTICE = "WARNING: Using incubator modules"
 
 
 @pytest.fixture

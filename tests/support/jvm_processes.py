@@ -38,11 +38,6 @@ def script_env(**overrides: str | None) -> dict[str, str]:
     return env
 
 
-def without_jvm_notice(text: str) -> list[str]:
-    """The non-blank lines of ``text`` but the JVM's own start-up notice."""
-    return [x for x in text.splitlines() if x.strip() and not x.startswith(JVM_NOTICE)]
-
-
 class JvmProcesses:
     """Starts child processes for one test and kills whatever still runs at its end."""
 

@@ -7,6 +7,7 @@ modification times so that the batch order is the file order.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -65,6 +66,18 @@ def run_stream(
     )
     query.awaitTermination()
     return sink
+
+
+def micro_batches(checkpoint: Path) -> list[tuple[int, int]]:
+    """The micro-batches a query on ``checkpoint`` committed, as ``(batch id, last file)``
+    pairs: the file source's log offset is the number of the batch's last file (0-based) as
+    `write_batches` wrote them, one file per log entry."""
+    batches = []
+    for entry in sorted((checkpoint / "commits").iterdir(), key=lambda p: p.name):
+        if entry.name.isdigit():
+            offsets = (checkpoint / "offsets" / entry.name).read_text().splitlines()
+            batches.append((int(entry.name), json.loads(offsets[-1])["logOffset"]))
+    return sorted(batches)
 
 
 def forget_last_commit(checkpoint: Path) -> int:

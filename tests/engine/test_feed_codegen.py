@@ -10,10 +10,13 @@ from __future__ import annotations
 import contextlib
 import io
 import re
+from collections.abc import Iterator
 from typing import Any
 
+import pytest
 from pyspark.sql import functions as F
 
+from tests.support.spark_settings import LOCAL_INTERPRETED
 from versioned.engine.feeds.reader import read_feed
 from versioned.engine.spark.operation_conf import (
     HUGE_METHOD_LIMIT,
@@ -32,9 +35,24 @@ def _method_sizes(frame: Any) -> list[int]:
     return [int(n) for n in re.findall(r"maxMethodCodeSize:(\d+)", out.getvalue())]
 
 
+@pytest.fixture
+def generating(spark: Any) -> Iterator[Any]:
+    """The shared session with Spark's default code generation (the test session interprets
+    expressions: tests/conftest.py `LOCAL_INTERPRETED`), restored after the test."""
+    before = {key: spark.conf.get(key) for key in LOCAL_INTERPRETED}
+    spark.conf.set("spark.sql.codegen.wholeStage", "true")
+    spark.conf.set("spark.sql.codegen.factoryMode", "FALLBACK")
+    try:
+        yield spark
+    finally:
+        for key, value in before.items():
+            spark.conf.set(key, value)
+
+
 def test_the_row_checks_of_a_wide_typed_feed_compile_to_methods_the_jvm_compiles(
-    spark: Any,
+    generating: Any,
 ) -> None:
+    spark = generating
     types = ["BIGINT", "STRING", "DOUBLE", "VARCHAR(20)", "DATE", "INT", "DECIMAL(10,2)"]
     names = [f"c{i}" for i in range(40)]
     spec = TableSpec.build(

@@ -47,6 +47,7 @@ from versioned.engine.feeds.rows import (
     ObservedCount,
 )
 from versioned.engine.feeds.schema import ColumnMapping, map_columns
+from versioned.engine.spark.bindings import Bindings
 from versioned.engine.spark.types import spark_type
 from versioned.errors import SchemaError
 from versioned.schema import TableSpec
@@ -234,7 +235,8 @@ def debezium_rows(
     present = {k: v for k, v in mapping.present.items() if k not in derived}
     record = F.col(IN_RECORD)
     event = record.getField("payload") if shape.wrapped else record
-    row = _event_row(record, event, fields, shape, spec, present, options)
+    bindings = Bindings("#dbz")
+    row = _event_row(record, event, fields, shape, spec, present, options, bindings)
     columns = list(row.columns)
     if shape.ordering is not None and ordering is not None:
         target = spark_type(spec.column(ordering).type)
@@ -243,7 +245,7 @@ def debezium_rows(
     extra = [F.array_compact(F.array(*keeps)).alias(IN_KEEP)] if keeps else []
     malformed = _malformed(record, row.problems, wrapped_lines=shape.wrapped and json_lines)
     payload_null = event.isNull() if shape.wrapped else F.lit(False)
-    events = _events(frame, record, payload_null, malformed, row.op_in)
+    events = _events(bindings.apply(frame), record, payload_null, malformed, row.op_in)
     rows = events.frame.where(~events.tombstone & ~events.truncate).select(
         *columns,
         row.op_in.alias(IN_OP),
@@ -275,6 +277,7 @@ def _event_row(
     spec: TableSpec,
     present: dict[str, str],
     options: DebeziumOptions,
+    bindings: Bindings,
 ) -> _EventRow:
     schema = _event_schema(record, fields) if shape.has_schema else None
     base = _event_fields(fields, shape.wrapped)
@@ -282,7 +285,7 @@ def _event_row(
     op_in, raw = read(event, base, present)
     is_delete = F.coalesce(normalise_op_code(op_in) == F.lit(DELETE), F.lit(False))
     columns, problems, keeps = row_values(
-        spec, present, raw, is_delete, schema, shape.envelope, options
+        spec, present, raw, bindings.bind(is_delete), schema, shape.envelope, options, bindings
     )
     return _EventRow(op_in, columns, problems, keeps)
 

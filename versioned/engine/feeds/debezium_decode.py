@@ -43,6 +43,8 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from versioned.engine.spark.bindings import let
+
 DAYS = ("io.debezium.time.Date", "org.apache.kafka.connect.data.Date")
 MILLI_TIMESTAMP = ("io.debezium.time.Timestamp", "org.apache.kafka.connect.data.Timestamp")
 MICRO_TIMESTAMP = ("io.debezium.time.MicroTimestamp",)
@@ -132,6 +134,7 @@ def decode(
     *,
     column_scale: int | None = None,
     timestamp_unit: str | None = None,
+    number: Column | None = None,
 ) -> tuple[Column, Column]:
     """Decode one column's event values for a column of type ``target``.
 
@@ -141,13 +144,15 @@ def decode(
         semantic: The values' semantic type per row (`column_semantic`).
         column_scale: The scale of a DECIMAL column (for base64 values without a schema).
         timestamp_unit: Unit of integer TIMESTAMP values without a schema (``ms``/``us``/``ns``).
+        number: `integer_value` of ``text``, when the caller computes it once per row (the
+            decodings use it many times over); else it is written out here.
 
     Returns:
         ``(value, problem)``: the value as text for the feed conversion (``text`` itself when
         nothing applies or decoding fails), and why the row cannot be used (or null).
     """
-    trimmed = F.trim(text)
-    number = F.when(F.regexp_like(trimmed, F.lit(_INTEGER)), trimmed.try_cast("long"))
+    if number is None:
+        number = integer_value(text)
     cases = _named_cases(text, number, target, semantic)
     unnamed, problem = _unnamed_cases(
         text, number, target, semantic.name.isNull(), column_scale, timestamp_unit
@@ -159,6 +164,12 @@ def decode(
     for condition, value in cases[1:]:
         chosen = chosen.when(condition, value)
     return F.coalesce(chosen, text), problem
+
+
+def integer_value(text: Column) -> Column:
+    """``text`` as a long when it is an integer (spaces around allowed), else null."""
+    trimmed = F.trim(text)
+    return F.when(F.regexp_like(trimmed, F.lit(_INTEGER)), trimmed.try_cast("long"))
 
 
 _Case = tuple[Column, Column]  # (when, the value as text)
@@ -245,33 +256,68 @@ def decimal_text(base64: Column, scale: Column) -> Column:
 
     Up to 16 bytes (DECIMAL(38)) are read: the hex digits are split into two unsigned 64-bit
     halves combined in DECIMAL(38,0); a negative value is read as the complement plus one.
+    Each step is bound once (`let`): written out, the steps' reuse made a tree of over a
+    hundred copies of the base64 decoding per column.
     """
+
+    def of_digits(digits: Column, scale: Column) -> Column:
+        negative = F.substring(digits, 1, 1) >= F.lit("8")
+        magnitude_hex = F.when(
+            negative, F.translate(digits, "0123456789ABCDEF", "FEDCBA9876543210")
+        ).otherwise(digits)
+
+        def of_padded(padded: Column) -> Column:
+            high = F.conv(F.substring(padded, 1, 16), 16, 10).try_cast("decimal(38,0)")
+            low = F.conv(F.substring(padded, 17, 16), 16, 10).try_cast("decimal(38,0)")
+            two_64 = F.lit(Decimal(2**64)).cast("decimal(38,0)")
+            return let(
+                F.try_add(F.try_multiply(high, two_64), low),
+                lambda magnitude: F.when(negative, F.try_add(magnitude, F.lit(1))).otherwise(
+                    magnitude
+                ),
+            )
+
+        valid = (F.length(digits) > F.lit(0)) & (F.length(digits) <= F.lit(32))
+        sign = F.when(negative, F.lit("-")).otherwise(F.lit(""))
+        return let(
+            let(F.lpad(magnitude_hex, 32, "0"), of_padded),
+            lambda absolute: F.when(
+                valid & absolute.isNotNull() & scale.isNotNull(),
+                F.concat(sign, _scaled(absolute.cast("decimal(38,0)").cast("string"), scale)),
+            ),
+        )
+
     digits = F.hex(F.try_to_binary(F.trim(base64), F.lit("base64")))
-    negative = F.substring(digits, 1, 1) >= F.lit("8")
-    magnitude_hex = F.when(
-        negative, F.translate(digits, "0123456789ABCDEF", "FEDCBA9876543210")
-    ).otherwise(digits)
-    padded = F.lpad(magnitude_hex, 32, "0")
-    high = F.conv(F.substring(padded, 1, 16), 16, 10).try_cast("decimal(38,0)")
-    low = F.conv(F.substring(padded, 17, 16), 16, 10).try_cast("decimal(38,0)")
-    magnitude = F.try_add(F.try_multiply(high, F.lit(Decimal(2**64)).cast("decimal(38,0)")), low)
-    absolute = F.when(negative, F.try_add(magnitude, F.lit(1))).otherwise(magnitude)
-    valid = (F.length(digits) > F.lit(0)) & (F.length(digits) <= F.lit(32))
-    text = absolute.cast("decimal(38,0)").cast("string")
-    sign = F.when(negative, F.lit("-")).otherwise(F.lit(""))
-    # lpad cuts a longer text down, so pad to at least the text's own length
-    fraction_padded = F.lpad(text, F.greatest(F.length(text), scale + F.lit(1)), "0")
-    whole = F.left(fraction_padded, F.length(fraction_padded) - scale)
-    scaled = F.when(
-        scale > F.lit(0),
-        F.concat(whole, F.lit("."), F.right(fraction_padded, scale)),
-    ).otherwise(F.concat(text, F.repeat(F.lit("0"), -scale)))
-    return F.when(valid & absolute.isNotNull() & scale.isNotNull(), F.concat(sign, scaled))
+    return let(scale, lambda bound_scale: let(digits, lambda d: of_digits(d, bound_scale)))
+
+
+def _scaled(text: Column, scale: Column) -> Column:
+    """The unscaled integer ``text`` with ``scale`` digits after the point (scale >= 0) or
+    ``-scale`` zeros appended (scale < 0)."""
+
+    def of_text(text: Column) -> Column:
+        # lpad cuts a longer text down, so pad to at least the text's own length
+        padded = F.lpad(text, F.greatest(F.length(text), scale + F.lit(1)), "0")
+        return let(
+            padded,
+            lambda padded: F.when(
+                scale > F.lit(0),
+                F.concat(
+                    F.left(padded, F.length(padded) - scale),
+                    F.lit("."),
+                    F.right(padded, scale),
+                ),
+            ).otherwise(F.concat(text, F.repeat(F.lit("0"), -scale))),
+        )
+
+    return let(text, of_text)
 
 
 def _variable_scale_text(text: Column) -> Column:
-    parsed = F.from_json(text, "scale INT, value STRING")
-    return decimal_text(parsed.getField("value"), parsed.getField("scale"))
+    return let(
+        F.from_json(text, "scale INT, value STRING"),
+        lambda parsed: decimal_text(parsed.getField("value"), parsed.getField("scale")),
+    )
 
 
 def _date_text(days: Column) -> Column:

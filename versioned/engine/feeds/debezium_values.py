@@ -12,10 +12,16 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from versioned.engine.feeds.debezium_decode import column_semantic, decode
+from versioned.engine.feeds.debezium_decode import (
+    Semantic,
+    column_semantic,
+    decode,
+    integer_value,
+)
 from versioned.engine.feeds.debezium_options import DebeziumOptions
 from versioned.engine.feeds.op_codes import DELETE, normalise_op_code
 from versioned.engine.feeds.schema import required_columns
+from versioned.engine.spark.bindings import Bindings
 from versioned.engine.spark.types import spark_type
 from versioned.schema import TableSpec
 
@@ -28,9 +34,13 @@ def row_values(
     schema: Column | None,
     envelope: bool,
     options: DebeziumOptions,
+    bindings: Bindings,
 ) -> tuple[list[Column], list[Column], list[Column]]:
     """Per table column: the decoded value, why it cannot be used (or null), and whether it
-    is the TOAST placeholder (the column's name in ``#keep``)."""
+    is the TOAST placeholder (the column's name in ``#keep``).
+
+    The decoding uses a column's text and semantic type many times over, so they are bound
+    (``bindings``: computed once per row in a projection below the values')."""
     required = set(required_columns(spec))
     columns: list[Column] = []
     problems: list[Column] = []
@@ -43,11 +53,17 @@ def row_values(
             kept = _is_placeholder(value, kind, options) & ~is_delete
             keeps.append(F.when(kept, F.lit(name)))
         if _decodes(kind, target, schema is not None):
-            text = _as_text(value, kind)
-            semantic = column_semantic(schema, field, envelope=envelope)
+            text = bindings.bind(_as_text(value, kind))
+            described = column_semantic(schema, field, envelope=envelope)
+            semantic = Semantic(bindings.bind(described.name), bindings.bind(described.scale))
             scale = target.scale if isinstance(target, T.DecimalType) else None
             value, problem = decode(
-                text, target, semantic, column_scale=scale, timestamp_unit=options.timestamp_unit
+                text,
+                target,
+                semantic,
+                column_scale=scale,
+                timestamp_unit=options.timestamp_unit,
+                number=bindings.bind(integer_value(text), level=1),
             )
             checked = ~kept & (F.lit(True) if name in required else ~is_delete)
             problems.append(F.when(checked, F.concat(F.lit(f"column {name}: "), problem)))

@@ -3,6 +3,7 @@ replacement characters, unless the table opts into it (and then it is counted)."
 
 from __future__ import annotations
 
+import math
 from datetime import date
 from decimal import Decimal
 from pathlib import Path
@@ -158,3 +159,25 @@ def test_partition_values_that_cannot_be_a_directory_are_dead_letters(
 def test_lenience_properties_must_be_true_or_false(spark: Any) -> None:
     with pytest.raises(SchemaError, match="round_decimals='yes'; set it to true or false"):
         read_feed(spark, pa.table({"k": [1]}), _spec("k BIGINT", round_decimals="yes"))
+
+
+def test_a_json_minus_zero_keeps_its_sign_as_csv_and_parquet_do(spark: Any, tmp_path: Path) -> None:
+    """Issue 27 item 5: JSON numbers go through a decimal, which has no -0."""
+    spec = _spec("k BIGINT, x DOUBLE, f FLOAT, s STRING")
+    path = tmp_path / "f.json"
+    lines = [
+        '{"k": 1, "x": -0.0, "f": -0.0, "s": "-0.0"}',
+        '{"k": 2, "x": -0, "f": -0e5, "s": "a"}',
+        '{"k": 3, "x": 0.0, "f": 0, "s": "b"}',
+        '{"k": 4, "x": -1.5e-320, "f": -2.5, "s": "c"}',
+    ]
+    path.write_text("\n".join(lines) + "\n")
+    rows = _rows(read_feed(spark, str(path), spec))
+    signs = [(r["k"], math.copysign(1, r["x"]), math.copysign(1, r["f"])) for r in rows]
+    assert signs == [(1, -1, -1), (2, -1, -1), (3, 1, 1), (4, -1, -1)]
+    assert [r["s"] for r in rows] == ["-0.0", "a", "b", "c"]
+    assert rows[3]["x"] == -1.5e-320 and rows[3]["f"] == -2.5
+    csv = tmp_path / "f.csv"
+    csv.write_text("k,x,f,s\n1,-0.0,-0.0,z\n")
+    (row,) = _rows(read_feed(spark, str(csv), spec))
+    assert (math.copysign(1, row["x"]), math.copysign(1, row["f"])) == (-1, -1)

@@ -1,5 +1,5 @@
-"""`versioned compact` of an acid table: Hive's initiator rules decide, ``--kind`` forces
-minor or major (CliRunner, shared SparkSession)."""
+"""`versioned compact` of an acid table: major when named, Hive's initiator rules under
+``--all``, ``--kind`` forces minor or major (CliRunner, shared SparkSession)."""
 
 from __future__ import annotations
 
@@ -50,35 +50,39 @@ def _dirs(table: Any) -> set[str]:
     return {f.path.split("/")[0] for f in table.snapshot().files}
 
 
-def test_compact_follows_hive_s_initiator_unless_a_kind_is_forced(setup: Any) -> None:
+def test_a_named_table_compacts_major_and_all_follows_hive_s_initiator(setup: Any) -> None:
+    """Issue 27 item 7: the initiator's thresholds belong to --all; a named table gets the
+    major compaction the README promises, as a named versioned table is compacted."""
     cat, run = setup
     t = _acid(cat)
     for version in (1, 2):
         _upsert(t, version)
 
-    nothing = run("compact", "s.t", "-o", "json")
+    nothing = run("compact", "--all", "-o", "json")
     assert nothing.exit_code == 0, nothing.output
     assert json.loads(nothing.stdout) == []  # 2 deltas: not more than the threshold of 2
     assert "nothing to compact" in nothing.stderr
-
     _upsert(t, 3)
-    plan = run("compact", "s.t", "--dry-run", "-o", "json")
+    plan = run("compact", "--all", "--dry-run", "-o", "json")
     assert json.loads(plan.stdout)[0]["why"] == "major: 3 deltas > 2 (no base)"
+    assert all(d.startswith("delta_") for d in _dirs(t))  # a dry run writes nothing
+
+    _upsert(t, 4)  # a named table: major, whatever the thresholds
     major = run("compact", "s.t", "-o", "json")
     assert major.exit_code == 0, major.output
     (done,) = json.loads(major.stdout)
-    assert (done["status"], done["versions"]) == ("compacted", 3)
-    base = f"base_0000003_v{done['version']:07d}"
+    assert (done["status"], done["versions"]) == ("compacted", 4)
+    base = f"base_0000004_v{done['version']:07d}"
     assert _dirs(t) == {base}
 
-    _upsert(t, 4)
-    _upsert(t, 5, 1)
+    _upsert(t, 5)
+    _upsert(t, 6, 1)
     minor = run("compact", "s.t", "--kind", "minor", "-o", "json")
     assert minor.exit_code == 0, minor.output
     (done,) = json.loads(minor.stdout)
-    suffix = f"0000004_0000005_v{done['version']:07d}"
+    suffix = f"0000005_0000006_v{done['version']:07d}"
     assert _dirs(t) == {base, f"delta_{suffix}", f"delete_delta_{suffix}"}
-    assert {r["id"]: r["v"] for r in t.read().collect()} == {1: 5, 2: 2, 3: 3, 4: 4, 5: 5}
+    assert {r["id"]: r["v"] for r in t.read().collect()} == {1: 6, 2: 2, 3: 3, 4: 4, 5: 5, 6: 6}
 
 
 def test_kind_is_refused_for_a_versioned_table_and_explained_in_help(setup: Any) -> None:
@@ -91,4 +95,4 @@ def test_kind_is_refused_for_a_versioned_table_and_explained_in_help(setup: Any)
     text = " ".join(run("compact", "--help").output.split())
     assert "minor: a partition's deltas -> one delta_MIN_MAX_vT" in text
     assert "major: base + deltas -> one base_W_vT with the deletes applied" in text
-    assert "Without it Hive's initiator rules decide" in text
+    assert "[default: major for DB.TABLE; with --all, Hive's initiator rules decide" in text

@@ -235,3 +235,50 @@ def test_when_one_table_cannot_commit_no_table_shows_anything(cat: Any) -> None:
     assert values(alerts_t) == []
     assert values(audit) == [("Asia", "India", 9, "upserted")]
     assert alerts_t.history() == []
+
+
+def test_an_update_or_delete_with_a_stale_row_id_conflicts_and_changes_nothing(
+    cat: Any,
+) -> None:
+    """Issue 27 item 3: ROW__IDs read, then an upsert of the same keys commits, then a
+    mutation transaction uses the old ROW__IDs: before, the update left the key twice and the
+    delete deleted nothing, and both committed."""
+    table = alerts(cat)
+    ids = _seed(cat, table)
+    india, france = ids["India"], ids["France"]
+    stored = {(r[1], r[2]): vm.RecordIdentifier(*r[4]) for r in rows(table)}
+    changed = pa.table(
+        {
+            "id": pa.array([india[1], france[0]], pa.int32()),
+            "msg": ["changed by an upsert"] * 2,
+            "continent": ["Asia", "Europe"],
+            "country": ["India", "France"],
+        }
+    )
+    table.upsert(changed)  # new ROW__IDs for both rows: the read above is stale for them
+    after_upsert = rows(table)
+
+    stale_update = begun(cat, "m.alerts")
+    with stale_update.client.coordinator(stale_update, "m.alerts") as coord:
+        coord.update(
+            ASIA_INDIA, {"id": india[1], "msg": "late", "ROW__ID": stored[("India", india[1])]}
+        )
+    with pytest.raises(vm.MutationConflictError, match=r"1 row\(s\) of m.alerts partition"):
+        stale_update.commit()
+    assert stale_update.state is vm.TransactionState.ABORTED
+
+    stale_delete = begun(cat, "m.alerts")
+    with stale_delete.client.coordinator(stale_delete, "m.alerts") as coord:
+        coord.delete(EUROPE_FRANCE, {"ROW__ID": stored[("France", france[0])]})
+        coord.delete(EUROPE_FRANCE, {"ROW__ID": stored[("France", france[1])]})  # still live
+    with pytest.raises(vm.MutationConflictError, match="not live any more"):
+        stale_delete.commit()
+    assert rows(table) == after_upsert  # neither transaction changed anything
+    assert hive_values(cat, table) == values(table)
+
+    fresh = {(r[1], r[2]): vm.RecordIdentifier(*r[4]) for r in after_upsert}
+    retry = begun(cat, "m.alerts")  # read again, mutate again: it commits
+    with retry.client.coordinator(retry, "m.alerts") as coord:
+        coord.delete(EUROPE_FRANCE, {"ROW__ID": fresh[("France", france[0])]})
+    retry.commit()
+    assert [r[2] for r in rows(table) if r[1] == "France"] == [france[1]]

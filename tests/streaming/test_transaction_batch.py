@@ -49,6 +49,7 @@ def test_a_batch_uses_its_contiguous_transactions_in_order(cat: Any, layout: str
     table = _alerts(cat, layout)
     conn, writer = _connect(cat, agent="flume-1")
     with conn, conn.fetch_transaction_batch(3, writer) as batch:
+        done = batch
         ids = list(batch.txn_ids)
         assert ids == list(range(ids[0], ids[0] + 3))
         assert batch.current_transaction_id is None
@@ -64,6 +65,8 @@ def test_a_batch_uses_its_contiguous_transactions_in_order(cat: Any, layout: str
         assert batch.remaining_transactions() == 0
         with pytest.raises(vs.TransactionError, match="no transaction left"):
             batch.begin_next_transaction()
+    # Hive's TestStreaming: OPEN after begin, COMMITTED after commit, INACTIVE after close
+    assert done.closed and done.current_transaction_state is TransactionState.INACTIVE
     assert _rows(table) == [(i, f"m{i}") for i in ids]
     streamed = [c for c in table.history() if c.operation == "stream"]
     assert [c.version for c in streamed] == ids

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from tests.support.catalog_clock import backdate_table
 from tests.table.sales import apply, batch, latest, make_table, model_rows
 from versioned.api.catalog import Catalog
 from versioned.errors import NoSuchVersionError
@@ -101,6 +102,7 @@ def test_vacuum_never_deletes_a_file_a_retained_snapshot_lists(cat: Catalog, lay
 @pytest.mark.never(["acid"], reason=VERSION_ORPHANS)
 def test_vacuum_removes_orphans_after_the_grace_period_only(cat: Catalog, layout: str) -> None:
     t = make_table(cat, layout=layout)
+    backdate_table(t, 3.0)  # the orphans below are 2 hours old: younger than their table
     t.upsert(batch([(1, 1.0, "I", "a"), (2, 2.0, "I", "b")]))
     root = Path(cat.settings.warehouse) / t.info.location
     open_txn = cat.store.begin()
@@ -147,3 +149,36 @@ def test_time_travel_within_retention_keeps_working(cat: Catalog, layout: str) -
     assert result.retired_files == 0 and result.oldest_version == first
     assert latest(t, as_of=first) == [(1, 1.0, "a")]
     assert "vacuumed_before_seq" not in t.refresh().spec.properties
+
+
+def test_files_a_dropped_table_kept_stay_kept_by_a_new_table_of_its_name(
+    cat: Catalog, layout: str
+) -> None:
+    old = make_table(cat, layout=layout)
+    old.upsert(batch([(1, 1.0, "I", "a"), (2, 2.0, "I", "b")]))
+    kept_root = Path(cat.settings.warehouse) / old.info.location
+    kept = _on_disk(cat, old)
+    cat.drop_table(old.name, purge=False)
+
+    new = make_table(cat, layout=layout)  # same name: it gets a directory of its own
+    assert new.info.location != old.info.location
+    assert new.info.location.startswith(old.info.location + "-")
+    new.upsert(batch([(1, 5.0, "I", "a")]))
+    result = new.vacuum(retain_hours=0, grace_hours=0)
+    assert result.orphan_files == 0
+    assert {str(p.relative_to(kept_root)) for p in kept_root.rglob("*") if p.is_file()} == kept
+    assert latest(new) == [(1, 5.0, "a")]
+
+
+def test_vacuum_leaves_files_older_than_the_table_alone(cat: Catalog, layout: str) -> None:
+    # Files put into a table's directory by hand, older than the table: no write of the
+    # table made them, so they are not its orphans, whatever their path says.
+    t = make_table(cat, layout=layout)
+    t.upsert(batch([(1, 1.0, "I", "a")]))
+    root = Path(cat.settings.warehouse) / t.info.location
+    foreign = root / "p=a" / "from-elsewhere.parquet"
+    foreign.write_text("x")
+    _age(foreign, 5.0)
+    result = t.vacuum(retain_hours=0, grace_hours=0)
+    assert (result.orphan_files, result.kept_orphans) == (0, 1)
+    assert foreign.exists()

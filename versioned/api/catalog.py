@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+import uuid
 from collections.abc import Mapping, Sequence
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -9,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from versioned.api.table import Table
 from versioned.catalog import MetaStore
 from versioned.catalog.records import GrantInfo, Privilege, TableInfo
+from versioned.catalog.tables import location
 from versioned.config import Settings, resolve_settings
 from versioned.layouts.base import layout_of
 from versioned.names import TableName, check_queryable_name, principal
@@ -22,6 +25,8 @@ if TYPE_CHECKING:
 
     from versioned.api.export import ExportResult
     from versioned.api.import_collection import ImportResult
+
+log = logging.getLogger(__name__)
 
 
 def connect(
@@ -143,7 +148,18 @@ class Catalog:
         layout.require("create", spec.name)
         layout.check_spec(spec)
         check_queryable_name(spec.name)
-        return Table(self, self.store.create_table(spec))
+        return Table(self, self.store.create_table(spec, location=self._free_location(spec)))
+
+    def _free_location(self, spec: TableSpec) -> str:
+        """``db.db/table``, or a directory of its own next to it when that one holds files (a
+        table dropped with its files kept, or files put there by hand): a new table never
+        adopts files it did not write, and so its vacuum never deletes them as orphans."""
+        default = location(_table_name(spec.name))
+        if not self.fileio.list_files(default):
+            return default
+        fresh = f"{default}-{uuid.uuid4().hex[:8]}"
+        log.info("%s holds files that are not this table's: the table goes in %s", default, fresh)
+        return fresh
 
     def table(self, name: str | TableName) -> Table:
         """Open an existing table."""

@@ -102,8 +102,10 @@ class MetaStore(TransactionStore, ChangeLogReads):
         """Every database, by name."""
         return self._db.read(tables.list_databases)
 
-    def create_table(self, spec: TableSpec) -> TableInfo:
+    def create_table(self, spec: TableSpec, *, location: str | None = None) -> TableInfo:
         """Create a table owned by this user; its database is created when missing.
+
+        ``location`` is its directory relative to the warehouse (default ``db.db/table``).
 
         Raises:
             TableAlreadyExistsError: The name is taken.
@@ -113,7 +115,9 @@ class MetaStore(TransactionStore, ChangeLogReads):
             raise InputError(f"create_table takes a TableSpec, got {type(spec).__name__}")
         name = tables.table_name(spec.name)
         try:
-            return self._db.write(lambda s: tables.create_table(s, spec, self.user, time.time()))
+            return self._db.write(
+                lambda s: tables.create_table(s, spec, self.user, time.time(), location)
+            )
         except IntegrityError as exc:  # a racing creator of the same table won
             raise tables.already_exists(name) from exc
 

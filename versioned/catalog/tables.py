@@ -112,8 +112,11 @@ def get_table(session: Session, name: TableName, *, for_update: bool = False) ->
     return row
 
 
-def create_table(session: Session, spec: TableSpec, user: str, now: float) -> TableInfo:
-    """Create a table owned by ``user`` (and its database when missing).
+def create_table(
+    session: Session, spec: TableSpec, user: str, now: float, where: str | None = None
+) -> TableInfo:
+    """Create a table owned by ``user`` (and its database when missing), in directory
+    ``where`` (relative to the warehouse; default `location`).
 
     Raises:
         PermissionDeniedError: The database exists and ``user`` may not write to it.
@@ -135,7 +138,7 @@ def create_table(session: Session, spec: TableSpec, user: str, now: float) -> Ta
         database_id=database.id,
         name=name.table,
         owner=user,
-        location=location(name),
+        location=where or location(name),
         layout=spec.layout,
         file_format=spec.file_format,
         spec=data,

@@ -86,11 +86,11 @@ RESULT_COLUMNS = [
     "--kind",
     type=click.Choice(("minor", "major")),
     default=None,
-    help="Acid tables only: force this compaction. minor: a partition's deltas -> one "
-    "delta_MIN_MAX_vT and delete_delta_MIN_MAX_vT (events unchanged); major: base + deltas "
-    "-> one base_W_vT with the deletes applied. Without it Hive's initiator rules decide "
-    "(table properties compactor.delta.pct.threshold, compactor.delta.num.threshold, "
-    "compactor.abortedtxn.threshold).",
+    help="Acid tables only. minor: a partition's deltas -> one delta_MIN_MAX_vT and "
+    "delete_delta_MIN_MAX_vT (events unchanged); major: base + deltas -> one base_W_vT with "
+    "the deletes applied. [default: major for DB.TABLE; with --all, Hive's initiator rules "
+    "decide per partition (table properties compactor.delta.pct.threshold, "
+    "compactor.delta.num.threshold, compactor.abortedtxn.threshold)]",
 )
 @click.option("--dry-run", is_flag=True, help="Print the plan; write nothing.")
 @click.option("--quiet", "-q", is_flag=True, help="No plan or progress messages on stderr.")
@@ -119,8 +119,9 @@ def compact(
     everything chosen was compacted or there was nothing to do, 75 when writers kept
     committing to a partition first (run it again).
 
-    Acid tables are compacted as Hive's compactor does: per partition, Hive's initiator
-    rules choose minor, major or nothing (--kind forces one); --min-versions,
+    Acid tables are compacted as Hive's compactor does: a named table gets a major
+    compaction (--kind minor merges only the deltas); with --all, Hive's initiator rules
+    choose minor, major or nothing per partition (--kind forces one). --min-versions,
     --max-index-entries and --min-small-files do not apply to them.
 
     \b
@@ -141,7 +142,7 @@ def compact(
         raise click.UsageError(
             f"--kind applies to acid tables; {name} uses the {tables[0].info.spec.layout} layout"
         )
-    options = {t.name: _options(t, rows_per_file, kind) for t in tables}
+    options = {t.name: _options(t, rows_per_file, kind, all_tables) for t in tables}
     plans = [
         (table, p)
         for table in tables
@@ -174,18 +175,22 @@ def compact(
 
 
 def _options(
-    table: Any, rows_per_file: int | None, kind: Literal["minor", "major"] | None
+    table: Any,
+    rows_per_file: int | None,
+    kind: Literal["minor", "major"] | None,
+    all_tables: bool,
 ) -> CompactionOptions | None:
-    """The compaction options of one table: an acid table compacts as ``kind`` says, or
-    as Hive's initiator rules decide."""
+    """The compaction options of one table: an acid table compacts as ``kind`` says, else
+    major when named, as Hive's initiator rules decide under ``--all``."""
     from versioned.options import CompactionOptions
 
     acid = table.info.spec.layout == "acid"
     if not rows_per_file and not acid:
         return None
+    chosen = kind or ("auto" if all_tables else "major")
     return CompactionOptions(
         rows_per_file=rows_per_file or CompactionOptions.rows_per_file,
-        kind=(kind or "auto") if acid else None,
+        kind=chosen if acid else None,
     )
 
 

@@ -14,7 +14,10 @@ is older than the grace period and the transaction in its path (`TableLayout.tra
 e.g. ``version_id=N``, ``txn=N``, an acid ``_vT``) is not open, nor the layout says it is a
 write in progress (`VacuumPaths.in_progress`), so files of a write still in progress are
 never touched.
-``_dead_letter/`` holds rejected rows for the user and is never vacuumed.
+``_dead_letter/`` holds rejected rows for the user and is never vacuumed, and neither is a
+file older than the table itself: no write of the table made it (files a dropped table of the
+same name kept, or files put there by hand; a new table never takes a directory that holds
+files, see `Catalog.create_table`).
 
 Directories left empty go too (transaction directories: `VacuumPaths.transaction_dir`,
 partition, ``_index/`` and ``_staging/`` directories), up to but never including the table
@@ -110,7 +113,13 @@ def vacuum_table(
     oldest = _oldest_retained(history, now - retain_hours * 3600)
     retired = _retired_before(ledger, oldest.seq) if oldest else []
     orphans, kept_orphans = _orphans(
-        listing, location, {f.path for f in ledger}, paths, open_txns, now - grace_hours * 3600
+        listing,
+        location,
+        {f.path for f in ledger},
+        paths,
+        open_txns,
+        young_after=now - grace_hours * 3600,
+        born=table.created_at,
     )
     say(
         f"{name}: {len(retired)} retired file(s) past the retention, {len(orphans)} orphan(s), "
@@ -148,10 +157,13 @@ def _orphans(
     known: set[str],
     paths: VacuumPaths,
     open_txns: frozenset[int],
+    *,
     young_after: float,
+    born: float,
 ) -> tuple[list[FileStat], int]:
-    """The unlisted files to delete, and how many unlisted files are kept (too young, or
-    of a transaction still open). Dead letters are never orphans."""
+    """The unlisted files to delete, and how many unlisted files are kept (too young, of a
+    transaction still open, or older than the table, born at ``born``). Dead letters are
+    never orphans."""
     orphans: list[FileStat] = []
     kept = 0
     for stat in listing:
@@ -160,7 +172,7 @@ def _orphans(
             continue
         txn = paths.layout.transaction_of(rel)
         running = (txn is not None and txn in open_txns) or paths.in_progress(rel)
-        if stat.mtime > young_after or running:
+        if stat.mtime > young_after or running or stat.mtime < born:
             kept += 1
             continue
         orphans.append(stat)

@@ -16,10 +16,15 @@ import posixpath
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
-from versioned.catalog.records import FileAdd, PartitionCommit, TableCommit
+from versioned.catalog.records import FileAdd, PartitionCommit, Snapshot, TableCommit
 from versioned.layouts.acid.key_filters import KEY_BLOOM_KIND
-from versioned.layouts.acid.snapshot_dirs import MARKER_KIND
-from versioned.mutation.errors import MutationTransactionError, PartitionCreationError
+from versioned.layouts.acid.snapshot_dirs import DELETE_KIND, MARKER_KIND
+from versioned.mutation.errors import (
+    MutationConflictError,
+    MutationTransactionError,
+    PartitionCreationError,
+)
+from versioned.mutation.live_rows import stale_row_ids
 from versioned.mutation.manifest import Manifest, read_manifests
 from versioned.mutation.target import MutationTarget
 from versioned.storage.filesystem import FileIO
@@ -39,6 +44,7 @@ def plan_commits(client: MutatorClient, txn: Transaction) -> list[TableCommit]:
     Raises:
         MutationTransactionError: Two coordinators wrote the same group.
         PartitionCreationError: Partitions are missing and may not be created.
+        MutationConflictError: An update or delete names a row that is not live.
     """
     plans = []
     for _, target in sorted(txn.targets.items()):
@@ -77,20 +83,57 @@ def _table_commit(
             table=target.name,
             partitions=[list(v) for v in missing],
         )
+    snapshot = None
+    if any(a.kind == DELETE_KIND for adds in by_values.values() for a in adds):
+        snapshot = client.store.snapshot(target.table_name)
     changes = []
     for values, adds in by_values.items():
         info = existing.get(values)
         pid = None if info is None else info.id
-        changes.append(
-            PartitionCommit(
-                pid,
-                check_head=False,
-                new_head=target.txn_id,
-                add=tuple(dataclasses.replace(a, partition_id=pid) for a in adds),
-                values=values if info is None else None,
-            )
+        change = PartitionCommit(
+            pid,
+            check_head=False,
+            new_head=target.txn_id,
+            add=tuple(dataclasses.replace(a, partition_id=pid) for a in adds),
+            values=values if info is None else None,
         )
+        if snapshot is not None and any(a.kind == DELETE_KIND for a in adds):
+            change = _checked_live(client, target, snapshot, values, change)
+        changes.append(change)
     return TableCommit(target.name, OPERATION, tuple(changes), _metrics(target, manifests))
+
+
+def _checked_live(
+    client: MutatorClient,
+    target: MutationTarget,
+    snapshot: Snapshot,
+    values: tuple[str | None, ...],
+    change: PartitionCommit,
+) -> PartitionCommit:
+    """``change`` guarded by the partition's head as of ``snapshot``, once every ROW__ID its
+    delete events name is live there (`versioned.mutation.live_rows`).
+
+    Raises:
+        MutationConflictError: Some ROW__ID is not live: a write since the caller's read
+            updated or deleted the row (or it never existed in this partition).
+    """
+    pid = change.partition_id
+    stale: list[object] = ["(a partition with no rows yet)"]  # nothing to update or delete
+    if pid is not None:
+        stale = list(stale_row_ids(client.fileio, snapshot, pid, change.add))
+    if stale:
+        where = "/".join("" if v is None else v for v in values) or "(root)"
+        shown = ", ".join(str(r) for r in stale[:3]) + (" ..." if len(stale) > 3 else "")
+        raise MutationConflictError(
+            f"transaction {target.txn_id} updates or deletes {len(stale)} row(s) of "
+            f"{target.name} partition {where} that are not live any more: ROW__ID {shown}. "
+            "A write since the read they came from changed them. The transaction is "
+            "aborted; read the table again and apply the mutations in a new transaction",
+            txn_id=target.txn_id,
+        )
+    info = snapshot.partitions.get(pid) if pid is not None else None
+    head = None if info is None else info.head_version
+    return dataclasses.replace(change, check_head=True, expected_head=head)
 
 
 def _metrics(target: MutationTarget, manifests: list[Manifest]) -> dict[str, Any]:

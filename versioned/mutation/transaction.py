@@ -23,7 +23,8 @@ Concurrent writers: the commit moves the head of every partition it writes to th
 transaction id, so an upsert that planned before it conflicts and plans again; and it
 conflicts itself (`MutationConflictError`, the transaction is aborted) when a write that
 began after it already committed into one of those partitions, since the ROW__IDs it was
-given may be stale then.
+given may be stale then, or when a ROW__ID its updates and deletes name is not live at commit
+(`versioned.mutation.live_rows`: a write that began before it changed the row).
 """
 
 from __future__ import annotations
@@ -141,7 +142,8 @@ class Transaction:
             PartitionCreationError: A partition written into does not exist and
                 ``create_partitions`` is off; the transaction stays open.
             MutationConflictError: A write that began later committed into one of its
-                partitions first; it is aborted.
+                partitions first, or an update or delete names a row that is not live any
+                more (a write since the read its ROW__ID came from changed it); it is aborted.
         """
         self._require_open("commit")
         if self._failure is not None:
@@ -150,7 +152,7 @@ class Transaction:
         self.client.check_coordinators_closed(self)
         try:
             plans = plan_commits(self.client, self)
-        except MutationTransactionError:
+        except (MutationTransactionError, MutationConflictError):
             self.abort()
             raise
         self._stop_heartbeat()

@@ -283,7 +283,8 @@ class TransactionBatch:
     def close(self) -> None:
         """Abort the current (if open) and unused transactions and finish the batch's files.
 
-        Closing twice is a no-op.
+        The state is then ``INACTIVE``, whatever the last transaction's outcome (Hive's
+        ``TestStreaming.testTransactionBatchCommit_Delimited``). Closing twice is a no-op.
         """
         if self._closed:
             return
@@ -296,9 +297,7 @@ class TransactionBatch:
                 self._finish_files_unless_dropped()
         finally:
             self._closed = True
-            self._state = (
-                TransactionState.INACTIVE if self._state is TransactionState.OPEN else self._state
-            )
+            self._state = TransactionState.INACTIVE  # as Hive's TransactionBatch after close
 
     # helpers ----------------------------------------------------------------------------------
 

@@ -10,6 +10,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from tests.support.catalog_clock import backdate_table
 from versioned.api.catalog import Catalog
 from versioned.engine import vacuum
 from versioned.engine.version_partition import staging
@@ -68,6 +69,7 @@ def test_vacuum_removes_the_directories_it_leaves_without_files(cat: Catalog) ->
         partition_by=["store_id", "create_date"],
         op_code_column="op",
     )
+    backdate_table(t, 3.0)  # the leftovers below are 2 hours old: younger than their table
     parts = [("S1", "2024-01-01"), ("S1", "2024-01-02"), ("S2", "2024-01-01")]
     t.upsert(_store_batch([(i, float(i), "I", *parts[i % 3]) for i in range(12)]))
     t.upsert(_store_batch([(i, -1.0, "U", *parts[i % 3]) for i in range(0, 12, 2)]))

@@ -19,7 +19,7 @@ feed are found with one Spark job over its lines, spelled exactly as written.
 from __future__ import annotations
 
 import csv
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from pyspark.sql import Column, DataFrame, SparkSession
@@ -279,7 +279,14 @@ def _variant_records(
     def at(key: str, kind: str) -> Column:
         return F.try_variant_get(doc, "$['" + key + "']", kind)
 
-    record = F.struct(*[at(k, "string").alias(k) for k in keys])
+    floating = {
+        key
+        for name, key in mapping.present.items()
+        if isinstance(spark_type(spec.column(name).type), T.FloatType | T.DoubleType)
+    }
+    record = F.struct(
+        *[(_signed_zero(text, k, at) if k in floating else at(k, "string")).alias(k) for k in keys]
+    )
     problems: list[Column] = []
     for name, key in mapping.present.items():
         target = spark_type(spec.column(name).type)
@@ -304,6 +311,14 @@ def _variant_records(
         problems.append(problem.alias(f"{IN_PROBLEMS}:{name}"))
     schema = T.StructType([T.StructField(k, T.StringType()) for k in keys])
     return schema, record.alias(IN_RECORD), bad, problems
+
+
+def _signed_zero(text: Column, key: str, at: Callable[[str, str], Column]) -> Column:
+    """The text of a number for a FLOAT/DOUBLE column, keeping the sign of ``-0.0``: VARIANT
+    holds ``-0.0`` as the decimal 0.0, so a zero is read again as written (only zeros)."""
+    written = F.get_json_object(text, "$['" + key + "']")
+    negative_zero = (at(key, "double") == F.lit(0.0)) & F.startswith(written, F.lit("-"))
+    return F.when(negative_zero, F.lit("-0.0")).otherwise(at(key, "string"))
 
 
 def json_fields(lines: DataFrame, objects: Sequence[str] = ()) -> T.StructType:

@@ -35,6 +35,8 @@ class CommitResult:
         bytes_written: Their total size.
         seconds: Wall time of the whole operation.
         tombstones: Kafka tombstones (null Debezium events) skipped; they carry no change.
+        dead_letter: Where the rejected rows were written with their reasons (a folder
+            relative to the warehouse), or None when no row was rejected.
     """
 
     version: int | None
@@ -51,6 +53,7 @@ class CommitResult:
     seconds: float = 0.0
     coerced: int = 0
     tombstones: int = 0
+    dead_letter: str | None = None
 
     @property
     def nothing_applied(self) -> bool:

@@ -118,3 +118,26 @@ def test_values_with_newlines_and_tabs_stay_on_one_table_line() -> None:
     assert "two\\nlines\\tand\\r\\\\" in text and "x\\u2028y" in text
     assert len(render_record({"v": "a\nb"}, "table").splitlines()) == 1
     assert json.loads(render_rows(rows, "json"))[0]["v"] == "two\nlines\tand\r\\"
+
+
+def test_an_upsert_whose_every_row_is_rejected_says_how_many_and_where(
+    spark: Any, run, tmp_path: Path
+) -> None:
+    """Issue 27 item 11: it said "no rows in the input"."""
+    feed = _feed(tmp_path, "bad.csv", "k,v,p,op\nx,a,p1,I\ny,b,p1,I\n")  # k is a BIGINT
+    shown = run("upsert", "test.t", feed, "-q")
+    assert shown.exit_code == 0, shown.output
+    (line,) = shown.stdout.splitlines()
+    assert line.startswith(f"nothing to apply (all 2 row(s) of {feed} were rejected; their ")
+    assert line.endswith("); no version was committed")
+    folder = Path(line.split("reasons are in ")[1].split(")")[0].removeprefix("file://"))
+    reasons = [
+        json.loads(x)["_reason"] for f in folder.rglob("*.json") for x in f.read_text().splitlines()
+    ]
+    assert sorted(reasons) == ["column k: 'x' is not a BIGINT", "column k: 'y' is not a BIGINT"]
+
+    as_json = run("upsert", "test.t", feed, "-q", "-o", "json")
+    record = json.loads(as_json.stdout)
+    assert (record["version"], record["rejected"]) == (None, 2)
+    assert record["dead_letter"].startswith("test.db/t/_dead_letter/")
+    assert "all 2 row(s)" in as_json.stderr

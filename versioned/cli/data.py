@@ -87,7 +87,14 @@ def upsert(
         evolve=evolve,
     )
     if result.nothing_applied:
-        say_nothing_applied(state, result.to_dict(), f"{' '.join(inputs)}: no rows in the input")
+        why = f"{' '.join(inputs)}: no rows in the input"
+        if result.rejected:
+            where = result.dead_letter and state.catalog.fileio.full_path(result.dead_letter)
+            why = (
+                f"all {result.rejected} row(s) of {' '.join(inputs)} were rejected; their "
+                f"reasons are in {where or 'the dead-letter area'}"
+            )
+        say_nothing_applied(state, result.to_dict(), why)
         return
     echo(render_record(result.to_dict(), state.output))
 

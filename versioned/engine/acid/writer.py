@@ -107,7 +107,9 @@ def write_batch(
         if batch.isEmpty():
             say("nothing to apply")
             seconds = round(time.monotonic() - started, 3)
-            return CommitResult(None, 0, 0, 0, 0, rejected[0], seconds=seconds)
+            return CommitResult(
+                None, 0, 0, 0, 0, rejected[0], seconds=seconds, dead_letter=rejected[1]
+            )
 
         def attempt(_number: int) -> CommitResult:
             with acid_transaction(
@@ -362,6 +364,7 @@ def _write(
     return CommitResult(
         version=txn.txn_id,
         rejected=rejected[0],
+        dead_letter=rejected[1],
         coerced=feed.coerced_count(),
         partitions=len(changes),
         files_written=len(data),

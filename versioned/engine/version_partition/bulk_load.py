@@ -175,6 +175,7 @@ def _load(job: _Job, rows: DataFrame, tx: WriteTransaction, operation: str) -> C
         deleted=0,
         stale=0,
         rejected=rejected,
+        dead_letter=dead_letters,
         coerced=job.feed.coerced_count(),
         partitions=len(adds),
         files_written=len(files),

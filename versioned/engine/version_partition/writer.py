@@ -116,7 +116,9 @@ def write_batch(
         if keys.num_rows == 0:
             say("nothing to apply")
             seconds = round(time.monotonic() - started, 3)
-            return CommitResult(None, 0, 0, 0, 0, rejected[0], seconds=seconds)
+            return CommitResult(
+                None, 0, 0, 0, 0, rejected[0], seconds=seconds, dead_letter=rejected[1]
+            )
         job = _WriteJob(
             spark,
             store,
@@ -385,6 +387,7 @@ def _result(job: _WriteJob, plan: VersionPlan, version: int) -> CommitResult:
         deleted=counts.deleted,
         stale=counts.stale,
         rejected=job.rejected[0],
+        dead_letter=job.rejected[1],
         coerced=job.coerced,
         superseded=job.superseded,
         ignored_deletes=counts.ignored_deletes,

@@ -304,3 +304,23 @@ def test_lines_lose_their_terminator_only_and_keep_their_numbers() -> None:
     while not hasattr(item := reader.get(5.0), "error"):
         got += list(zip(item.numbers, item.records, strict=True))  # type: ignore[union-attr]
     assert got == [(1, b"x"), (3, b"y"), (4, b"last")]
+
+
+def test_a_stream_without_a_grant_is_told_to_ask_for_write(cat: Any, tmp_path: Path) -> None:
+    """Issue 27 item 16: it was told to ask for read (the real script; no Spark starts)."""
+    table = _events(cat)
+    settings = cat.settings
+    base = ["--warehouse", settings.warehouse, "--catalog", settings.catalog_url]
+    done = subprocess.run(
+        [SCRIPT, *base, "--user", "bob", "stream", TABLE, *DAY],
+        input=b"1,INFO,a\n",
+        capture_output=True,
+        timeout=120,
+    )
+    assert done.returncode == 77, done.stderr
+    assert done.stderr.decode().splitlines() == [
+        "Error: bob may not write to logs.events: ask its owner (alice) for "
+        "`versioned grant write logs.events bob`"
+    ]
+    assert done.stdout == b""
+    assert _stream_commits(table) == 0

@@ -214,6 +214,7 @@ def _connect(
     from versioned.streaming import EndPoint, InvalidPartition
 
     probe = EndPoint(state.catalog, name)
+    state.catalog.store.check(probe.table, "write")  # a stream writes: ask for that grant
     spec = probe.spec
     values = partition_values(spec, options["partition"])
     endpoint = EndPoint(state.catalog, probe.table, values)

@@ -107,8 +107,8 @@ class EndPoint:
 
         if transaction_timeout_s <= 0:
             raise StreamingConnectionError("transaction_timeout_s must be positive")
+        self.catalog.store.check(self.table, "write")  # first: the grant to ask for is write
         partition = self._partition(create_partition)
-        self.catalog.store.check(self.table, "write")
         return StreamingConnection(self, partition, agent=agent, timeout_s=transaction_timeout_s)
 
     def _partition(self, create: bool) -> PartitionInfo:

@@ -66,7 +66,8 @@ def format_from_names(paths: Sequence[str]) -> str:
         fmt = next((f for ext, f in _EXTENSIONS.items() if name.endswith(ext)), None)
         if fmt is None:
             raise InputError(
-                f"cannot tell the format of {path} from its name; pass format= one of "
+                f"cannot tell the format of {path} from its name; give the format (--format "
+                "in the command line, format= in Python): one of "
                 f"{', '.join(FEED_FORMATS)}"
             )
         found.add(fmt)

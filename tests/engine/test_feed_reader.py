@@ -142,7 +142,7 @@ def test_a_directory_is_read_in_path_order_and_needs_a_format(spark: Any, tmp_pa
     write(folder / "b.csv", "id,name,total_amt,op\n2,b,,I\n")
     write(folder / "a.csv", "id,name,total_amt,op\n1,a,,I\n")
     write(folder / "_SUCCESS", "")
-    with pytest.raises(InputError, match="give the format \(--format in the command line"):
+    with pytest.raises(InputError, match=r"give the format \(--format in the command line"):
         read_feed(spark, str(folder), SALES)
     assert [r["name"] for r in rows(read_feed(spark, folder, SALES, format="csv"))] == ["a", "b"]
     assert [r["name"] for r in rows(read_feed(spark, str(folder / "*.csv"), SALES))] == ["a", "b"]

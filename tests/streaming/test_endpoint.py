@@ -86,7 +86,7 @@ def test_streaming_needs_write_permission(cat: Any, layout: str) -> None:
     settings = cat.settings
     bob = versioned.connect(catalog=settings.catalog_url, warehouse=settings.warehouse, user="bob")
     try:
-        with pytest.raises(PermissionDeniedError, match="grant write testing.alerts bob"):
+        with pytest.raises(PermissionDeniedError, match=r"grant write testing\.alerts bob"):
             vs.EndPoint(bob, "testing.alerts", ["Asia", "India"]).connect()
         cat.grant("bob", "read", "testing.alerts")
         with pytest.raises(PermissionDeniedError, match="bob"):

@@ -14,6 +14,7 @@ import re
 from datetime import datetime
 from pathlib import Path
 
+import click
 import pytest
 from click.testing import CliRunner
 
@@ -105,7 +106,8 @@ def test_upsert_and_sql_write_only_their_own_lines_to_stderr(
     cwd = tmp_path / "cwd"
     upsert = _script(jvm_processes, base, cwd, "upsert", "test.t", str(feed), "-o", "json")
     assert upsert.returncode == 0, upsert.stderr
-    lines = upsert.stderr.splitlines()
+    starting, *lines = upsert.stderr.splitlines()
+    assert starting == "starting Spark (local[1])…"  # issue 27 item 15: not ~10 s of silence
     assert lines and all(PROGRESS.match(line) for line in lines), upsert.stderr
     result = json.loads(upsert.stdout)
     assert (result["inserted"], result["stale"], result["superseded"]) == (2, 0, 1)
@@ -114,7 +116,7 @@ def test_upsert_and_sql_write_only_their_own_lines_to_stderr(
     sql = _script(jvm_processes, base, cwd, "sql", query, "--output", "csv")
     assert sql.returncode == 0, sql.stderr
     assert sql.stdout == "k,v\n1,b\n2,c\n"
-    assert sql.stderr == ""
+    assert sql.stderr == "starting Spark (local[1])…\n"
     assert list(cwd.iterdir()) == [], "Spark must not leave files in the working directory"
 
 
@@ -141,3 +143,17 @@ def test_an_unknown_log_level_is_a_one_line_configuration_error(base: list[str])
         "Error: VERSIONED_LOG_LEVEL='loud' is not a log level; use one of OFF, FATAL, ERROR, "
         "WARN, INFO, DEBUG, TRACE, ALL (or unset it for a quiet Spark)"
     ]
+
+
+def test_the_spark_start_line_respects_a_commands_quiet_flag() -> None:
+    """`versioned.cli.context` prints "starting Spark" through this hook (a real start is
+    in `test_upsert_and_sql_write_only_their_own_lines_to_stderr`)."""
+    from versioned.cli.context import _say_unless_quiet
+
+    @click.command()
+    @click.option("--quiet", "-q", is_flag=True)
+    def command(quiet: bool) -> None:
+        _say_unless_quiet("starting Spark (local[1])…")
+
+    assert CliRunner().invoke(command, []).stderr == "starting Spark (local[1])…\n"
+    assert CliRunner().invoke(command, ["-q"]).stderr == ""

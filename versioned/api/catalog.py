@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
@@ -58,9 +58,18 @@ class Catalog:
     broadcast_limit: int = 20_000_000
     """Version-index entries up to which reads use a broadcast join (then a shuffle join)."""
 
-    def __init__(self, settings: Settings, *, spark: SparkSession | None = None) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        spark: SparkSession | None = None,
+        on_spark_start: Callable[[str], None] | None = None,
+    ) -> None:
+        """``on_spark_start`` is told (one line) when this catalog starts a SparkSession,
+        which takes seconds: the command line prints it on stderr."""
         self.settings = settings
         self._spark = spark
+        self._on_spark_start = on_spark_start
         self.fileio = FileIO.for_root(settings.warehouse)
         self.fileio.makedirs("")
         self.store = MetaStore.connect(settings.catalog_url, settings.user)
@@ -75,8 +84,12 @@ class Catalog:
         """The SparkSession (built on first use when none was given)."""
         if self._spark is not None:
             return self._spark
+        from pyspark.sql import SparkSession
+
         from versioned.engine.spark.session import get_or_create_spark
 
+        if self._on_spark_start is not None and SparkSession.getActiveSession() is None:
+            self._on_spark_start(f"starting Spark ({self.settings.spark_master})…")
         return get_or_create_spark(self.settings.spark_master, log_level=self.settings.log_level)
 
     def close(self) -> None:

@@ -34,7 +34,7 @@ class CliContext:
         if self._catalog is None:
             from versioned.api.catalog import Catalog
 
-            self._catalog = Catalog(self.settings)
+            self._catalog = Catalog(self.settings, on_spark_start=_say_unless_quiet)
         return self._catalog
 
     def table(self, name: str, need: Literal["read", "write"] = "read") -> Table:
@@ -53,6 +53,13 @@ class CliContext:
 
 
 pass_cli = click.make_pass_decorator(CliContext)
+
+
+def _say_unless_quiet(message: str) -> None:
+    """A progress line on stderr, unless the running command was given ``--quiet``."""
+    context = click.get_current_context(silent=True)
+    if context is None or not context.params.get("quiet"):
+        click.echo(message, err=True)
 
 
 def progress_printer(quiet: bool) -> Callable[[str], None]:

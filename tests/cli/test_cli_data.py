@@ -141,3 +141,29 @@ def test_an_upsert_whose_every_row_is_rejected_says_how_many_and_where(
     assert (record["version"], record["rejected"]) == (None, 2)
     assert record["dead_letter"].startswith("test.db/t/_dead_letter/")
     assert "all 2 row(s)" in as_json.stderr
+
+
+def test_table_cells_are_cut_at_the_cell_width_and_csv_and_json_keep_them_whole() -> None:
+    rows = [{"k": 1, "v": "x" * 60}, {"k": 2, "v": "short"}]
+    table = render_rows(rows, "table", cell_width=40).splitlines()
+    assert table[2].split("  ", 1)[1].strip() == "x" * 39 + "…"
+    assert table[3].split() == ["2", "short"]
+    assert "x" * 60 in render_rows(rows, "table")
+    assert "x" * 60 in render_rows(rows, "csv") and "x" * 60 in render_rows(rows, "json")
+
+
+def test_show_sorts_by_the_primary_key_and_cuts_wide_cells_unless_no_truncate(
+    spark: Any, run, tmp_path: Path
+) -> None:
+    """Issue 27 item 15."""
+    wide = "w" * 70
+    feed = _feed(tmp_path, "f.csv", f"k,v,p,op\n3,c,b,I\n1,{wide},a,I\n2,b,b,I\n10,d,a,I\n")
+    assert run("upsert", "test.t", feed, "-q").exit_code == 0
+    shown = run("show", "test.t")
+    assert shown.exit_code == 0, shown.output
+    lines = shown.stdout.splitlines()[2:]
+    assert [line.split()[0] for line in lines] == ["1", "2", "3", "10"]  # by key, as numbers
+    assert "w" * 39 + "…" in lines[0] and wide not in shown.stdout
+    whole = run("show", "test.t", "--no-truncate")
+    assert wide in whole.stdout
+    assert [r["k"] for r in json.loads(run("show", "test.t", "-o", "json").stdout)] == [1, 2, 3, 10]

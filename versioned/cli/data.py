@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from versioned.cli.context import CliContext, output_option, pass_cli, progress_printer
-from versioned.cli.render import echo, render_record, render_rows, utc_time
+from versioned.cli.render import CELL_WIDTH, echo, render_record, render_rows, utc_time
 
 FEED_FORMATS = ("csv", "json", "parquet", "debezium")
 
@@ -104,23 +104,41 @@ def upsert(
 @click.option("--as-of", type=int, default=None, help="Read the table as of version V.")
 @click.option("--where", "condition", default=None, help="SQL filter, e.g. \"store_id = '7'\".")
 @click.option("--limit", type=int, default=20, show_default=True, help="Rows to show (0: all).")
+@click.option(
+    "--no-truncate",
+    is_flag=True,
+    help=f"Show whole values (the table output cuts cells at {CELL_WIDTH} characters).",
+)
 @output_option
 @pass_cli
 def show(
-    state: CliContext, name: str, as_of: int | None, condition: str | None, limit: int
+    state: CliContext,
+    name: str,
+    as_of: int | None,
+    condition: str | None,
+    limit: int,
+    no_truncate: bool,
 ) -> None:
-    """Show the latest version of the records of DB.TABLE (or as of version V)."""
+    """Show the latest version of the records of DB.TABLE (or as of version V), sorted by
+    the primary key."""
     table = state.table(name)
     frame = table.matching(condition, as_of) if condition else table.read(as_of=as_of)
-    print_frame(state, frame, limit, "--where" if condition else "show")
+    frame = frame.orderBy(*table.spec.primary_key)
+    what = "--where" if condition else "show"
+    print_frame(state, frame, limit, what, truncate=not no_truncate)
 
 
 @click.command("sql")
 @click.argument("query")
 @click.option("--limit", type=int, default=0, help="Rows to print at most (0: all).")
+@click.option(
+    "--no-truncate",
+    is_flag=True,
+    help=f"Show whole values (the table output cuts cells at {CELL_WIDTH} characters).",
+)
 @output_option
 @pass_cli
-def sql(state: CliContext, query: str, limit: int) -> None:
+def sql(state: CliContext, query: str, limit: int, no_truncate: bool) -> None:
     """Run a read-only Spark SQL query over the latest versions of tables you may read.
 
     Only queries run (SELECT, WITH, VALUES, TABLE); name tables DB.TABLE. Statements
@@ -131,7 +149,7 @@ def sql(state: CliContext, query: str, limit: int) -> None:
     Example:
       versioned sql "SELECT store_id, COUNT(*) FROM test.sell GROUP BY store_id"
     """
-    print_frame(state, state.catalog.sql(query), limit, "query")
+    print_frame(state, state.catalog.sql(query), limit, "query", truncate=not no_truncate)
 
 
 HISTORY_COLUMNS = [
@@ -195,8 +213,11 @@ def say_nothing_applied(state: CliContext, record: dict[str, Any], why: str) -> 
         echo(render_record(record, state.output))
 
 
-def print_frame(state: CliContext, frame: Any, limit: int, what: str) -> None:
-    """Collect (up to ``limit`` rows of) a DataFrame and print it."""
+def print_frame(
+    state: CliContext, frame: Any, limit: int, what: str, *, truncate: bool = False
+) -> None:
+    """Collect (up to ``limit`` rows of) a DataFrame and print it (``truncate``: cut table
+    cells at `CELL_WIDTH` characters)."""
     from versioned.engine.spark.display import displayable  # Spark prints dates Python cannot hold
     from versioned.engine.spark.errors import user_query_errors
 
@@ -205,7 +226,8 @@ def print_frame(state: CliContext, frame: Any, limit: int, what: str) -> None:
     with user_query_errors(what):
         rows = frame.limit(limit).collect() if limit > 0 else frame.collect()
     records = [r.asDict() for r in rows]
-    echo(render_rows(records, state.output, columns))
+    width = CELL_WIDTH if truncate else None
+    echo(render_rows(records, state.output, columns, cell_width=width))
     if state.output == "table" and limit > 0 and len(records) == limit:
         click.echo(f"(first {limit} rows; --limit 0 shows all)", err=True)
     sys.stdout.flush()

@@ -57,10 +57,21 @@ def _table_cell(value: Any) -> str:
     return _cell(value).translate(_CONTROL)
 
 
+CELL_WIDTH = 40
+"""Characters a table cell of `show` and `sql` shows before it is cut (``--no-truncate``)."""
+
+
 def render_rows(
-    rows: Iterable[Mapping[str, Any]], fmt: OutputFormat, columns: Sequence[str] | None = None
+    rows: Iterable[Mapping[str, Any]],
+    fmt: OutputFormat,
+    columns: Sequence[str] | None = None,
+    *,
+    cell_width: int | None = None,
 ) -> str:
-    """Render many records; ``columns`` fixes the order (default: keys of the first row)."""
+    """Render many records; ``columns`` fixes the order (default: keys of the first row).
+
+    ``cell_width`` cuts longer table cells to that many characters, the last one ``…``
+    (csv and json keep every value whole)."""
     rows = list(rows)
     cols = list(columns) if columns is not None else (list(rows[0]) if rows else [])
     if fmt == "json":
@@ -72,7 +83,7 @@ def render_rows(
         for r in rows:
             writer.writerow([_cell(r.get(c)) for c in cols])
         return buf.getvalue().rstrip("\n")
-    cells = [[_table_cell(r.get(c)) for c in cols] for r in rows]
+    cells = [[_cut(_table_cell(r.get(c)), cell_width) for c in cols] for r in rows]
     widths = [max([len(c), *(len(row[i]) for row in cells)]) for i, c in enumerate(cols)]
     lines = ["  ".join(c.ljust(w) for c, w in zip(cols, widths, strict=True)).rstrip()]
     lines.append("  ".join("-" * w for w in widths))
@@ -80,6 +91,12 @@ def render_rows(
     if not rows:
         lines.append("(no rows)")
     return "\n".join(lines)
+
+
+def _cut(text: str, width: int | None) -> str:
+    if width is None or len(text) <= width:
+        return text
+    return text[: width - 1] + "…"
 
 
 def render_record(record: Mapping[str, Any], fmt: OutputFormat) -> str:

@@ -6,6 +6,7 @@ import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from versioned.api.table_streams import TableStreams
@@ -59,9 +60,12 @@ class Table(TableStreams):
         """Every commit of the table, oldest first."""
         return self.catalog.store.history(self.name)
 
-    def snapshot(self, as_of: int | None = None) -> Snapshot:
-        """The committed files of the latest version, or of version ``as_of``."""
-        return self.catalog.store.snapshot(self.name, as_of=as_of)
+    def snapshot(self, as_of: int | None = None, *, as_of_time: Any = None) -> Snapshot:
+        """The committed files of the latest version, of version ``as_of`` (the table's latest
+        version at or below it), or as of ``as_of_time`` (an aware `datetime`, or seconds
+        since the epoch: the last commit at or before it)."""
+        when = None if as_of_time is None else _epoch_seconds(as_of_time)
+        return self.catalog.store.snapshot(self.name, as_of=as_of, as_of_time=when)
 
     def upsert(
         self,
@@ -266,16 +270,22 @@ class Table(TableStreams):
             return frame.where(where)
 
     def read(
-        self, as_of: int | None = None, *, with_version: bool = False, with_row_id: bool = False
+        self,
+        as_of: int | None = None,
+        *,
+        as_of_time: Any = None,
+        with_version: bool = False,
+        with_row_id: bool = False,
     ) -> DataFrame:
-        """The latest version of every live record (at version ``as_of`` if given).
+        """The latest version of every live record (at version ``as_of``, or at time
+        ``as_of_time``, if given: see `snapshot`).
 
         The snapshot is resolved once, now; later commits do not change the DataFrame.
         ``with_row_id`` adds Hive's ``ROW__ID`` struct ``(writeid, bucketid, rowid)``
         (acid layout only; others raise `NotSupportedError`).
         """
         engine = self._engine("read")
-        snapshot = self.snapshot(as_of)  # a missing version fails before Spark starts
+        snapshot = self.snapshot(as_of, as_of_time=as_of_time)  # fails before Spark starts
         if with_row_id:
             return engine.read(self.catalog, snapshot, with_version=with_version, with_row_id=True)
         return engine.read(self.catalog, snapshot, with_version=with_version)
@@ -284,11 +294,17 @@ class Table(TableStreams):
         """Net change per key between version ``since`` and ``until`` (default: latest).
 
         Each row has ``_change`` (``insert``, ``update`` or ``delete``) and the record's
-        columns: the new values, or for a delete the last values before it.
+        columns: the new values, or for a delete the last values before it. A ``since``
+        below the table's first version (``0``, as Delta's ``startingVersion=0``) starts
+        from the empty table: every live row is an insert.
         """
         engine = self._engine("changes")
 
-        before = self.snapshot(since) if since is not None else None
+        before = None
+        if since is not None:
+            history = self.history()
+            if not history or since >= min(c.version for c in history):
+                before = self.snapshot(since)
         after = self.snapshot(until)
         if before is not None and after.seq < before.seq:
             raise InputError(
@@ -431,3 +447,17 @@ def _nothing_applied(started: float) -> CommitResult:
     return CommitResult(
         version=None, inserted=0, updated=0, deleted=0, stale=0, rejected=0, seconds=seconds
     )
+
+
+def _epoch_seconds(when: Any) -> float:
+    """An aware `datetime` or a number of seconds since the epoch, as seconds."""
+    if isinstance(when, datetime):
+        if when.tzinfo is None:
+            raise InputError(
+                f"as_of_time {when.isoformat()} has no time zone: give an aware datetime "
+                "(e.g. datetime(2024, 5, 1, 12, tzinfo=UTC))"
+            )
+        return when.timestamp()
+    if isinstance(when, int | float) and not isinstance(when, bool):
+        return float(when)
+    raise InputError(f"as_of_time must be an aware datetime or epoch seconds, got {when!r}")

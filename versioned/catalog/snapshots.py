@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
+from datetime import UTC, datetime
 
 import sqlalchemy as sa
 from sqlalchemy.orm import Session
@@ -28,35 +29,31 @@ def history(session: Session, table_id: int) -> list[CommitInfo]:
     return [r.info() for r in rows]
 
 
-def snapshot(session: Session, table: TableRow, as_of: int | None) -> Snapshot:
-    """The table as of version ``as_of`` (its latest commit with that version), or latest.
+def snapshot(
+    session: Session, table: TableRow, as_of: int | None, as_of_time: float | None = None
+) -> Snapshot:
+    """The table as of version ``as_of``, or as of the time ``as_of_time`` (seconds since the
+    epoch: its last commit at or before it), or latest.
+
+    A version the table has no commit of stands for the table's latest version at or below
+    it: versions are catalog-wide transaction ids, so a table's own are not consecutive.
 
     Raises:
-        NoSuchVersionError: No commit of the table has that version.
+        NoSuchVersionError: The table has no version at or below ``as_of``, or no commit at
+            or before ``as_of_time``, or that version was vacuumed.
     """
-    if as_of is None:
+    name = f"{table.database.name}.{table.name}"
+    if as_of is not None and as_of_time is not None:
+        raise InputError("give as_of or as_of_time, not both")
+    if as_of is None and as_of_time is None:
         seq = table.current_seq
         version = session.scalar(
             sa.select(CommitRow.version).where(CommitRow.table_id == table.id, CommitRow.seq == seq)
         )
     else:
-        if isinstance(as_of, bool) or not isinstance(as_of, int):
-            raise InputError(f"as_of must be a version number, got {as_of!r}", as_of=as_of)
-        found = session.scalar(
-            sa.select(sa.func.max(CommitRow.seq)).where(
-                CommitRow.table_id == table.id, CommitRow.version == as_of
-            )
-        )
-        if found is None:
-            name = f"{table.database.name}.{table.name}"
-            raise NoSuchVersionError(
-                f"{name} has no version {as_of}: `versioned history {name}` lists its versions",
-                table=name,
-                version=as_of,
-            )
-        seq, version = int(found), as_of
+        seq, version = _resolve(session, table, name, as_of, as_of_time)
         properties = (table.spec or {}).get("properties") or {}
-        retention.check_readable(f"{table.database.name}.{table.name}", properties, seq, as_of)
+        retention.check_readable(name, properties, seq, version)
     files = session.scalars(
         sa.select(FileRow)
         .where(
@@ -77,6 +74,56 @@ def snapshot(session: Session, table: TableRow, as_of: int | None) -> Snapshot:
         files=tuple(f.info() for f in files),
         partitions={p.id: p.info() for p in parts},
     )
+
+
+def _resolve(
+    session: Session,
+    table: TableRow,
+    name: str,
+    as_of: int | None,
+    as_of_time: float | None,
+) -> tuple[int, int]:
+    """``(seq, version)`` of the commit a time-travel read names."""
+    commits = sa.select(CommitRow.seq, CommitRow.version).where(CommitRow.table_id == table.id)
+    if as_of_time is not None:
+        if isinstance(as_of_time, bool) or not isinstance(as_of_time, int | float):
+            raise InputError(f"as_of_time must be seconds since the epoch, got {as_of_time!r}")
+        row = session.execute(
+            commits.where(CommitRow.committed_at <= as_of_time)
+            .order_by(CommitRow.seq.desc())
+            .limit(1)
+        ).first()
+        if row is None:
+            when = datetime.fromtimestamp(as_of_time, UTC).isoformat(timespec="seconds")
+            raise NoSuchVersionError(
+                f"{name} has no commit at or before {when}: `versioned history {name}` "
+                "lists its commits with their times",
+                table=name,
+                as_of_time=as_of_time,
+            )
+        return int(row.seq), int(row.version)
+    if isinstance(as_of, bool) or not isinstance(as_of, int):
+        raise InputError(f"as_of must be a version number, got {as_of!r}", as_of=as_of)
+    version = session.scalar(
+        sa.select(sa.func.max(CommitRow.version)).where(
+            CommitRow.table_id == table.id, CommitRow.version <= as_of
+        )
+    )
+    if version is None:
+        raise NoSuchVersionError(
+            f"{name} has no version {as_of} or below: `versioned history {name}` lists its "
+            "versions",
+            table=name,
+            version=as_of,
+        )
+    seq = session.scalar(
+        sa.select(sa.func.max(CommitRow.seq)).where(
+            CommitRow.table_id == table.id, CommitRow.version == version
+        )
+    )
+    if seq is None:  # the version was found in the same transaction
+        raise CatalogError(f"{name}: version {version} vanished while it was read")
+    return int(seq), int(version)
 
 
 def all_files(session: Session, table_id: int) -> list[DataFile]:

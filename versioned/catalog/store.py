@@ -281,13 +281,20 @@ class MetaStore(TransactionStore, ChangeLogReads):
         """Every commit of the table, oldest first (needs read)."""
         return self._on_table(name, "read", lambda s, t: snapshots.history(s, t.id))
 
-    def snapshot(self, name: TableName, *, as_of: int | None = None) -> Snapshot:
-        """Files and partitions of the table at version ``as_of`` (default latest; needs read).
+    def snapshot(
+        self, name: TableName, *, as_of: int | None = None, as_of_time: float | None = None
+    ) -> Snapshot:
+        """Files and partitions of the table at version ``as_of`` (its latest version at or
+        below it), or at time ``as_of_time`` (seconds since the epoch), default latest;
+        needs read.
 
         Raises:
-            NoSuchVersionError: No commit of the table has version ``as_of``.
+            NoSuchVersionError: The table has no version at or below ``as_of`` (no commit at
+                or before ``as_of_time``), or it was vacuumed.
         """
-        return self._on_table(name, "read", lambda s, t: snapshots.snapshot(s, t, as_of))
+        return self._on_table(
+            name, "read", lambda s, t: snapshots.snapshot(s, t, as_of, as_of_time)
+        )
 
     def all_files(self, name: TableName) -> list[DataFile]:
         """Every file ever committed to the table and not yet forgotten (needs write)."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from datetime import datetime
 from typing import Any
 
 import click
@@ -101,7 +102,20 @@ def upsert(
 
 @click.command("show")
 @click.argument("name", metavar="DB.TABLE")
-@click.option("--as-of", type=int, default=None, help="Read the table as of version V.")
+@click.option(
+    "--as-of",
+    type=int,
+    default=None,
+    metavar="V",
+    help="Read the table as of version V (its latest version at or below V).",
+)
+@click.option(
+    "--as-of-time",
+    default=None,
+    metavar="TIME",
+    help="Read the table as of its last commit at or before TIME (ISO-8601 with a zone, "
+    "e.g. 2024-05-01T12:00:00Z).",
+)
 @click.option("--where", "condition", default=None, help="SQL filter, e.g. \"store_id = '7'\".")
 @click.option("--limit", type=int, default=20, show_default=True, help="Rows to show (0: all).")
 @click.option(
@@ -115,13 +129,24 @@ def show(
     state: CliContext,
     name: str,
     as_of: int | None,
+    as_of_time: str | None,
     condition: str | None,
     limit: int,
     no_truncate: bool,
 ) -> None:
-    """Show the latest version of the records of DB.TABLE (or as of version V), sorted by
-    the primary key."""
+    """Show the latest version of the records of DB.TABLE (or as of a version or a time),
+    sorted by the primary key.
+
+    \b
+    Examples:
+      versioned show test.sell --where "store_id = '7'"
+      versioned show test.sell --as-of-time 2024-05-01T12:00:00Z
+    """
     table = state.table(name)
+    if as_of is not None and as_of_time is not None:
+        raise click.UsageError("give --as-of or --as-of-time, not both")
+    if as_of_time is not None:
+        as_of = table.snapshot(as_of_time=parse_time(as_of_time, "--as-of-time")).version
     frame = table.matching(condition, as_of) if condition else table.read(as_of=as_of)
     frame = frame.orderBy(*table.spec.primary_key)
     what = "--where" if condition else "show"
@@ -202,6 +227,19 @@ def history(state: CliContext, name: str) -> None:
             }
         )
     echo(render_rows(rows, state.output, HISTORY_COLUMNS))
+
+
+def parse_time(text: str, option: str) -> datetime:
+    """An ISO-8601 time with a zone (``2024-05-01T12:00:00Z``, ``...+02:00``)."""
+    try:
+        when = datetime.fromisoformat(text)
+    except ValueError as exc:
+        raise click.BadParameter(f"{text!r} is not an ISO-8601 time", param_hint=option) from exc
+    if when.tzinfo is None:
+        raise click.BadParameter(
+            f"{text!r} has no zone: add one, e.g. {text}Z for UTC", param_hint=option
+        )
+    return when
 
 
 def say_nothing_applied(state: CliContext, record: dict[str, Any], why: str) -> None:

@@ -11,7 +11,13 @@ from versioned.cli.render import echo, render_record
 
 @click.command("changes")
 @click.argument("name", metavar="DB.TABLE")
-@click.option("--since", type=int, required=True, help="Changes after version V.")
+@click.option(
+    "--since",
+    type=int,
+    required=True,
+    metavar="V",
+    help="Changes after version V (0: from the first commit, every live row an insert).",
+)
 @click.option("--until", type=int, default=None, help="Up to version W [default: latest].")
 @click.option("--limit", type=int, default=0, help="Rows to print at most (0: all).")
 @output_option
@@ -21,10 +27,12 @@ def changes(state: CliContext, name: str, since: int, until: int | None, limit: 
 
     Each row has `_change` (insert, update or delete) and the record: its new values, or
     for a delete its last values before the delete. A key changed several times shows
-    once, with its net change.
+    once, with its net change. A version the table has no commit of stands for its latest
+    version below it (versions are ids shared by all tables).
 
     \b
     Examples:
+      versioned changes test.sell --since 0          # everything, as inserts
       versioned changes test.sell --since 41
       versioned changes test.sell --since 41 --until 45 -o json
     """

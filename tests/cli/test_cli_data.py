@@ -167,3 +167,28 @@ def test_show_sorts_by_the_primary_key_and_cuts_wide_cells_unless_no_truncate(
     whole = run("show", "test.t", "--no-truncate")
     assert wide in whole.stdout
     assert [r["k"] for r in json.loads(run("show", "test.t", "-o", "json").stdout)] == [1, 2, 3, 10]
+
+
+def test_show_as_of_time_and_changes_since_zero(spark: Any, run, tmp_path: Path) -> None:
+    """Issue 27 item 14, on the command line."""
+    assert (
+        run("upsert", "test.t", _feed(tmp_path, "a.csv", "k,v,p,op\n1,a,x,I\n"), "-q").exit_code
+        == 0
+    )
+    history = json.loads(run("history", "test.t", "-o", "json").stdout)
+    first_time = history[0]["committed_at"]  # ISO-8601 UTC, to the second
+    assert (
+        run("upsert", "test.t", _feed(tmp_path, "b.csv", "k,v,p,op\n1,b,x,U\n"), "-q").exit_code
+        == 0
+    )
+    later = run("show", "test.t", "--as-of-time", "2999-01-01T00:00:00Z", "-o", "json")
+    assert [r["v"] for r in json.loads(later.stdout)] == ["b"]
+    early = run("show", "test.t", "--as-of-time", "2000-01-01T00:00:00+02:00")
+    assert early.exit_code == 3 and "has no commit at or before 1999-12-31T22:00:00" in early.stderr
+    naive = run("show", "test.t", "--as-of-time", "2024-05-01T12:00:00")
+    assert (
+        naive.exit_code == 2 and "has no zone: add one, e.g. 2024-05-01T12:00:00Z" in naive.stderr
+    )
+    assert first_time.endswith("+00:00")
+    everything = json.loads(run("changes", "test.t", "--since", "0", "-o", "json").stdout)
+    assert [(r["_change"], r["k"], r["v"]) for r in everything] == [("insert", 1, "b")]

@@ -37,10 +37,12 @@ if TYPE_CHECKING:
     from versioned.streaming.connection import StreamingConnection
 
 
-COMMIT_ATTEMPTS = 10
-"""Times a commit is prepared and tried when other writers' commits race it
-(`CommitConflictError`: the sink plans again against what they committed), with a random
-pause growing by 20 ms an attempt in between, so that racing writers fall out of step."""
+COMMIT_PAUSE_S = (0.02, 1.0)
+"""A commit that loses a race to other writers' commits (`CommitConflictError`: the sink
+plans again against what they committed) is tried again after a random pause ("full
+jitter") of up to 20 ms doubled per attempt, at most 1 s, so that racing writers fall out of
+step. It keeps trying, heartbeating its transactions, until the transaction timeout: a lost
+race is no reason to give up records already read."""
 
 
 class TransactionBatch:
@@ -208,16 +210,19 @@ class TransactionBatch:
         Raises:
             TransactionError: No transaction is open, the batch is closed, or the
                 transaction expired (not heartbeated within the timeout; it is aborted).
-            CommitConflictError: Other writers' commits kept racing this one
-                (`COMMIT_ATTEMPTS` times); the transaction is still open.
+            CommitConflictError: Other writers' commits kept racing this one for the whole
+                transaction timeout (`COMMIT_PAUSE_S`); the transaction is still open.
             StreamingIOFailure: Storage failed: the batch is dead and its transactions
                 aborted.
         """
         self._check_open("commit")
         txn_id, write_id = self._current()
         letters = self._io(lambda: self._dead_letters(txn_id), "writing dead letters")
+        deadline = time.monotonic() + self.connection.transaction_timeout_s
+        attempt = 0
         try:
-            for attempt in range(1, COMMIT_ATTEMPTS + 1):
+            while True:
+                attempt += 1
                 prepared = self._io(lambda: self._sink.prepare_commit(txn_id, write_id), "commit")
                 metrics = {"agent": self.connection.agent, **prepared.metrics}
                 if letters is not None:
@@ -234,9 +239,11 @@ class TransactionBatch:
                     )
                     break
                 except CommitConflictError:
-                    if attempt == COMMIT_ATTEMPTS:
+                    if time.monotonic() >= deadline:
                         raise  # the transaction is still open: commit again, or abort
-                    time.sleep(random.uniform(0, 0.02 * attempt))
+                    self.heartbeat()
+                    first, most = COMMIT_PAUSE_S
+                    time.sleep(random.uniform(0, min(most, first * 2 ** min(attempt, 16))))
         except TransactionExpiredError as exc:
             self._sink.abort(txn_id)
             self._state = TransactionState.ABORTED

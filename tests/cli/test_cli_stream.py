@@ -349,7 +349,7 @@ def test_four_streams_into_one_table_all_land_however_often_they_race(
         proc.stdin.close()
         procs.append(proc)
     for proc in procs:
-        out, err = proc.communicate(timeout=600)
+        _out, err = proc.communicate(timeout=600)
         assert proc.returncode == 0, err.decode()[-2000:]
     assert _stream_commits(table) == 4 * 400 // 20
     ids = sorted(r.id for r in table.read().select("id").collect())

@@ -347,3 +347,27 @@ class TableSpec:
             sort_by=_names(sort_by, "sort column"),
             properties=dict(properties or {}),
         )
+
+
+def check_partition_types(spec: TableSpec) -> None:
+    """Refuse a TIMESTAMP partition column (new tables).
+
+    A partition value lives in a path as text. Spark writes a TIMESTAMP there as wall-clock
+    time in the writing session's time zone and reads it back in the reading session's, so
+    one instant would get a different partition (and a table-wide key a second live row) in
+    each time zone; Hive's readers take the text as zone-less. A DATE or a STRING column
+    derived from the time (``2024-05-01``, ``2024-05-01T12`` in UTC) partitions the same way
+    for everybody.
+
+    Raises:
+        SchemaError: A partition column is a TIMESTAMP.
+    """
+    for name in spec.partition_by:
+        if spec.column(name).type.upper() == "TIMESTAMP":
+            raise SchemaError(
+                f"partition column {name} is a TIMESTAMP: its value would be written as "
+                "wall-clock time in each writer's session time zone, so one instant would "
+                "land in different partitions; partition by a DATE or STRING column derived "
+                f"from {name} in UTC (e.g. its day or hour) instead",
+                column=name,
+            )

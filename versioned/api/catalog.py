@@ -15,7 +15,7 @@ from versioned.catalog.tables import location
 from versioned.config import Settings, resolve_settings
 from versioned.layouts.base import layout_of
 from versioned.names import TableName, check_queryable_name, principal
-from versioned.schema import Column, TableSpec
+from versioned.schema import Column, TableSpec, check_partition_types
 from versioned.storage.filesystem import FileIO
 
 if TYPE_CHECKING:
@@ -160,6 +160,7 @@ class Catalog:
         layout = layout_of(spec.layout)
         layout.require("create", spec.name)
         layout.check_spec(spec)
+        check_partition_types(spec)
         check_queryable_name(spec.name)
         return Table(self, self.store.create_table(spec, location=self._free_location(spec)))
 

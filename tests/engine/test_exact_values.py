@@ -181,3 +181,45 @@ def test_a_json_minus_zero_keeps_its_sign_as_csv_and_parquet_do(spark: Any, tmp_
     csv.write_text("k,x,f,s\n1,-0.0,-0.0,z\n")
     (row,) = _rows(read_feed(spark, str(csv), spec))
     assert (math.copysign(1, row["x"]), math.copysign(1, row["f"])) == (-1, -1)
+
+
+def test_orc_tables_dead_letter_the_values_orc_would_not_give_back(
+    spark: Any, tmp_path: Path
+) -> None:
+    """Issue 27 item 4: acid (ORC) tables gave back 1582-10-10 as 1582-10-15 and
+    1969-12-31 23:59:59.5 one second later; the version layout's Parquet keeps them."""
+    csv = tmp_path / "f.csv"
+    csv.write_text(
+        "k,d,t\n1,1582-10-10,2024-01-01 00:00:00\n2,2024-01-01,1969-12-31 23:59:59.5\n"
+        "3,1582-10-15,1969-12-31 23:59:59\n4,1582-10-04,1969-12-31 23:59:58.5\n"
+    )
+    columns = "k BIGINT, d DATE, t TIMESTAMP"
+    orc = TableSpec.build(
+        "db.t", columns=columns, primary_key="k", layout="acid", file_format="orc"
+    )
+    feed = read_feed(spark, str(csv), orc)
+    assert [r["k"] for r in _rows(feed)] == [3, 4]
+    assert _reasons(feed) == [
+        "column d: '1582-10-10' is a day ORC's readers skip (1582-10-05..14): it would read "
+        "back as 1582-10-15",
+        "column t: '1969-12-31 23:59:59.5' is within the last second before 1970, which "
+        "ORC's readers read one second later",
+    ]
+    parquet = read_feed(spark, str(csv), _spec(columns))
+    assert [r["k"] for r in _rows(parquet)] == [1, 2, 3, 4]
+
+
+def test_spark_s_own_orc_files_do_change_those_values(spark: Any, tmp_path: Path) -> None:
+    """Why the values above are refused: Spark writes and reads them back changed (should a
+    Spark release stop doing so, this fails and the refusal can go)."""
+    frame = spark.sql(
+        "SELECT DATE'1582-10-10' AS d, TIMESTAMP'1969-12-31 23:59:59.5' AS t, "
+        "DATE'1582-10-04' AS d_ok, TIMESTAMP'1969-12-31 23:59:58.5' AS t_ok"
+    )
+    frame.write.orc(str(tmp_path / "o"))
+    (row,) = spark.read.orc(str(tmp_path / "o")).collect()
+    assert (row["d"].isoformat(), str(row["t"])) != ("1582-10-10", "1969-12-31 23:59:59.500000")
+    assert (row["d_ok"].isoformat(), str(row["t_ok"])) == (
+        "1582-10-04",
+        "1969-12-31 23:59:58.500000",
+    )

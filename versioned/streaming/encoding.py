@@ -20,6 +20,7 @@ import pyarrow.compute as pc
 
 from versioned.errors import InputError
 from versioned.layouts.arrow_types import arrow_type
+from versioned.layouts.orc_values import orc_problems
 from versioned.schema import Column, TableSpec
 from versioned.streaming.errors import SerializationError
 from versioned.values.arrow_text import cast_locating, convert_text_column
@@ -186,6 +187,10 @@ class RecordWriter(ABC):
                 reasons.extend(converted.problems)
                 if converted.coerced is not None:
                     coerced.append(converted.coerced)
+            if self.spec.file_format == "orc":
+                unstored = orc_problems(column.name, column.type, values)
+                if unstored is not None and unstored.null_count < len(unstored):
+                    reasons.append(unstored)
             problem = null_problem(self.spec, column.name)
             if problem is not None and values.null_count:
                 is_null = pc.is_null(values)

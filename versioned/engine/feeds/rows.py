@@ -46,6 +46,7 @@ from versioned.engine.feeds.value_conversion import ConvertedValue, convert_valu
 from versioned.engine.spark.observed_count import ObservedCount
 from versioned.engine.spark.types import max_length, spark_type
 from versioned.errors import SchemaError
+from versioned.layouts import orc_values
 from versioned.schema import Column as TableColumn
 from versioned.schema import TableSpec
 from versioned.storage.partition_paths import (
@@ -359,6 +360,8 @@ def _problems(
         )
     if name in spec.partition_by:
         problems.extend(_partition_problems(name, value))
+    if spec.file_format == "orc":
+        problems.extend(_orc_problems(type_name, value, checked, quoting))
     is_null = value.isNull()
     if converted.failed is not None:
         is_null = is_null & ~converted.failed
@@ -369,6 +372,39 @@ def _problems(
     elif not column.nullable:
         problems.append(_Problem(checked(is_null), literal(f"column {name} is NOT NULL but null")))
     return problems
+
+
+def _orc_problems(
+    type_name: str, value: Column, checked: _Checked, quoting: Callable[[str], Callable[[], Column]]
+) -> list[_Problem]:
+    """Values ORC files do not give back as written, dead-lettered rather than changed:
+    a day the hybrid calendar skips, and a time in the last second before 1970 with a
+    fraction, which ORC's Java readers read one second later (its seconds are stored
+    rounded toward zero, its fraction apart)."""
+    first, last = (F.lit(day) for day in orc_values.GAP_DAYS)
+    if type_name == "DATE":
+        day = F.unix_date(value)
+        return [
+            _Problem(
+                checked(day.between(first, last)),
+                quoting(f"' {orc_values.GAP_DATE}"),
+            )
+        ]
+    if type_name == "TIMESTAMP":
+        micros = F.unix_micros(value)
+        day = F.floor(micros / F.lit(orc_values.DAY_MICROS))
+        last_second = (micros > F.lit(-1_000_000)) & (micros < F.lit(0))
+        return [
+            _Problem(
+                checked(day.between(first, last)),
+                quoting(f"' {orc_values.GAP_TIMESTAMP}"),
+            ),
+            _Problem(
+                checked(last_second),
+                quoting(f"' {orc_values.LAST_SECOND}"),
+            ),
+        ]
+    return []
 
 
 def _partition_problems(name: str, value: Column) -> list[_Problem]:

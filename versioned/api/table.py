@@ -303,7 +303,7 @@ class Table(TableStreams):
         before = None
         if since is not None:
             history = self.history()
-            if not history or since >= min(c.version for c in history):
+            if history and since >= min(c.version for c in history):
                 before = self.snapshot(since)
         after = self.snapshot(until)
         if before is not None and after.seq < before.seq:

@@ -167,7 +167,7 @@ def test_a_json_minus_zero_keeps_its_sign_as_csv_and_parquet_do(spark: Any, tmp_
     path = tmp_path / "f.json"
     lines = [
         '{"k": 1, "x": -0.0, "f": -0.0, "s": "-0.0"}',
-        '{"k": 2, "x": -0, "f": -0e5, "s": "a"}',
+        '{"k": 2, "x": -0e0, "f": -0e5, "s": "a"}',
         '{"k": 3, "x": 0.0, "f": 0, "s": "b"}',
         '{"k": 4, "x": -1.5e-320, "f": -2.5, "s": "c"}',
     ]

@@ -107,7 +107,10 @@ class EndPoint:
 
         if transaction_timeout_s <= 0:
             raise StreamingConnectionError("transaction_timeout_s must be positive")
-        self.catalog.store.check(self.table, "write")  # first: the grant to ask for is write
+        try:  # first: the grant a user without one is told to ask for is write
+            self.catalog.store.check(self.table, "write")
+        except NoSuchTableError as exc:
+            raise InvalidTable(f"no table {self.table} to stream into: {exc}") from exc
         partition = self._partition(create_partition)
         return StreamingConnection(self, partition, agent=agent, timeout_s=transaction_timeout_s)
 

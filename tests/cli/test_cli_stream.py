@@ -342,15 +342,17 @@ def test_four_streams_into_one_table_all_land_however_often_they_race(
             [SCRIPT, *base, "--user", "alice", "-o", "json", "stream", TABLE,
              "--partition", f"day=2024-01-0{w + 1}", "--create-partition",
              "--commit-every", "20"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            stdin=subprocess.PIPE,
+            stdout=(tmp_path / f"out{w}").open("wb"),
+            stderr=(tmp_path / f"err{w}").open("wb"),
         )  # fmt: skip
         assert proc.stdin is not None
-        proc.stdin.write(lines)
+        proc.stdin.write(lines)  # all four have their records before any finishes
         proc.stdin.close()
         procs.append(proc)
-    for proc in procs:
-        _out, err = proc.communicate(timeout=600)
-        assert proc.returncode == 0, err.decode()[-2000:]
+    for w, proc in enumerate(procs):
+        code = proc.wait(timeout=600)
+        assert code == 0, (tmp_path / f"err{w}").read_text()[-2000:]
     assert _stream_commits(table) == 4 * 400 // 20
     ids = sorted(r.id for r in table.read().select("id").collect())
     assert ids == sorted(w * 10_000 + i for w in range(4) for i in range(400))

@@ -189,8 +189,10 @@ def test_snapshot_as_of_each_version_has_exactly_its_live_files(
         (2, t2, "upsert"),
         (3, t3, "upsert"),
     ]
-    with pytest.raises(NoSuchVersionError, match="versioned history"):
-        store.snapshot(ORDERS, as_of=999)
+    # A version without a commit of the table stands for its latest version at or below it.
+    assert store.snapshot(ORDERS, as_of=t3 + 999).version == t3
+    with pytest.raises(NoSuchVersionError, match=f"has no version {t1 - 1} or below.*history"):
+        store.snapshot(ORDERS, as_of=t1 - 1)
 
 
 def test_empty_table_has_an_empty_snapshot(store: MetaStore, part: PartitionInfo) -> None:

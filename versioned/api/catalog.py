@@ -84,11 +84,9 @@ class Catalog:
         """The SparkSession (built on first use when none was given)."""
         if self._spark is not None:
             return self._spark
-        from pyspark.sql import SparkSession
+        from versioned.engine.spark.session import get_or_create_spark, has_active_session
 
-        from versioned.engine.spark.session import get_or_create_spark
-
-        if self._on_spark_start is not None and SparkSession.getActiveSession() is None:
+        if self._on_spark_start is not None and not has_active_session():
             self._on_spark_start(f"starting Spark ({self.settings.spark_master})…")
         return get_or_create_spark(self.settings.spark_master, log_level=self.settings.log_level)
 

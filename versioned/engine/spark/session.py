@@ -109,6 +109,14 @@ def session_conf(
     return conf
 
 
+def has_active_session() -> bool:
+    """Whether this thread has an active SparkSession (`get_or_create_spark` returns it
+    without starting anything)."""
+    from pyspark.sql import SparkSession
+
+    return SparkSession.getActiveSession() is not None
+
+
 def get_or_create_spark(
     master: str = "local[*]",
     app_name: str = "versioned",

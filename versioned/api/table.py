@@ -63,7 +63,7 @@ class Table(TableStreams):
     def snapshot(self, as_of: int | None = None, *, as_of_time: Any = None) -> Snapshot:
         """The committed files of the latest version, of version ``as_of`` (the table's latest
         version at or below it), or as of ``as_of_time`` (an aware `datetime`, or seconds
-        since the epoch: the last commit at or before it)."""
+        since the epoch: the last commit made in that second or before)."""
         when = None if as_of_time is None else _epoch_seconds(as_of_time)
         return self.catalog.store.snapshot(self.name, as_of=as_of, as_of_time=when)
 

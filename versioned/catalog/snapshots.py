@@ -7,6 +7,7 @@ A file is live at commit ``seq`` when ``added_seq <= seq`` and it was not retire
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
@@ -33,7 +34,7 @@ def snapshot(
     session: Session, table: TableRow, as_of: int | None, as_of_time: float | None = None
 ) -> Snapshot:
     """The table as of version ``as_of``, or as of the time ``as_of_time`` (seconds since the
-    epoch: its last commit at or before it), or latest.
+    epoch: its last commit made within that second or before), or latest.
 
     A version the table has no commit of stands for the table's latest version at or below
     it: versions are catalog-wide transaction ids, so a table's own are not consecutive.
@@ -88,8 +89,11 @@ def _resolve(
     if as_of_time is not None:
         if isinstance(as_of_time, bool) or not isinstance(as_of_time, int | float):
             raise InputError(f"as_of_time must be seconds since the epoch, got {as_of_time!r}")
+        # To the second, as times are shown (`versioned history`): a commit at 12:00:09.7 is
+        # as of 12:00:09.
+        end_of_second = math.floor(as_of_time) + 1
         row = session.execute(
-            commits.where(CommitRow.committed_at <= as_of_time)
+            commits.where(CommitRow.committed_at < end_of_second)
             .order_by(CommitRow.seq.desc())
             .limit(1)
         ).first()

@@ -113,8 +113,8 @@ def upsert(
     "--as-of-time",
     default=None,
     metavar="TIME",
-    help="Read the table as of its last commit at or before TIME (ISO-8601 with a zone, "
-    "e.g. 2024-05-01T12:00:00Z).",
+    help="Read the table as of its last commit made in TIME's second or before (ISO-8601 "
+    "with a zone, e.g. 2024-05-01T12:00:00Z; `history` shows commit times to the second).",
 )
 @click.option("--where", "condition", default=None, help="SQL filter, e.g. \"store_id = '7'\".")
 @click.option("--limit", type=int, default=20, show_default=True, help="Rows to show (0: all).")

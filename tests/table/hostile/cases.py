@@ -224,7 +224,7 @@ JSON_NATIVE: list[tuple[str, str, Any]] = [
     ("n", "9223372036854775808", REJECT),
     ("f", "1.5", 1.5),
     ("f", "1e400", REJECT),
-    ("f", "-0.0", 0.0),
+    ("f", "-0.0", -0.0),  # the sign kept, as in CSV and Parquet (issue 27 item 5)
     ("x", "1.234", oracle.decimal("1.234", 12, 3)),
     ("x", "1.2345", REJECT),
     ("x", "0.1000000000000000055511151231257827", REJECT),

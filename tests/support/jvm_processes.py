@@ -15,6 +15,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tests.support.spark_settings import SHORT_LIVED_JVM
+
 if TYPE_CHECKING:
     from tests.table.processes import Worker
 
@@ -26,10 +28,12 @@ JVM_NOTICE = "WARNING: Using incubator modules"
 
 def script_env(**overrides: str | None) -> dict[str, str]:
     """The environment of a child process: this one's (with PYTHONPATH naming this process's
-    import path, so the checkout is what runs) without VERSIONED_LOG_LEVEL, then
-    ``overrides`` (``None`` removes a variable)."""
+    import path, so the checkout is what runs) without VERSIONED_LOG_LEVEL, with the JVM
+    options of a short-lived test JVM (`SHORT_LIVED_JVM`), then ``overrides`` (``None``
+    removes a variable)."""
     env = {k: v for k, v in os.environ.items() if k != "VERSIONED_LOG_LEVEL"}
     env["PYTHONPATH"] = os.pathsep.join(sys.path)
+    env["SPARK_SUBMIT_OPTS"] = SHORT_LIVED_JVM  # the driver JVM's options (the launcher's)
     for key, value in overrides.items():
         if value is None:
             env.pop(key, None)

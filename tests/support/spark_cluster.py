@@ -104,11 +104,12 @@ class Daemon:
 
 
 def _alive_workers(ui_port: int) -> list[dict[str, object]]:
-    """The workers the master's JSON status page lists as ALIVE (empty while it starts)."""
+    """The workers the master's JSON status page lists as ALIVE (empty while it starts: the
+    page may then refuse the connection, or answer with an empty or partial body)."""
     try:
         with urllib.request.urlopen(f"http://127.0.0.1:{ui_port}/json/", timeout=5) as reply:
             status = json.load(reply)
-    except OSError:
+    except (OSError, ValueError):
         return []
     return [w for w in status.get("workers", []) if w.get("state") == "ALIVE"]
 

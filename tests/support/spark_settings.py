@@ -12,3 +12,13 @@ test file's time by about a fifth (tests/table/test_upsert_behaviour.py and test
 340 s -> 280 s). The code Spark generates still runs in `make test-cluster`, the console-script
 runs and `make wheel-smoke`, which keep Spark's defaults, and
 tests/engine/test_feed_codegen.py turns generation back on to check its method sizes."""
+
+SHORT_LIVED_JVM = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+"""JVM options of the test processes that run a JVM of their own for seconds: the soak's worker
+processes (their driver's `spark.driver.extraJavaOptions`) and the console-script runs
+(`SPARK_SUBMIT_OPTS`, which Spark's launcher adds to the driver's command line). A JVM that
+lives for one or two commands spends most of its CPU compiling Spark's own code with C2, which
+never pays off in that time; C1 alone and the serial collector, on 2 cores: four workers
+starting together and running two upserts each, 150 s -> 76 s (one worker: 28 s -> 25 s). The
+shared session of `make test` keeps the JVM's defaults, as C2 pays off over its half hour
+(C1 alone made tests/table/test_compaction.py 122 s -> 153 s)."""

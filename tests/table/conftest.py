@@ -25,6 +25,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.run_seed import run_seed
 from versioned.errors import NotSupportedError
 from versioned.layouts.base import layout_of, layouts
 
@@ -75,6 +76,32 @@ def _marked(item: pytest.Item, name: str) -> pytest.MarkDecorator | None:
     return None
 
 
+def layout_of_the_run(offset: int) -> str:
+    """The layout a ``layout_by_seed(offset)`` test runs for in this run."""
+    return LAYOUTS[(run_seed()[0] + offset) % len(LAYOUTS)]
+
+
+def _other_run(item: pytest.Item, name: str) -> pytest.MarkDecorator | None:
+    """The skip of a ``layout_by_seed`` soak test for the layouts this run leaves to others.
+
+    The soak's longest multi-process runs (minutes each) take one layout a run, chosen by the
+    run's seed (from the commit: tests/support/run_seed.py), so consecutive commits alternate
+    them; `VERSIONED_TEST_SEED=N make soak` runs the other one.
+    """
+    mark = item.get_closest_marker("layout_by_seed")
+    if mark is None:
+        return None
+    if not item.get_closest_marker("soak"):
+        raise pytest.UsageError(f"{item.nodeid}: layout_by_seed is for soak tests only")
+    chosen = layout_of_the_run(mark.args[0] if mark.args else 0)
+    if name == chosen:
+        return None
+    return pytest.mark.skip(
+        reason=f"this run's seed ({run_seed()[0]}) runs it for the {chosen} layout; "
+        f"a run of another seed runs {name}"
+    )
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Apply the layout markers; refuse a test of this suite that ignores the layout."""
     without_layout = []
@@ -89,6 +116,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         xfail = _unbuilt(name) or _marked(item, name)
         if xfail is not None:
             item.add_marker(xfail)
+        skip = _other_run(item, name)
+        if skip is not None:
+            item.add_marker(skip)
     if without_layout:
         raise pytest.UsageError(
             "every test of tests/table runs for every layout; these do not take the "

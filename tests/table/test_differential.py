@@ -129,13 +129,17 @@ def catalog(spark: Any, tmp_path: Path) -> Iterator[Catalog]:
         yield cat
 
 
-# `make test` runs the richest variant (an ordering column: stale changes, tombstones); the
-# others take minutes each and run in `make soak` (CI runs both).
+# `make test` runs the richest variant (an ordering column: stale changes, tombstones) for
+# every layout; the others take about 40 s each and run in `make soak` (CI runs both), each for
+# one layout a run by the run's seed, the layouts alternating between variants and between
+# runs of consecutive seeds.
 @pytest.mark.parametrize(
     "variant",
     [
-        v if v.name == "ordering_column" else pytest.param(v, marks=pytest.mark.soak)
-        for v in VARIANTS
+        v
+        if v.name == "ordering_column"
+        else pytest.param(v, marks=[pytest.mark.soak, pytest.mark.layout_by_seed(i)])
+        for i, v in enumerate(VARIANTS)
     ],
     ids=lambda v: v.name,
 )

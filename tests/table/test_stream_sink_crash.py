@@ -78,7 +78,10 @@ def _workers(jvm: JvmProcesses, cat: Catalog, name: str, layout: str, count: int
     return jvm.workers(count, settings.catalog_url, str(settings.warehouse), name, layout)
 
 
-@pytest.mark.soak  # two query processes and a SIGKILL (about a minute per layout): `make soak`
+# Two query processes and a SIGKILL (about two minutes): `make soak`, one layout a run (the
+# next test takes the other).
+@pytest.mark.soak
+@pytest.mark.layout_by_seed(0)
 def test_a_batch_committed_just_before_a_kill_is_skipped_on_restart(
     cat: Catalog, layout: str, tmp_path: Path, jvm_processes: JvmProcesses
 ) -> None:
@@ -101,7 +104,10 @@ def test_a_batch_committed_just_before_a_kill_is_skipped_on_restart(
     assert list(t.stream_progress().values()) == [len(BATCHES) - 1]
 
 
-@pytest.mark.soak  # several JVM starts per layout: `make soak`
+# Up to four JVM starts (about two minutes): `make soak`, one layout a run (the other of the
+# test above).
+@pytest.mark.soak
+@pytest.mark.layout_by_seed(1)
 def test_kills_at_random_points_apply_every_batch_exactly_once(
     cat: Catalog, layout: str, tmp_path: Path, seed: int, jvm_processes: JvmProcesses
 ) -> None:

@@ -54,7 +54,7 @@ def serve(url: str, warehouse: str, table_name: str, layout: str, txn_timeout_s:
     """Run commands from stdin until ``exit`` or end of input."""
     faulthandler.register(signal.SIGUSR1, all_threads=True)  # the test asks when stuck
     import versioned
-    from tests.support.spark_settings import LOCAL_INTERPRETED
+    from tests.support.spark_settings import LOCAL_INTERPRETED, SHORT_LIVED_JVM
     from versioned.engine.spark.session import get_or_create_spark
     from versioned.options import CompactionOptions, WriteOptions
 
@@ -65,6 +65,7 @@ def serve(url: str, warehouse: str, table_name: str, layout: str, txn_timeout_s:
             "spark.sql.shuffle.partitions": "2",
             "spark.driver.memory": "1g",
             **LOCAL_INTERPRETED,
+            "spark.driver.extraJavaOptions": SHORT_LIVED_JVM,
         },
     )
     catalog = versioned.connect(catalog=url, warehouse=warehouse, spark=spark, user="alice")

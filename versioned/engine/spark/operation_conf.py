@@ -84,9 +84,9 @@ def operation_conf(spark: SparkSession, settings: Mapping[str, str]) -> Iterator
         else:
             saved.values.clear()
             unseen = list(settings)
-        explicit = spark.conf.getAll
-        for name in unseen:
-            saved.values[name] = explicit.get(name)
+        for name in unseen:  # the value the caller set, None if unset (one py4j call each:
+            # `conf.getAll` costs three per setting of the session)
+            saved.values[name] = spark.conf.get(name, None)
         saved.running += 1
         for name, value in settings.items():
             spark.conf.set(name, value)

@@ -130,6 +130,14 @@ class StreamBatchCommittedError(CatalogError):
     retrying cannot succeed (the streaming sink counts the batch as skipped)."""
 
 
+class StreamBatchInterruptedError(VersionedError):
+    """Micro-batch ``batch_id`` of the streaming sink into ``table`` stopped half-way because
+    its query was stopped (Spark interrupted or cancelled its jobs). Nothing of it was
+    committed; a restart on the checkpoint applies it."""
+
+    retryable = True
+
+
 class CommitRetriesExhaustedError(CommitConflictError):
     """Every attempt of a write lost its commit to a concurrent writer (``attempts``)."""
 

@@ -11,10 +11,14 @@ column, and a `Table.delete`.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from functools import reduce
 from pathlib import Path
 from typing import Any
 
 import pytest
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
 
 from tests.change_stream.streams import batch, change_reader, create, folded, run_to_memory
 from versioned.api.catalog import Catalog
@@ -77,23 +81,26 @@ def test_each_commit_s_changes_equal_changes_between_it_and_the_previous_commit(
     by_seq: dict[int, list[dict[str, Any]]] = {}
     for r in rows:
         by_seq.setdefault(r["_commit_seq"], []).append(r)
-    previous = None
-    for commit in history:
+    # What `changes` says of each commit and what was live before it, each read in one Spark
+    # job for all commits (the frames' columns differ across the added column).
+    versions = [c.version for c in history]
+    befores = [None, *versions[:-1]]
+    changes = _tagged([t.changes(p, v) for p, v in zip(befores, versions, strict=True)])
+    lives = _tagged([t.read(as_of=p) for p in befores[1:]])
+    for i, commit in enumerate(history):
         mine = by_seq.pop(commit.seq, [])
         assert {r["_commit_version"] for r in mine} <= {commit.version}
-        expected_frame = t.changes(previous, commit.version)
-        columns = [c for c in expected_frame.columns if c != "_change"]
-        expected = sorted((_key(tuple(r)) for r in expected_frame.collect()), key=repr)
+        columns = [c for c in changes.columns[i] if c != "_change"]
+        expected = sorted((_key(r) for r in changes.rows[i]), key=repr)
         assert [_key(r) for r in folded(mine, columns)] == expected, commit
-        if previous is not None:  # each pre-image is the key's row live before the commit
-            frame = t.read(as_of=previous)
-            live = {r["id"]: _key(tuple(r)) for r in frame.collect()}
+        if i > 0:  # each pre-image is the key's row live before the commit
+            live_columns = lives.columns[i - 1]
+            live = {r[live_columns.index("id")]: _key(r) for r in lives.rows[i - 1]}
             for r in mine:
                 if r["_change_type"] in ("update_preimage", "delete"):
-                    assert _key(tuple(r[c] for c in frame.columns)) == live[r["id"]]
+                    assert _key(tuple(r[c] for c in live_columns)) == live[r["id"]]
         if commit.operation in ("compact", "alter"):
             assert mine == []
-        previous = commit.version
     assert by_seq == {}
     kinds = {r["_change_type"] for r in rows}
     assert kinds == {"insert", "update_preimage", "update_postimage", "delete"}
@@ -113,6 +120,24 @@ def test_each_commit_s_changes_equal_changes_between_it_and_the_previous_commit(
         (5, "update_postimage"),
     }
     assert _kinds(rows, upserts[-1]) == {(8, "insert")}
+
+
+@dataclass
+class _Collected:
+    columns: list[list[str]]  # each frame's own columns
+    rows: list[list[tuple[Any, ...]]]  # each frame's rows, in its own columns
+
+
+def _tagged(frames: list[DataFrame]) -> _Collected:
+    """The rows of each of ``frames``, collected in one Spark job."""
+    tagged = [f.select(F.lit(i).alias("_frame"), "*") for i, f in enumerate(frames)]
+    union = reduce(lambda a, b: a.unionByName(b, allowMissingColumns=True), tagged)
+    columns = [f.columns for f in frames]
+    rows: list[list[tuple[Any, ...]]] = [[] for _ in frames]
+    for row in union.collect():
+        i = row["_frame"]
+        rows[i].append(tuple(row[c] for c in columns[i]))
+    return _Collected(columns, rows)
 
 
 def _kinds(rows: list[dict[str, Any]], seq: int) -> set[tuple[int, str]]:

@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 import logging
 import os
+import time
+import traceback
 from pathlib import Path
 from typing import Any
 
@@ -212,3 +214,61 @@ def test_debezium_events_from_a_kafka_like_stream_land_once(
     assert (run().skipped, len(t.history())) == (1, 2)
     rows = {r["id"]: tuple(r)[1:] for r in t.read().collect()}
     assert rows == EXPECTED
+
+
+def test_stopping_the_query_during_a_micro_batch_stops_it_cleanly_and_commits_nothing(
+    spark: Any, cat: Catalog, layout: str, tmp_path: Path
+) -> None:
+    # Issue 27 item 13: the batch's Spark job is cancelled by `stop()`; the sink's error must
+    # be one Spark recognises as a stop (before, its py4j text, with the Java stack trace,
+    # overflowed the stack of the pattern Spark matches it against).
+    t = make_table(cat, layout=layout)
+    write_batches(tmp_path / "in", BATCHES[:2])
+    started = tmp_path / "started"
+
+    @F.udf("boolean")
+    def slow(_):  # type: ignore[no-untyped-def]  # hints would make PySpark guess a UDF kind
+        # runs in a Python worker: it can only leave a file
+        started.touch()
+        time.sleep(10)
+        return True
+
+    sink = t.stream_writer()
+    raised: list[str] = []  # what the sink raised, as PySpark hands it to Spark
+
+    def each(batch: Any, batch_id: int) -> None:
+        try:
+            sink(batch, batch_id)
+        except Exception:
+            raised.append(traceback.format_exc())
+            raise
+
+    query = (
+        spark.readStream.schema(COLUMNS)
+        .option("header", "true")
+        .option("maxFilesPerTrigger", 1)
+        .csv(str(tmp_path / "in"))
+        .where(slow(F.col("id")))
+        .writeStream.foreachBatch(each)
+        .option("checkpointLocation", str(tmp_path / "checkpoint"))
+        .start()
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while not started.exists() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert started.exists(), "the micro-batch never ran"
+        time.sleep(0.5)
+    finally:
+        query.stop()
+    assert query.exception() is None
+    # One short error in the form Spark takes for a stop (it was 21 KB: the cancelled job's
+    # Java stack trace and every Python frame between).
+    (text,) = raised
+    assert len(text) < 2_000, text
+    assert "InterruptedException: micro-batch 0 stopped with its query" in text, text
+    assert [c.operation for c in t.history() if c.operation == "upsert"] == []
+    assert sink.applied == 0
+    # A restart on the checkpoint applies both batches.
+    run_stream(spark, t, tmp_path / "in", tmp_path / "checkpoint")
+    assert latest(t) == _expected(BATCHES[:2])

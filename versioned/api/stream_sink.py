@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from versioned.catalog.records import StreamMark
 from versioned.catalog.stream_progress import check_mark
-from versioned.errors import InputError, StreamBatchCommittedError
+from versioned.errors import InputError, StreamBatchCommittedError, StreamBatchInterruptedError
 from versioned.options import WriteOptions
 
 if TYPE_CHECKING:
@@ -35,6 +35,15 @@ UPSERT_OPTIONS = frozenset(
 """The keyword arguments of `Table.upsert` a sink passes on to every micro-batch."""
 
 Outcome = Literal["applied", "empty", "skipped"]
+INTERRUPTED_PREFIX = "py4j.protocol.Py4JJavaError: An error occurred while calling"
+"""How Spark's `StreamExecution.isInterruptionException` knows a foreachBatch function failed
+because the query was stopped: the error text starts like this and names an
+InterruptedException. The query then stops cleanly instead of failing."""
+_INTERRUPTIONS = (
+    "java.lang.InterruptedException",
+    "java.io.InterruptedIOException",
+    "java.nio.channels.ClosedByInterruptException",
+)
 
 
 @dataclass(frozen=True)
@@ -114,8 +123,21 @@ class StreamSink:
         except StreamBatchCommittedError:  # a concurrent run of the query committed it
             self._skip(mark)
             return
+        except Exception as err:
+            if not _stopped_by_query(err, batch):
+                raise
+            # Spark recognises a stop by matching the error text against a pattern that
+            # overflows its stack on a long text (a py4j error with the Java stack trace):
+            # the text stays one short line, in the form the pattern expects.
+            raise StreamBatchInterruptedError(
+                f"{INTERRUPTED_PREFIX} the sink of {self.table.name}: "
+                f"java.lang.InterruptedException: micro-batch {mark.batch_id} stopped with its "
+                "query; nothing of it was committed (a restart on the checkpoint applies it)",
+                table=str(self.table.name),
+                batch_id=mark.batch_id,
+            ) from None
         finally:
-            batch.unpersist()
+            _quietly(batch.unpersist)
         if result.version is None:
             try:
                 self.table.catalog.store.record_stream_batch(self.table.name, mark)
@@ -159,3 +181,31 @@ class StreamSink:
             mark.batch_id,
             mark.writer_id,
         )
+
+
+def _stopped_by_query(err: BaseException, batch: DataFrame) -> bool:
+    """Whether ``err`` (or an error it came from) is Spark interrupting or cancelling the
+    micro-batch's jobs because its query is stopping."""
+    try:
+        group = batch.sparkSession.sparkContext.getLocalProperty("spark.jobGroup.id")
+    except Exception:  # the session is gone with the query: a stop, if the error says so
+        group = None
+    seen: set[int] = set()
+    current: BaseException | None = err
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        text = str(current)
+        if any(name in text for name in _INTERRUPTIONS):
+            return True
+        if group and "cancelled" in text and group in text:
+            return True
+        current = current.__cause__ or current.__context__
+    return False
+
+
+def _quietly(step: Any) -> None:
+    """Run a clean-up ``step``; a failure is logged (the micro-batch's own outcome wins)."""
+    try:
+        step()
+    except Exception as err:
+        log.debug("clean-up after a micro-batch failed: %s", err)

@@ -24,7 +24,8 @@ def test_a_session_versioned_builds_does_not_send_call_sites_per_column(
     send = client.send_command
 
     def counting(command: str, *args: Any, **kwargs: Any) -> Any:
-        sent.append(command)
+        if not command.startswith("m\nd\n"):  # py4j releasing objects Python let go of
+            sent.append(command)
         return send(command, *args, **kwargs)
 
     monkeypatch.setattr(client, "send_command", counting)

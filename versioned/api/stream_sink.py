@@ -11,6 +11,7 @@ when two runs race. See ``docs/streaming-sink.md``.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -126,9 +127,9 @@ class StreamSink:
         except Exception as err:
             if not _stopped_by_query(err, batch):
                 raise
-            # Spark recognises a stop by matching the error text against a pattern that
-            # overflows its stack on a long text (a py4j error with the Java stack trace):
-            # the text stays one short line, in the form the pattern expects.
+            # Spark recognises a stop by matching the error text against a backtracking
+            # pattern (a long text, the py4j error with the Java stack trace, was reported to
+            # overflow its stack): the text stays one short line, in the form it expects.
             raise StreamBatchInterruptedError(
                 f"{INTERRUPTED_PREFIX} the sink of {self.table.name}: "
                 f"java.lang.InterruptedException: micro-batch {mark.batch_id} stopped with its "
@@ -203,7 +204,7 @@ def _stopped_by_query(err: BaseException, batch: DataFrame) -> bool:
     return False
 
 
-def _quietly(step: Any) -> None:
+def _quietly(step: Callable[[], object]) -> None:
     """Run a clean-up ``step``; a failure is logged (the micro-batch's own outcome wins)."""
     try:
         step()

@@ -3,8 +3,10 @@
 # dependencies into a fresh virtualenv outside the checkout (no system site packages), and
 # drive that virtualenv's `versioned` script from an empty temporary directory:
 # init / create-table / upsert / upsert / sql / show. Fails on any missing package data (the
-# SQL templates), on a wrong result, or on any line `sql` prints to stderr but the one that says
-# Spark is starting.
+# SQL templates), on a wrong result, on any line `sql` prints to stderr but the one that says
+# Spark is starting, on an `upsert` line on stderr that is neither that one nor progress, and on
+# any file Spark leaves in the working directory. (These are the suite's checks of what the
+# real console script prints: tests/cli drives the commands in-process.)
 #
 # Usage: .ci/wheel-smoke.sh [PYTHON]   (PYTHON builds the wheel and the virtualenv; default
 # python3). Extra pip options (e.g. --find-links DIR for a wheel cache) go in PIP_OPTIONS.
@@ -37,8 +39,8 @@ step "installing it with its dependencies into a fresh virtualenv"
     ${PIP_OPTIONS:-} "$wheel"
 
 run="$work/run"
-mkdir "$run"
-cd "$run"
+mkdir -p "$run/cwd"
+cd "$run/cwd"  # the commands' working directory: it must stay empty
 # Nothing of the checkout or of the caller's configuration may reach the installed package.
 unset PYTHONPATH SPARK_HOME PYSPARK_PYTHON VERSIONED_CATALOG VERSIONED_USER \
     VERSIONED_SPARK_MASTER VERSIONED_LOG_LEVEL
@@ -48,13 +50,14 @@ versioned() { "$work/venv/bin/versioned" --spark-master 'local[1]' "$@"; }
 where=$("$work/venv/bin/python" -c 'import versioned; print(versioned.__file__)')
 [[ $where == "$work/venv/"* ]] || fail "versioned was imported from $where, not the virtualenv"
 
-cat >batch1.csv <<'EOF'
+cat >../batch1.csv <<'EOF'
 id,name,region,op
-1,one,east,I
+1,first,east,I
 2,two,west,I
+1,one,east,U
 3,three,east,I
 EOF
-cat >batch2.csv <<'EOF'
+cat >../batch2.csv <<'EOF'
 id,name,region,op
 2,two again,west,U
 3,,east,D
@@ -65,23 +68,38 @@ step "create-table, upsert, upsert"
 versioned init >/dev/null
 versioned create-table smoke.t --columns "id BIGINT, name STRING, region STRING" \
     --primary-key id --partition-by region --op-code-column op >/dev/null
-versioned upsert smoke.t batch1.csv --quiet >/dev/null
-versioned upsert smoke.t batch2.csv --quiet >/dev/null
+versioned upsert smoke.t ../batch1.csv --output json >../upsert.json 2>../upsert.err \
+    || fail "versioned upsert exited $?: $(cat ../upsert.err)"
+# Its own lines only: "starting Spark (MASTER)…", then progress lines ("[  1.2s] reading …").
+head -n 1 ../upsert.err | grep -q -x 'starting Spark (.*)…' \
+    || fail "versioned upsert did not say first that Spark is starting: $(cat ../upsert.err)"
+tail -n +2 ../upsert.err | grep -v -E '^\[ *[0-9]+\.[0-9]s\] [^ ]' >../upsert.other || true
+[[ ! -s ../upsert.other ]] || fail "versioned upsert wrote other lines to stderr: $(cat ../upsert.other)"
+[[ $(wc -l <../upsert.err) -gt 1 ]] || fail "versioned upsert showed no progress"
+"$work/venv/bin/python" - ../upsert.json <<'EOF' || fail "versioned upsert reported $(cat ../upsert.json)"
+import json, sys
+result = json.load(open(sys.argv[1]))
+# three keys inserted; key 1's insert superseded by its update in the same batch
+assert (result["inserted"], result["stale"], result["superseded"]) == (3, 0, 1), result
+EOF
+versioned upsert smoke.t ../batch2.csv --quiet >/dev/null
 
 step "sql"
-versioned sql "SELECT id, name, region FROM smoke.t ORDER BY id" --output csv >sql.csv 2>sql.err \
-    || fail "versioned sql exited $?: $(cat sql.err)"
-printf 'id,name,region\n1,one,east\n2,two again,west\n4,four,west\n' >expected.csv
-diff -u expected.csv sql.csv || fail "versioned sql returned other rows"
+versioned sql "SELECT id, name, region FROM smoke.t ORDER BY id" --output csv >../sql.csv \
+    2>../sql.err || fail "versioned sql exited $?: $(cat ../sql.err)"
+printf 'id,name,region\n1,one,east\n2,two again,west\n4,four,west\n' >../expected.csv
+diff -u ../expected.csv ../sql.csv || fail "versioned sql returned other rows"
 # The one line a command that starts Spark says (README: "starting Spark (MASTER)…"), nothing else.
-grep -v -x 'starting Spark (.*)…' sql.err >sql.other || true
-[[ ! -s sql.other ]] || fail "versioned sql wrote to stderr: $(cat sql.err)"
+grep -v -x 'starting Spark (.*)…' ../sql.err >../sql.other || true
+[[ ! -s ../sql.other ]] || fail "versioned sql wrote to stderr: $(cat ../sql.err)"
 
 step "show"
-versioned show smoke.t --where "region = 'west'" --output csv >show.csv \
+versioned show smoke.t --where "region = 'west'" --output csv >../show.csv \
     || fail "versioned show exited $?"
-sort show.csv >show.sorted
-printf '2,two again,west\n4,four,west\nid,name,region\n' >expected.sorted
-diff -u expected.sorted show.sorted || fail "versioned show returned other rows"
+sort ../show.csv >../show.sorted
+printf '2,two again,west\n4,four,west\nid,name,region\n' >../expected.sorted
+diff -u ../expected.sorted ../show.sorted || fail "versioned show returned other rows"
+left=$(ls -A)
+[[ -z $left ]] || fail "files left in the working directory: $left"
 
 step "passed"

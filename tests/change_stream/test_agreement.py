@@ -64,7 +64,6 @@ def _key(row: tuple[Any, ...]) -> tuple[Any, ...]:
     return tuple("NaN" if isinstance(v, float) and math.isnan(v) else v for v in row)
 
 
-@pytest.mark.cluster
 @pytest.mark.parametrize("layout", ["versioned", "acid"])
 def test_each_commit_s_changes_equal_changes_between_it_and_the_previous_commit(
     spark: Any, cat: Catalog, tmp_path: Path, layout: str

@@ -45,6 +45,9 @@ def _batch(rows: list[tuple[Any, ...]]) -> pa.Table:
     return pa.table({n: pa.array(columns[i], types[i]) for i, n in enumerate(COLUMNS)})
 
 
+# `make test-cluster` runs this one for the change stream's executor tasks (each layout's
+# pyarrow reads of stored rows and pre-images); the longer agreement test stays local.
+@pytest.mark.cluster
 @pytest.mark.parametrize("layout", ["versioned", "acid"])
 def test_dates_times_decimals_and_typed_partitions_agree_with_changes(
     cat: Catalog, tmp_path: Path, layout: str

@@ -242,7 +242,7 @@ def test_stdout_holds_only_the_answer_and_stderr_only_progress(
     spark: Any, base: list[str], tmp_path: Path
 ) -> None:
     """In-process on the shared session (the real script's own JVM start, kept off stderr and
-    out of the working directory, is tests/cli/test_cli_output.py's)."""
+    out of the working directory, is .ci/wheel-smoke.sh's)."""
     _ok(base, "create-table", "shop.orders", *BUCKETED)
     feed = tmp_path / "first.csv"
     feed.write_text(FIRST)

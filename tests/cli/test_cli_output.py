@@ -1,9 +1,11 @@
 """What the CLI prints: its own lines only (Spark's when asked for), times as ISO-8601 UTC,
 and commit counts that tell superseded changes from stale ones.
 
-Three of the suite's few runs of the real console script are here (each starts a JVM of its
-own, which is what they check: Spark's start-up stays off stderr and out of the working
-directory unless a log level asks for it). tests/conftest.py counts them as ``jvm``.
+One of the suite's few runs of the real console script is here (it starts a JVM of its own,
+which is what it checks: a log level shows Spark's own lines). That Spark's start-up stays off
+stderr and out of the working directory otherwise, and that `upsert` prints only its progress
+and `sql` only its answer, is checked where the installed wheel runs: .ci/wheel-smoke.sh
+(`make wheel-smoke`, CI's last stage). tests/conftest.py counts this one as ``jvm``.
 """
 
 from __future__ import annotations
@@ -25,7 +27,6 @@ from versioned.cli.main import cli
 from versioned.names import TableName
 
 ISO_UTC = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00$")
-PROGRESS = re.compile(r"^\[ *\d+\.\ds\] \S")
 
 
 @pytest.fixture
@@ -98,28 +99,6 @@ def test_describe_history_and_partitions_show_times_as_iso_8601_utc(
     assert header.index("superseded") == header.index("stale") + 1
 
 
-def test_upsert_and_sql_write_only_their_own_lines_to_stderr(
-    jvm_processes: JvmProcesses, base: list[str], tmp_path: Path
-) -> None:
-    feed = tmp_path / "feed.csv"
-    feed.write_text("k,v,p,op\n1,a,x,I\n1,b,x,U\n2,c,y,I\n")
-    cwd = tmp_path / "cwd"
-    upsert = _script(jvm_processes, base, cwd, "upsert", "test.t", str(feed), "-o", "json")
-    assert upsert.returncode == 0, upsert.stderr
-    starting, *lines = upsert.stderr.splitlines()
-    assert starting == "starting Spark (local[1])…"  # issue 27 item 15: not ~10 s of silence
-    assert lines and all(PROGRESS.match(line) for line in lines), upsert.stderr
-    result = json.loads(upsert.stdout)
-    assert (result["inserted"], result["stale"], result["superseded"]) == (2, 0, 1)
-
-    query = "SELECT k, v FROM test.t ORDER BY k"
-    sql = _script(jvm_processes, base, cwd, "sql", query, "--output", "csv")
-    assert sql.returncode == 0, sql.stderr
-    assert sql.stdout == "k,v\n1,b\n2,c\n"
-    assert sql.stderr == "starting Spark (local[1])…\n"
-    assert list(cwd.iterdir()) == [], "Spark must not leave files in the working directory"
-
-
 def test_verbose_with_a_log_level_shows_sparks_own_lines(
     jvm_processes: JvmProcesses, base: list[str], tmp_path: Path
 ) -> None:
@@ -147,7 +126,7 @@ def test_an_unknown_log_level_is_a_one_line_configuration_error(base: list[str])
 
 def test_the_spark_start_line_respects_a_commands_quiet_flag() -> None:
     """`versioned.cli.context` prints "starting Spark" through this hook (a real start is
-    in `test_upsert_and_sql_write_only_their_own_lines_to_stderr`)."""
+    in .ci/wheel-smoke.sh, `make wheel-smoke`)."""
     from versioned.cli.context import _say_unless_quiet
 
     @click.command()

@@ -132,7 +132,7 @@ def test_spark_errors_are_one_line_with_the_readme_exit_code(
 ) -> None:
     """In-process on the shared session: the error's rendering is versioned's. That the real
     script's own JVM leaves stderr and the working directory clean is
-    tests/cli/test_cli_output.py's."""
+    .ci/wheel-smoke.sh's (`make wheel-smoke`)."""
     base, _ = setup
     result = CliRunner().invoke(cli, [*base, "--user", user, *args])
     assert result.exit_code == code, result.output

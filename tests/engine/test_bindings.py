@@ -43,7 +43,8 @@ def test_bindings_refuse_a_frame_with_a_column_of_their_name(spark: Any) -> None
 
 def test_let_names_a_value_once_for_its_body(spark: Any) -> None:
     frame = spark.createDataFrame([("  7 ",), (None,)], "raw STRING")
-    value = let(F.trim("raw").cast("int"), lambda n: F.concat_ws(",", n, n + 1, n * 2))
+    sql = let("CAST(trim(raw) AS INT)", lambda n: f"concat_ws(',', {n}, {n} + 1, {n} * 2)")
+    value = F.expr(sql)
     assert [r.v for r in frame.select(value.alias("v")).collect()] == ["7,8,14", ""]
     analyzed = frame.select(value.alias("v"))._jdf.queryExecution().analyzed().toString()
     assert str(analyzed).count("trim(") == 1

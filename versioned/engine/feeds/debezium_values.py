@@ -45,6 +45,8 @@ def row_values(
     columns: list[Column] = []
     problems: list[Column] = []
     keeps: list[Column] = []
+    # The decodings are SQL text (`debezium_decode`): their inputs are bound columns.
+    schema_sql = bindings.bind_sql(schema) if schema is not None else None
     for name, field in present.items():
         value, kind = raw[name]
         target = spark_type(spec.column(name).type)
@@ -53,20 +55,25 @@ def row_values(
             kept = _is_placeholder(value, kind, options) & ~is_delete
             keeps.append(F.when(kept, F.lit(name)))
         if _decodes(kind, target, schema is not None):
-            text = bindings.bind(_as_text(value, kind))
-            described = column_semantic(schema, field, envelope=envelope)
-            semantic = Semantic(bindings.bind(described.name), bindings.bind(described.scale))
+            text = bindings.bind_sql(_as_text(value, kind))
+            described = column_semantic(schema_sql, field, envelope=envelope)
+            semantic = Semantic(
+                bindings.bind_sql(described.name, level=1),
+                bindings.bind_sql(described.scale, level=1),
+            )
             scale = target.scale if isinstance(target, T.DecimalType) else None
-            value, problem = decode(
+            decoded, problem = decode(
                 text,
                 target,
                 semantic,
                 column_scale=scale,
                 timestamp_unit=options.timestamp_unit,
-                number=bindings.bind(integer_value(text), level=1),
+                number=bindings.bind_sql(integer_value(text), level=1),
             )
+            value = F.expr(decoded)
             checked = ~kept & (F.lit(True) if name in required else ~is_delete)
-            problems.append(F.when(checked, F.concat(F.lit(f"column {name}: "), problem)))
+            reason = F.concat(F.lit(f"column {name}: "), F.expr(problem))
+            problems.append(F.when(checked, reason))
         columns.append(value.alias(name))
     return columns, problems, keeps
 

@@ -14,11 +14,14 @@ optimised plan computes it once too.
 
 Inside one expression builder, where no projection can be added, `let` binds a value to a
 lambda variable instead (a one-element ``transform``: Spark evaluates such lambdas without
-generated code, so keep it to values that are not on every row's path).
+generated code, so keep it to values that are not on every row's path). Builders of many
+nested expressions write SQL text (`bind_sql`, `let`, one ``F.expr`` at the end): built from
+Column functions, every node is a py4j round trip or more.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -27,6 +30,8 @@ from pyspark.sql import functions as F
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
+
+_LAMBDA_NAMES = itertools.count()  # lambda variables of `let`, unique in the process
 
 
 class Bindings:
@@ -49,11 +54,16 @@ class Bindings:
 
     def bind(self, value: Column, *, level: int = 0) -> Column:
         """A reference to ``value``, computed once per row once `apply` adds it."""
+        return F.col(self.bind_sql(value, level=level))
+
+    def bind_sql(self, value: Column | str, *, level: int = 0) -> str:
+        """`bind` for SQL text: ``value`` (a Column, or a SQL expression that may reference
+        bindings of lower levels) is bound, and the reference is returned as SQL text."""
         while len(self._levels) <= level:
             self._levels.append({})
         name = f"{self.prefix}{len(self)}"
-        self._levels[level][name] = value
-        return F.col(f"`{name}`")
+        self._levels[level][name] = value if isinstance(value, Column) else F.expr(value)
+        return f"`{name}`"
 
     def apply(self, frame: DataFrame) -> DataFrame:
         """``frame`` with a column per binding (``frame`` itself when there is none).
@@ -71,6 +81,8 @@ class Bindings:
         return frame
 
 
-def let(value: Column, body: Callable[[Column], Column]) -> Column:
-    """``body(value)``, with ``value`` one expression however often ``body`` uses it."""
-    return F.element_at(F.transform(F.array(value), body), 1)
+def let(value: str, body: Callable[[str], str]) -> str:
+    """SQL text of ``body(value)``, with ``value`` (SQL text) one expression however often
+    ``body`` uses the name it is given."""
+    name = f"v_{next(_LAMBDA_NAMES)}"
+    return f"element_at(transform(array({value}), {name} -> {body(name)}), 1)"

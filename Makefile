@@ -3,14 +3,21 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
+BENCH_STAMP := $(VENV)/.installed-bench
 
 .PHONY: demo check test test-cluster soak wheel-smoke lint docs bench bench-acid bench-acid-profile bench-streaming bench-mutation bench-caller bench-scaling clean
 
+# The package and its development tools; the benchmarks' peers (delta-rs, pyiceberg,
+# matplotlib) only for the `bench*` targets (the tests need none of them: about 30 s of CI).
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev,bench]'
+	$(PY) -m pip install --quiet -e '.[dev]'
 	@touch $(STAMP)
+
+$(BENCH_STAMP): $(STAMP)
+	$(PY) -m pip install --quiet -e '.[dev,bench]'
+	@touch $(BENCH_STAMP)
 
 demo: $(STAMP)
 	$(PY) -m versioned.demo
@@ -67,37 +74,37 @@ lint: $(STAMP)
 docs:
 	$(PYTHON) docs/architecture/draw.py
 
-bench: $(STAMP)
+bench: $(BENCH_STAMP)
 	$(PY) -m benchmarks.upsert
 
 # The acid layout next to versioned, delta-rs MERGE and the naive rewrite: upserts, reads after
 # 1, 5 and 10 deltas, major compaction (writes benchmarks/results/acid.md; long-running).
-bench-acid: $(STAMP)
+bench-acid: $(BENCH_STAMP)
 	$(PY) -m benchmarks.acid --rows 1000000 --rows 10000000
 
 # Where a read of an acid table spends its time, step by step, after 10 deltas and after a
 # major compaction (writes benchmarks/results/acid_read_profile.md).
-bench-acid-profile: $(STAMP)
+bench-acid-profile: $(BENCH_STAMP)
 	$(PY) -m benchmarks.acid_read_profile --rows 1000000 --rows 10000000
 
 # Streaming ingest (versioned.streaming): records/s and commit latency per catalog and layout,
 # one and four connections, delta-rs append alongside (writes benchmarks/results/streaming.md).
-bench-streaming: $(STAMP)
+bench-streaming: $(BENCH_STAMP)
 	$(PY) -m benchmarks.streaming --check
 
 # The mutation API's Spark form (vm.apply) next to the acid upsert and delta-rs MERGE of the
 # same 1 % and 10 % change sets (writes benchmarks/results/mutation.md; long-running).
-bench-mutation: $(STAMP)
+bench-mutation: $(BENCH_STAMP)
 	$(PY) -m benchmarks.mutation --rows 1000000 --rows 10000000
 
 # versioned inside the caller's own Spark session (Spark's defaults) and its own, next to delta-rs
 # MERGE: bulk load, upserts of DataFrame / Parquet / CSV input, reads, fixed cost (issue 15).
-bench-caller: $(STAMP)
+bench-caller: $(BENCH_STAMP)
 	$(PY) -m benchmarks.caller_session --rows 1000000 --rows 10000000
 
 # A fixed 100,000-row batch on tables of 3M, 10M and 30M rows, STRING and INT partitions, and
 # each table's bulk load next to a plain partitioned write (issue 15; long-running).
-bench-scaling: $(STAMP)
+bench-scaling: $(BENCH_STAMP)
 	$(PY) -m benchmarks.scaling
 
 clean:

@@ -1,7 +1,9 @@
 """Upsert and compaction processes killed with SIGKILL at random points, on SQLite and PostgreSQL.
 
-Each run takes the kill points from its seed and puts one layout on each catalog
-(`alternating_catalog_url`, tests/conftest.py); a run of the other parity swaps them.
+Each run takes the kill points from its seed and runs one layout (`layout_by_seed`: the other
+one runs tests/table/test_concurrency.py in the same run) on one catalog
+(`alternating_catalog_url`, tests/conftest.py); consecutive seeds take every layout on every
+catalog.
 
 After each kill the table must read exactly as before or exactly as after the operation, and
 a new upsert must work. At the end, once the killed processes' transactions have expired,
@@ -67,7 +69,8 @@ def _kill_during(worker: Worker, op: str, stage: str, delay: float, rows: list[R
 
 
 @pytest.mark.slow
-@pytest.mark.soak  # minutes per parameter: `make soak`, run by CI after `make test`
+@pytest.mark.soak  # a minute per parameter: `make soak`, run by CI after `make test`
+@pytest.mark.layout_by_seed(0)
 def test_killed_upserts_and_compactions_leave_the_table_before_or_after(
     spark: Any,
     tmp_path: Path,

@@ -14,6 +14,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from versioned.engine.spark.python_workers import require_python_workers
 from versioned.layouts.acid.bucket_hash import bucket_ids
 from versioned.layouts.acid.table_rules import BUCKETING_VERSION_PROPERTY, bucketing_version
 from versioned.schema import TableSpec
@@ -29,6 +30,7 @@ def with_buckets(rows: DataFrame, spec: TableSpec) -> DataFrame:
     (in CLUSTERED BY order)."""
     if not spec.bucket_by or not spec.buckets:
         return rows.withColumn(BUCKET_COLUMN, F.lit(0).cast("int"))
+    require_python_workers(rows.sparkSession)
     columns = list(spec.bucket_by)
     types = [spec.column(c).type for c in columns]
     buckets, version = int(spec.buckets), bucketing_version(spec)

@@ -44,6 +44,7 @@ from pyspark.sql import types as T
 
 from versioned.engine.acid.bucketing import BUCKET_COLUMN, with_buckets
 from versioned.engine.spark.errors import first_line
+from versioned.engine.spark.python_workers import require_python_workers
 from versioned.errors import VersionedError
 from versioned.layouts.acid.snapshot_dirs import DELETE_KIND
 from versioned.mutation.coordinator import MutatorCoordinator
@@ -191,6 +192,7 @@ def _planned(
     frame = frame.sortWithinPartitions(
         *keys, _col(ROW_ID).getField("writeid"), _col(ROW_ID).getField("rowid")
     )
+    require_python_workers(frame.sparkSession)
     return frame.mapInArrow(_task(target, op_column), _SUMMARY)
 
 

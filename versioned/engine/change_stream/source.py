@@ -40,6 +40,7 @@ from versioned.engine.change_stream.options import (
     StreamOptions,
     stream_options,
 )
+from versioned.engine.spark.python_workers import require_python_workers
 from versioned.engine.spark.types import spark_type
 from versioned.errors import InputError, SchemaError
 from versioned.schema import Column, TableSpec, normalise_type
@@ -229,6 +230,7 @@ def register_data_source(spark: Any, settings: Settings | None = None) -> None:
     """Register ``format("versioned")`` in ``spark`` (per session; the latest registration
     wins). With ``settings`` (a catalog's), streams default to that catalog, warehouse and
     user; options given to a stream still win."""
+    require_python_workers(spark)  # the source's reader runs in Python workers
     source: type[ChangeStreamSource] = ChangeStreamSource
     if settings is not None:
         defaults = {

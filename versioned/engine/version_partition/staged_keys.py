@@ -20,6 +20,7 @@ import pyarrow as pa
 from pyspark.sql import SparkSession
 from pyspark.sql import types as T
 
+from versioned.engine.spark.python_workers import require_python_workers
 from versioned.layouts.version_partition.compacted_bloom import key_chunks
 from versioned.layouts.version_partition.index import index_key_columns
 from versioned.layouts.version_partition.key_pieces import (
@@ -87,6 +88,7 @@ def staged_keys(
         record_partitions,
         spec.file_format,
     )
+    require_python_workers(spark)
     found = spark.range(0, len(tasks), 1, len(tasks)).mapInArrow(task, _OUT).toArrow()
     return _merged(found, capacities, error_rate)
 

@@ -1,0 +1,74 @@
+"""A session whose Python workers run an interpreter without versioned gets one line that says
+which interpreter and how to fix it, before any job of an operation runs (issue 27 item 9).
+
+The shared session's workers are pointed at a bare virtualenv's python (no pip, no packages) for
+the test, as a caller's session with ``PYSPARK_PYTHON`` unset points them at another Python.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+
+from versioned.engine.spark import python_workers
+from versioned.engine.spark.python_workers import require_python_workers
+from versioned.errors import ConfigError
+
+
+@pytest.fixture
+def bare_workers(spark: Any, tmp_path: Path) -> Iterator[str]:
+    """The shared session's Python workers run a bare virtualenv's python until the test ends."""
+    venv = [sys.executable, "-m", "venv", "--without-pip", str(tmp_path / "bare")]
+    subprocess.run(venv, check=True)
+    bare = str(tmp_path / "bare" / "bin" / "python")
+    context = spark.sparkContext
+    own = context.pythonExec
+    context.pythonExec = bare
+    try:
+        yield bare
+    finally:
+        context.pythonExec = own
+
+
+def test_workers_without_versioned_fail_in_one_line_naming_the_interpreter_and_the_fix(
+    spark: Any, bare_workers: str
+) -> None:
+    with pytest.raises(ConfigError) as raised:
+        require_python_workers(spark)
+    message = str(raised.value)
+    assert "\n" not in message
+    assert bare_workers in message and sys.executable in message
+    # the first module the bare python lacks (which one depends on what PYTHONPATH lends it)
+    assert re.search(r"cannot import '(pyarrow|versioned|sqlalchemy|pyorc|pybloom_live)'", message)
+    assert "PYSPARK_PYTHON" in message and "spark.pyspark.python" in message
+
+
+def test_an_acid_upsert_stops_at_the_check_and_commits_nothing(
+    cat: Any, spark: Any, bare_workers: str
+) -> None:
+    t = cat.create_table(
+        "db.a", columns="id INT NOT NULL, v STRING", primary_key="id", layout="acid",
+        bucket_by="id", buckets=2,
+    )  # fmt: skip
+    with pytest.raises(ConfigError, match=r"Spark's Python workers run .*cannot import"):
+        t.upsert(pa.table({"id": pa.array([1], pa.int32()), "v": ["a"]}))
+    assert t.history() == []
+
+
+def test_workers_with_versioned_pass_once_per_session(spark: Any) -> None:
+    context = spark.sparkContext
+    key = (str(context.applicationId), str(context.pythonExec))
+    python_workers._CHECKED.discard(key)
+    tracker = context.statusTracker()
+    before = len(tracker.getJobIdsForGroup(None))
+    require_python_workers(spark)
+    ran = len(tracker.getJobIdsForGroup(None)) - before
+    require_python_workers(spark)  # checked: no job
+    assert (ran, len(tracker.getJobIdsForGroup(None)) - before) == (1, 1)

@@ -44,13 +44,12 @@ text go in as base64 (`sql_text`), so the caller's string-literal settings canno
 from __future__ import annotations
 
 import base64
-import itertools
 import re
 from dataclasses import dataclass
 
 from pyspark.sql import types as T
 
-from versioned.engine.spark.bindings import let
+from versioned.engine.spark.bindings import lambda_variable, let
 
 DAYS = ("io.debezium.time.Date", "org.apache.kafka.connect.data.Date")
 MILLI_TIMESTAMP = ("io.debezium.time.Timestamp", "org.apache.kafka.connect.data.Timestamp")
@@ -88,7 +87,6 @@ _INTEGER = r"^\s*-?[0-9]{1,19}\s*$"
 _NUMBER = r"^\s*[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?\s*$"
 _NOT_BASE64 = r"(?i)^\s*[+-]?(nan|inf|infinity)\s*$"
 _PLAIN = re.compile(r"[A-Za-z0-9 _.,:;?!()+*/<>=@#$%&|~^\[\]{}-]*")
-_NAMES = itertools.count()
 
 
 def sql_text(value: str) -> str:
@@ -134,7 +132,7 @@ def column_semantic(schema: str | None, field: str, *, envelope: bool) -> Semant
     fields = f"({schema}).`fields`"
 
     def named(items: str, name: str) -> str:
-        x = _name()
+        x = lambda_variable()
         return f"try_element_at(filter({items}, {x} -> {x}.`field` = {sql_text(name)}), 1)"
 
     if envelope:
@@ -263,11 +261,6 @@ def _unnamed_cases(
             ),
         ], problem
     return [], problem
-
-
-def _name() -> str:
-    """A lambda variable's name, unique in this process."""
-    return f"x_{next(_NAMES)}"
 
 
 def decimal_text(base64_text: str, scale: str) -> str:

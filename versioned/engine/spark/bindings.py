@@ -31,7 +31,7 @@ from pyspark.sql import functions as F
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-_LAMBDA_NAMES = itertools.count()  # lambda variables of `let`, unique in the process
+_LAMBDA_NAMES = itertools.count()
 
 
 class Bindings:
@@ -81,8 +81,14 @@ class Bindings:
         return frame
 
 
+def lambda_variable() -> str:
+    """A name for a lambda variable in SQL text (``x -> ...``), unique in the process, so
+    nested lambdas never shadow one another."""
+    return f"v_{next(_LAMBDA_NAMES)}"
+
+
 def let(value: str, body: Callable[[str], str]) -> str:
     """SQL text of ``body(value)``, with ``value`` (SQL text) one expression however often
     ``body`` uses the name it is given."""
-    name = f"v_{next(_LAMBDA_NAMES)}"
+    name = lambda_variable()
     return f"element_at(transform(array({value}), {name} -> {body(name)}), 1)"

@@ -117,6 +117,14 @@ class CatalogSchemaVersionError(CatalogError):
     """The catalog database was written by an incompatible release of versioned."""
 
 
+class CatalogReadOnlyError(CatalogError):
+    """The catalog cannot be written by this process (``url``, ``reason``): its SQLite file,
+    or the directory SQLite keeps its write-ahead log in, is not writable, or it is on a
+    read-only file system. Commands that only read work; nothing was written."""
+
+    exit_code = 2
+
+
 class CommitConflictError(CatalogError):
     """Another writer committed first; nothing of this commit was written. Retry."""
 

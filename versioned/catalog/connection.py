@@ -11,7 +11,8 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, sessionmaker
 
-from versioned.catalog.engine import read_only
+from versioned.catalog.engine import catalog_read_only, read_only, read_only_reason
+from versioned.catalog.read_only_sqlite import CatalogChangedDuringRead
 
 T = TypeVar("T")
 
@@ -39,8 +40,24 @@ class CatalogConnection:
 
         Deadlocks, serialization failures and SQLite busy errors roll back and are retried
         a few times; every other error propagates after the rollback.
+
+        Raises:
+            CatalogReadOnlyError: This process cannot write the catalog (nothing ran), or
+                SQLite found so on writing (nothing was written).
         """
-        return self._run(self._writer, work)
+        self.require_writable()
+        try:
+            return self._run(self._writer, work)
+        except DBAPIError as exc:
+            if _is_read_only(exc):
+                raise catalog_read_only(self.engine, f"SQLite says: {exc.orig}") from exc
+            raise
+
+    def require_writable(self) -> None:
+        """Raise `CatalogReadOnlyError` when this process cannot write the catalog."""
+        reason = read_only_reason(self.engine)
+        if reason is not None:
+            raise catalog_read_only(self.engine, reason)
 
     def read(self, work: Callable[[Session], T]) -> T:
         """Run ``work`` in a read-only transaction (a consistent view of the catalog)."""
@@ -64,6 +81,8 @@ class CatalogConnection:
 
 
 def _is_transient(exc: DBAPIError) -> bool:
+    if isinstance(exc.orig, CatalogChangedDuringRead):
+        return True  # an unlocked read of a read-only catalog met a writer: read again
     if exc.connection_invalidated:
         return False  # the server may or may not have committed: never guess
     sqlstate = getattr(exc.orig, "sqlstate", None)
@@ -71,3 +90,9 @@ def _is_transient(exc: DBAPIError) -> bool:
         return True
     message = str(exc.orig).lower()
     return "database is locked" in message or "database is busy" in message
+
+
+def _is_read_only(exc: DBAPIError) -> bool:
+    """Whether SQLite refused a write because it cannot write the database (the file, its
+    directory or its -shm index), whatever this process's look at the files predicted."""
+    return str(getattr(exc.orig, "sqlite_errorname", "")).startswith("SQLITE_READONLY")

@@ -6,6 +6,11 @@ the write lock up front, so a transaction that reads and then writes never fails
 its lock, and writers are serialized. Read-only work goes through `read_only` engines, which
 start with a plain ``BEGIN`` and never block writers.
 
+A SQLite catalog this process cannot write (its file or directory is not writable, or it is
+on a read-only file system) is opened read-only instead (`versioned.catalog.read_only_sqlite`
+says how it is detected and read): every read works, a write transaction raises
+`CatalogReadOnlyError` before it starts, and opening it never creates or upgrades a schema.
+
 PostgreSQL (``postgresql+psycopg://...``) runs writes in READ COMMITTED and relies on
 compare-and-swap updates and row locks; reads run in REPEATABLE READ so that one read sees
 one consistent state.
@@ -16,22 +21,32 @@ from __future__ import annotations
 import random
 import sqlite3
 import time
+from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy import event
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import ArgumentError, OperationalError
+from sqlalchemy.pool import NullPool
 
-from versioned.catalog import migrations
+from versioned.catalog import migrations, read_only_sqlite
 from versioned.catalog.models import TXN_COUNTER, Base, CatalogMetaRow, CounterRow
-from versioned.errors import CatalogError, CatalogSchemaVersionError, ConfigError
+from versioned.errors import (
+    CatalogError,
+    CatalogReadOnlyError,
+    CatalogSchemaVersionError,
+    ConfigError,
+)
 
 SCHEMA_VERSION = 4
 """Version 2 added the schema history of tables (``table_schemas``), version 3 the per-table
 write ids of the acid layout (``table_write_ids``), version 4 the progress of streaming
 writers (``stream_progress``)."""
 READ_ONLY_OPTION = "versioned_read_only"
+# Set on the engine of a catalog this process cannot write: why not (an error message phrase).
+READ_ONLY_CATALOG_OPTION = "versioned_read_only_catalog"
+_READ_ATTEMPTS = 6
 _BUSY_TIMEOUT_MS = 30_000
 # Key of the PostgreSQL advisory lock that serializes schema creation across processes.
 _SCHEMA_LOCK_KEY = 0x76657273
@@ -79,6 +94,25 @@ def read_only(engine: Engine) -> Engine:
     return engine.execution_options(**options)
 
 
+def read_only_reason(engine: Engine) -> str | None:
+    """Why this process cannot write ``engine``'s catalog, as a phrase for a message
+    (``None``: it can)."""
+    reason = engine.get_execution_options().get(READ_ONLY_CATALOG_OPTION)
+    return None if reason is None else str(reason)
+
+
+def catalog_read_only(engine: Engine, reason: str) -> CatalogReadOnlyError:
+    """The error saying that the catalog of ``engine`` cannot be written, and why."""
+    where = engine.url.database if engine.dialect.name == "sqlite" else None
+    url = engine.url.render_as_string(hide_password=True)
+    return CatalogReadOnlyError(
+        f"the catalog {where or url} is read-only: {reason}; commands that only read work, "
+        "writing needs a user who can write it",
+        url=url,
+        reason=reason,
+    )
+
+
 def _sqlite_engine(url: sa.URL) -> Engine:
     if url.database in (None, "", ":memory:"):
         raise ConfigError(
@@ -86,6 +120,10 @@ def _sqlite_engine(url: sa.URL) -> Engine:
             "use sqlite:////path/catalog.db",
             url=str(url),
         )
+    path = Path(url.database)
+    refusal = read_only_sqlite.write_refusal(path)
+    if refusal is not None:
+        return _read_only_sqlite_engine(url, path, refusal)
     engine = sa.create_engine(url, connect_args={"timeout": _BUSY_TIMEOUT_MS / 1000})
 
     @event.listens_for(engine, "connect")
@@ -107,6 +145,38 @@ def _sqlite_engine(url: sa.URL) -> Engine:
         conn.exec_driver_sql("BEGIN" if read_only_txn else "BEGIN IMMEDIATE")
 
     return engine
+
+
+def _read_only_sqlite_engine(url: sa.URL, path: Path, refusal: str) -> Engine:
+    """An engine reading the SQLite catalog at ``path``, which this process cannot write.
+
+    Each transaction gets a connection of its own (no pool), so that an ``immutable``
+    connection never outlives the one read its commit checks.
+    """
+    engine = sa.create_engine(
+        url,
+        creator=lambda: read_only_sqlite.connect(path, _BUSY_TIMEOUT_MS / 1000),
+        poolclass=NullPool,
+    )
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+        dbapi_connection.execute(f"PRAGMA busy_timeout={_BUSY_TIMEOUT_MS}")
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn: Connection) -> None:
+        if not conn.get_execution_options().get(READ_ONLY_OPTION, False):
+            raise catalog_read_only(conn.engine, refusal)
+        conn.exec_driver_sql("BEGIN")
+
+    @event.listens_for(engine, "commit")
+    def _on_commit(conn: Connection) -> None:
+        try:
+            read_only_sqlite.check_unchanged(conn.connection.dbapi_connection)
+        except read_only_sqlite.CatalogChangedDuringRead as exc:
+            raise OperationalError("COMMIT", None, exc) from exc  # retried as transient
+
+    return engine.execution_options(**{READ_ONLY_CATALOG_OPTION: refusal})
 
 
 def _use_wal(cursor: Any) -> None:
@@ -146,9 +216,15 @@ def ensure_schema(engine: Engine, *, create: bool) -> int:
         CatalogSchemaVersionError: The catalog was written by a newer release.
     """
     url = engine.url.render_as_string(hide_password=True)
+    refusal = read_only_reason(engine)
     try:
         version = _schema_version(engine)
         if version is None:
+            if refusal is not None:
+                raise CatalogError(
+                    f"no versioned catalog at {url}, and none can be created there: {refusal}",
+                    url=url,
+                )
             if not create:
                 raise CatalogError(
                     f"no versioned catalog at {url}: connect with create=True to create one",
@@ -156,21 +232,51 @@ def ensure_schema(engine: Engine, *, create: bool) -> int:
                 )
             version = _create_schema(engine)
         elif migrations.oldest_upgradable() <= version < SCHEMA_VERSION:
+            if refusal is not None:
+                raise _upgrade_needs_a_writer(url, version, refusal)
             version = _upgrade_schema(engine)
     except OperationalError as exc:
-        raise CatalogError(
-            f"cannot open the catalog at {url}: {exc.orig}; check the URL and that the "
-            "database server is running",
-            url=url,
-        ) from exc
+        raise _unopenable(engine, url, exc) from exc
     return _check_version(version, url)
 
 
+def _upgrade_needs_a_writer(url: str, version: int, refusal: str) -> CatalogSchemaVersionError:
+    return CatalogSchemaVersionError(
+        f"the catalog at {url} has schema version {version}, older than the {SCHEMA_VERSION} "
+        f"this release reads, and is read-only: {refusal}; someone who can write it "
+        "must upgrade it, by opening it once with this release (e.g. versioned list-tables)",
+        url=url,
+        found=version,
+        supported=SCHEMA_VERSION,
+    )
+
+
+def _unopenable(engine: Engine, url: str, exc: OperationalError) -> CatalogError:
+    refusal = read_only_reason(engine)
+    if refusal is not None and engine.url.database:
+        path = Path(engine.url.database)
+        advice = f"it is read-only, {refusal}; {read_only_sqlite.unreadable_advice(path)}"
+    elif engine.dialect.name == "sqlite":
+        advice = "check the path, and that the file and its directory may be written"
+    else:
+        advice = "check the URL and that the database server is running"
+    return CatalogError(f"cannot open the catalog at {url}: {exc.orig}; {advice}", url=url)
+
+
 def _schema_version(engine: Engine) -> int | None:
-    with read_only(engine).connect() as conn:
-        if not sa.inspect(conn).has_table(CatalogMetaRow.__tablename__):
-            return None
-        return conn.execute(sa.select(sa.func.max(CatalogMetaRow.schema_version))).scalar()
+    attempt = 0
+    while True:
+        attempt += 1
+        try:
+            with read_only(engine).begin() as conn:
+                if not sa.inspect(conn).has_table(CatalogMetaRow.__tablename__):
+                    return None
+                query = sa.select(sa.func.max(CatalogMetaRow.schema_version))
+                return conn.execute(query).scalar()
+        except OperationalError as exc:
+            changed = isinstance(exc.orig, read_only_sqlite.CatalogChangedDuringRead)
+            if not changed or attempt >= _READ_ATTEMPTS:
+                raise
 
 
 def _create_schema(engine: Engine) -> int:

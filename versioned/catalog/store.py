@@ -70,8 +70,12 @@ class MetaStore(TransactionStore, ChangeLogReads):
     def connect(cls, url: str, user: str, *, create: bool = True) -> MetaStore:
         """Open the catalog at ``url`` as ``user``, creating its schema when missing.
 
+        A SQLite catalog this process cannot write is opened read-only: reads work, writes
+        raise `CatalogReadOnlyError`, and its schema is neither created nor upgraded.
+
         Raises:
-            CatalogSchemaVersionError: The catalog was written by a newer versioned.
+            CatalogSchemaVersionError: The catalog was written by a newer versioned, or by an
+                older one and is read-only here (so it cannot be upgraded).
             CatalogError: No catalog exists (and ``create`` is false) or it cannot be reached.
         """
         who = names.principal(user)
@@ -82,6 +86,11 @@ class MetaStore(TransactionStore, ChangeLogReads):
             engine.dispose()
             raise
         return cls(CatalogConnection(engine), url, who)
+
+    def require_writable(self) -> None:
+        """Raise `CatalogReadOnlyError` when this process cannot write the catalog (its
+        SQLite file is read-only here); a writer calls it before doing any work."""
+        self._db.require_writable()
 
     def close(self) -> None:
         """Release the catalog's connections."""
@@ -384,7 +393,11 @@ class MetaStore(TransactionStore, ChangeLogReads):
         )
 
     def check(self, name: TableName, privilege: Privilege) -> None:
-        """Raise `PermissionDeniedError` unless this user holds ``privilege`` on the table."""
+        """Raise `PermissionDeniedError` unless this user holds ``privilege`` on the table,
+        and `CatalogReadOnlyError` when it is more than ``read`` on a catalog this process
+        cannot write."""
         checked = access.check_privilege(privilege)
+        if checked != "read":
+            self.require_writable()
         need: Need = "grant" if checked == "all" else checked
         self._on_table(name, need, lambda s, t: None)

@@ -5,7 +5,8 @@
 # init / create-table / upsert / upsert / sql / show. Fails on any missing package data (the
 # SQL templates), on a wrong result, on any line `sql` prints to stderr but the one that says
 # Spark is starting, on an `upsert` line on stderr that is neither that one nor progress, and on
-# any file Spark leaves in the working directory. (These are the suite's checks of what the
+# any file Spark leaves in the working directory, and on a `show --verbose` at log level INFO
+# that does not forward Spark's own lines to stderr. (These are the suite's checks of what the
 # real console script prints: tests/cli drives the commands in-process.)
 #
 # Usage: .ci/wheel-smoke.sh [PYTHON]   (PYTHON builds the wheel and the virtualenv; default
@@ -93,9 +94,15 @@ diff -u ../expected.csv ../sql.csv || fail "versioned sql returned other rows"
 grep -v -x 'starting Spark (.*)…' ../sql.err >../sql.other || true
 [[ ! -s ../sql.other ]] || fail "versioned sql wrote to stderr: $(cat ../sql.err)"
 
-step "show"
-versioned show smoke.t --where "region = 'west'" --output csv >../show.csv \
-    || fail "versioned show exited $?"
+step "show --verbose at log level INFO"
+# Spark's own lines (its JVM's stderr) go to stderr when a log level asks, and stdout still
+# carries only the answer.
+VERSIONED_LOG_LEVEL=info versioned --verbose show smoke.t --where "region = 'west'" \
+    --output csv >../show.csv 2>../show.err || fail "versioned show exited $?: $(cat ../show.err)"
+grep -q -E 'INFO SparkContext: Running Spark version [0-9]' ../show.err \
+    || fail "versioned --verbose at INFO did not show Spark's own lines: $(cat ../show.err)"
+grep -q 'WARNING: Using incubator modules' ../show.err \
+    || fail "versioned --verbose did not forward the JVM's own stderr: $(cat ../show.err)"
 sort ../show.csv >../show.sorted
 printf '2,two again,west\n4,four,west\nid,name,region\n' >../expected.sorted
 diff -u ../expected.sorted ../show.sorted || fail "versioned show returned other rows"

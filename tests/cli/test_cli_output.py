@@ -1,11 +1,10 @@
-"""What the CLI prints: its own lines only (Spark's when asked for), times as ISO-8601 UTC,
-and commit counts that tell superseded changes from stale ones.
+"""What the CLI prints: its own lines only, times as ISO-8601 UTC, and commit counts that tell
+superseded changes from stale ones (the commands in-process, through click's CliRunner).
 
-One of the suite's few runs of the real console script is here (it starts a JVM of its own,
-which is what it checks: a log level shows Spark's own lines). That Spark's start-up stays off
-stderr and out of the working directory otherwise, and that `upsert` prints only its progress
-and `sql` only its answer, is checked where the installed wheel runs: .ci/wheel-smoke.sh
-(`make wheel-smoke`, CI's last stage). tests/conftest.py counts this one as ``jvm``.
+The real console script's output is checked where the installed wheel runs, .ci/wheel-smoke.sh
+(`make wheel-smoke`, in CI): Spark's start-up stays off stderr and out of the working
+directory, `upsert` prints only its progress and `sql` only its answer, and `--verbose` at
+log level INFO shows Spark's own lines while stdout still carries only the answer.
 """
 
 from __future__ import annotations
@@ -20,7 +19,6 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from tests.support.jvm_processes import JVM_NOTICE, JvmProcesses, script_env
 from versioned.api.catalog import connect
 from versioned.catalog.records import FileAdd, PartitionCommit
 from versioned.cli.main import cli
@@ -47,17 +45,6 @@ def _cli(base: list[str], *args: str) -> str:
     result = CliRunner().invoke(cli, [*base, "--user", "alice", *args])
     assert result.exit_code == 0, result.output
     return result.output
-
-
-def _script(
-    jvm: JvmProcesses, base: list[str], cwd: Path, *args: str, log_level: str | None = None
-):
-    """The installed console script in a child process, as a user runs it."""
-    return jvm.run_script(
-        [*base, "--user", "alice", "--spark-master", "local[1]", *args],
-        cwd=cwd,
-        env=script_env(VERSIONED_LOG_LEVEL=log_level),
-    )
 
 
 def test_describe_history_and_partitions_show_times_as_iso_8601_utc(
@@ -97,20 +84,6 @@ def test_describe_history_and_partitions_show_times_as_iso_8601_utc(
         assert not re.search(r"\d{9,}\.\d", text), text  # no raw epoch seconds
     header = _cli(base, "history", "test.t").splitlines()[0].split()
     assert header.index("superseded") == header.index("stale") + 1
-
-
-def test_verbose_with_a_log_level_shows_sparks_own_lines(
-    jvm_processes: JvmProcesses, base: list[str], tmp_path: Path
-) -> None:
-    """How --verbose and $VERSIONED_LOG_LEVEL resolve to a level is tests/unit/test_config.py;
-    here one JVM started by the script forwards its own stderr at that level."""
-    cwd = tmp_path / "cwd"
-    args = ("--verbose", "sql", "SELECT 1 AS one", "-o", "csv")
-    info = _script(jvm_processes, base, cwd, *args, log_level="info")
-    assert info.returncode == 0, info.stderr
-    assert info.stdout == "one\n1\n"
-    assert JVM_NOTICE in info.stderr
-    assert re.search(r"INFO SparkContext: Running Spark version \d", info.stderr), info.stderr
 
 
 def test_an_unknown_log_level_is_a_one_line_configuration_error(base: list[str]) -> None:

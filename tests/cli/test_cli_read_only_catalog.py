@@ -57,6 +57,24 @@ def shared() -> Iterator[Path]:
         shutil.rmtree(path)
 
 
+@pytest.fixture
+def warehouse(shared: Path) -> Path:
+    """The warehouse of the catalog under test, in `shared`."""
+    return shared / "wh"
+
+
+@pytest.fixture
+def catalog(warehouse: Path) -> Path:
+    """The SQLite catalog file of `warehouse`."""
+    return warehouse / "catalog.db"
+
+
+@pytest.fixture
+def run(warehouse: Path) -> Run:
+    """The CLI in this process, as root, on `warehouse`: each command must succeed."""
+    return _as_root(warehouse)
+
+
 def _cli(warehouse: Path, catalog: Path | None = None) -> list[str]:
     catalog = catalog or warehouse / "catalog.db"
     return ["--warehouse", str(warehouse), "--catalog", f"sqlite:///{catalog}", "--user", "alice"]
@@ -122,11 +140,8 @@ def _csv_row(name: str) -> str:
 
 
 def test_read_commands_work_on_a_catalog_the_user_cannot_write(
-    other: OtherUser, shared: Path
+    other: OtherUser, warehouse: Path, catalog: Path, run: Run
 ) -> None:
-    warehouse = shared / "wh"
-    catalog = warehouse / "catalog.db"
-    run = _as_root(warehouse)
     _create(run, "test.sell")
     _create(run, "test.buy")
     run("grant", "read", "test.sell", "bob")
@@ -165,11 +180,14 @@ def test_read_commands_work_on_a_catalog_the_user_cannot_write(
     ids=["file", "directory"],
 )
 def test_write_commands_say_the_catalog_is_read_only_and_change_nothing(
-    other: OtherUser, shared: Path, file_mode: int, reason: str
+    other: OtherUser,
+    shared: Path,
+    warehouse: Path,
+    catalog: Path,
+    run: Run,
+    file_mode: int,
+    reason: str,
 ) -> None:
-    warehouse = shared / "wh"
-    catalog = warehouse / "catalog.db"
-    run = _as_root(warehouse)
     _create(run, "test.sell")
     feed = shared / "changes.csv"
     feed.write_text("id,store\n1,a\n")
@@ -194,11 +212,8 @@ def test_write_commands_say_the_catalog_is_read_only_and_change_nothing(
 
 
 def test_a_writer_holding_the_log_open_is_read_through_it_and_keeps_writing(
-    other: OtherUser, shared: Path
+    other: OtherUser, warehouse: Path, catalog: Path, run: Run
 ) -> None:
-    warehouse = shared / "wh"
-    catalog = warehouse / "catalog.db"
-    run = _as_root(warehouse)
     _create(run, "test.sell")
     holder = sqlite3.connect(catalog)  # a writer's open connection: the log stays unfolded
     try:
@@ -218,14 +233,11 @@ def test_a_writer_holding_the_log_open_is_read_through_it_and_keeps_writing(
 
 
 def test_a_write_sqlite_refuses_although_the_files_looked_writable_says_read_only(
-    other: OtherUser, shared: Path
+    other: OtherUser, warehouse: Path, catalog: Path, run: Run
 ) -> None:
     """File and directory are writable by all, but a writer holds the catalog open and its
     -wal and -shm files are not: the catalog opens for writing, and SQLite's refusal is
     the same one line."""
-    warehouse = shared / "wh"
-    catalog = warehouse / "catalog.db"
-    run = _as_root(warehouse)
     _create(run, "test.sell")
     holder = sqlite3.connect(catalog)
     try:
@@ -256,10 +268,8 @@ def test_a_write_sqlite_refuses_although_the_files_looked_writable_says_read_onl
 
 
 def test_a_log_without_its_index_fails_in_one_line_saying_who_can_fix_it(
-    other: OtherUser, shared: Path
+    other: OtherUser, shared: Path, warehouse: Path, run: Run
 ) -> None:
-    warehouse = shared / "wh"
-    run = _as_root(warehouse)
     _create(run, "test.sell")
     holder = sqlite3.connect(warehouse / "catalog.db")
     try:
@@ -284,10 +294,8 @@ def test_a_log_without_its_index_fails_in_one_line_saying_who_can_fix_it(
 
 
 def test_an_older_read_only_catalog_asks_for_an_upgrade_by_someone_who_can_write_it(
-    other: OtherUser, shared: Path
+    other: OtherUser, warehouse: Path, catalog: Path
 ) -> None:
-    warehouse = shared / "wh"
-    catalog = warehouse / "catalog.db"
     _create(_as_root(warehouse), "test.sell")
     engine = sa.create_engine(f"sqlite:///{catalog}")
     try:
@@ -312,11 +320,8 @@ def test_an_older_read_only_catalog_asks_for_an_upgrade_by_someone_who_can_write
 
 
 def test_a_writer_starting_during_an_unlocked_read_makes_the_read_run_again(
-    other: OtherUser, shared: Path
+    other: OtherUser, warehouse: Path, catalog: Path, run: Run
 ) -> None:
-    warehouse = shared / "wh"
-    catalog = warehouse / "catalog.db"
-    run = _as_root(warehouse)
     _create(run, "test.sell")
     _read_only(catalog)
     assert not (warehouse / "catalog.db-wal").exists()  # so the reader opens it immutable

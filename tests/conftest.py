@@ -101,6 +101,18 @@ def cat(spark: Any, tmp_path: Path) -> Iterator[Any]:
     catalog.close()
 
 
+@pytest.fixture
+def lake(tmp_path: Path) -> Iterator[Any]:
+    """Like ``cat`` (SQLite, a fresh warehouse, alice) but with no SparkSession: what the
+    Spark-free clients (streaming, mutation) run on. A test that makes it start Spark fails
+    in `make check`, whose tier has no Spark to start."""
+    from versioned.api.catalog import connect
+
+    catalog = connect(warehouse=str(tmp_path / "wh"), user="alice")
+    yield catalog
+    catalog.close()
+
+
 @pytest.fixture(scope="session")
 def pg_cluster() -> Iterator[PgCluster]:
     """A PostgreSQL cluster on loopback for the whole run; stopped and deleted at the end."""

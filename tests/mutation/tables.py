@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.engine.acid.hive_walk import walk
+from tests.support.lake_rows import ROW_ID, lake_rows
 from versioned import mutation as vm
 from versioned.layouts.acid.snapshot_dirs import valid_write_id_list
 
@@ -32,8 +33,17 @@ def alerts(cat: Any, name: str = "m.alerts", *, partitioned: bool = True, **opti
 
 
 def rows(table: Any) -> list[tuple[Any, ...]]:
-    """Live rows through ``Table.read(with_row_id=True)``: (partition..., id, msg,
-    (writeid, bucketid, rowid)), sorted."""
+    """Live rows read without Spark (catalog snapshot and pyarrow, as the client reads):
+    (partition..., id, msg, (writeid, bucketid, rowid)), sorted."""
+    out = []
+    for d in lake_rows(table, with_row_id=True):
+        key = tuple(d[p] for p in table.spec.partition_by)
+        out.append((*key, d["id"], d["msg"], d[ROW_ID]))
+    return sorted(out, key=repr)
+
+
+def spark_rows(table: Any) -> list[tuple[Any, ...]]:
+    """`rows` as ``Table.read(with_row_id=True)`` reads them (Spark)."""
     out = []
     for r in table.read(with_row_id=True).collect():
         d = r.asDict()

@@ -27,15 +27,15 @@ KENYA = ["Africa", "Kenya"]
 
 
 @pytest.fixture
-def table(cat: Any) -> Any:
-    made = alerts(cat)
-    cat.store.add_partitions("m.alerts", [ASIA_INDIA, EUROPE_UK])
+def table(lake: Any) -> Any:
+    made = alerts(lake)
+    lake.store.add_partitions("m.alerts", [ASIA_INDIA, EUROPE_UK])
     return made
 
 
 @pytest.fixture
-def txn(cat: Any, table: Any) -> Iterator[vm.Transaction]:
-    txn = begun(cat, "m.alerts")
+def txn(lake: Any, table: Any) -> Iterator[vm.Transaction]:
+    txn = begun(lake, "m.alerts")
     yield txn
     txn.abort()
 
@@ -78,7 +78,7 @@ def test_the_sequence_check_restarts_at_every_group_change(txn: vm.Transaction) 
     coord.delete(EUROPE_UK, _del(0, 1, 0))  # a new partition too
 
 
-def test_inserts_are_not_sequence_checked(cat: Any, table: Any, txn: vm.Transaction) -> None:
+def test_inserts_are_not_sequence_checked(lake: Any, table: Any, txn: vm.Transaction) -> None:
     resolver = vm.BucketIdResolver(table)
     one, two = ids_in_bucket(table, 0, 2)
     coord = _coord(txn)
@@ -152,23 +152,23 @@ def test_a_record_whose_partition_columns_name_another_partition_is_refused(
     coord.insert(ASIA_INDIA, record(resolver, 1, "m", continent="Asia", country="India"))
 
 
-def test_the_first_insert_creates_the_partition(cat: Any, txn: vm.Transaction, table: Any) -> None:
+def test_the_first_insert_creates_the_partition(lake: Any, txn: vm.Transaction, table: Any) -> None:
     coord = _coord(txn)
     coord.insert(KENYA, record(vm.BucketIdResolver(table), 1, "m"))
-    assert ("Africa", "Kenya") in [p.values for p in cat.store.partitions("m.alerts")]
+    assert ("Africa", "Kenya") in [p.values for p in lake.store.partitions("m.alerts")]
 
 
 def test_a_delete_into_a_missing_partition_creates_nothing_and_fails(
-    cat: Any, txn: vm.Transaction
+    lake: Any, txn: vm.Transaction
 ) -> None:
     coord = _coord(txn)
     with pytest.raises(vm.MissingPartitionError):
         coord.delete(KENYA, _del(1, 0, 0))
-    assert len(cat.store.partitions("m.alerts")) == 2
+    assert len(lake.store.partitions("m.alerts")) == 2
 
 
 def test_racing_coordinators_all_create_the_same_partition(
-    cat: Any, table: Any, txn: vm.Transaction
+    lake: Any, table: Any, txn: vm.Transaction
 ) -> None:
     resolver = vm.BucketIdResolver(table)
     ids = ids_in_bucket(table, 0, 1) + ids_in_bucket(table, 1, 1)  # one group each
@@ -189,21 +189,21 @@ def test_racing_coordinators_all_create_the_same_partition(
     for t in threads:
         t.join()
     assert errors == []
-    fiji = [p for p in cat.store.partitions("m.alerts") if p.values == ("Oceania", "Fiji")]
+    fiji = [p for p in lake.store.partitions("m.alerts") if p.values == ("Oceania", "Fiji")]
     assert len(fiji) == 1
     txn.commit()
     assert sorted(r[2] for r in rows(table)) == sorted(ids)
 
 
 def test_without_partition_creation_the_client_creates_them_before_the_commit(
-    cat: Any, table: Any
+    lake: Any, table: Any
 ) -> None:
-    txn = begun(cat, "m.alerts", create_partitions=False)
+    txn = begun(lake, "m.alerts", create_partitions=False)
     client = txn.client
     odd = ["Côte d'Ivoire", "a/b:c"]
     with client.coordinator(txn, "m.alerts") as coord:
         coord.insert(odd, record(vm.BucketIdResolver(table), 1, "m"))
-    assert len(cat.store.partitions("m.alerts")) == 2
+    assert len(lake.store.partitions("m.alerts")) == 2
     with pytest.raises(vm.PartitionCreationError, match="create_partitions"):
         txn.commit()
     assert txn.state is vm.TransactionState.OPEN
@@ -212,7 +212,7 @@ def test_without_partition_creation_the_client_creates_them_before_the_commit(
     assert values(table) == [("Côte d'Ivoire", "a/b:c", 1, "m")]
     (data,) = [f.path for f in table.snapshot().files if f.kind == "delta"]
     assert data.startswith(created.path + "/delta_")
-    assert hive_values(cat, table) == values(table)
+    assert hive_values(lake, table) == values(table)
 
 
 def test_closing_a_coordinator_that_wrote_nothing_reports_nothing(txn: vm.Transaction) -> None:
@@ -247,9 +247,9 @@ def test_two_coordinators_writing_one_group_make_the_commit_fail(
 
 
 def test_a_coordinator_connects_to_the_catalog_only_to_create_partitions(
-    cat: Any, table: Any, monkeypatch: pytest.MonkeyPatch
+    lake: Any, table: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    txn = begun(cat, "m.alerts", create_partitions=False)
+    txn = begun(lake, "m.alerts", create_partitions=False)
     client = txn.client
     connects: list[str] = []
     original = MetaStore.connect

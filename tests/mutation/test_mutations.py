@@ -1,6 +1,8 @@
 """End to end, as Hive's TestMutations (Hive 3 semantics: split updates): transactions over
-one or several tables, read back with ``Table.read(with_row_id=True)`` and with a Hive-style
-directory walk."""
+one or several tables, read back without Spark (the catalog's snapshot and pyarrow, as the
+client reads: `tests/support/lake_rows.py`, checked against ``Table.read(with_row_id=True)`` in
+tests/streaming/test_lake_rows.py) and with a Hive-style directory walk. The two tests that
+upsert run on Spark (an acid upsert looks keys up with Spark) and cross-read with it."""
 
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ from tests.mutation.tables import (
     prop,
     record,
     rows,
+    spark_rows,
     values,
 )
 from versioned import mutation as vm
@@ -31,34 +34,34 @@ def _table_dir(cat: Any, table: Any) -> Path:
 
 
 @pytest.mark.parametrize("partitioned", [True, False])
-def test_begin_and_commit_without_mutations_commits(cat: Any, partitioned: bool) -> None:
-    table = alerts(cat, partitioned=partitioned)
-    client = vm.MutatorClient(cat, tables=["m.alerts"])
+def test_begin_and_commit_without_mutations_commits(lake: Any, partitioned: bool) -> None:
+    table = alerts(lake, partitioned=partitioned)
+    client = vm.MutatorClient(lake, tables=["m.alerts"])
     txn = client.new_transaction()
     assert txn.state is vm.TransactionState.INACTIVE
     txn.begin()
     txn.commit()
     assert txn.state is vm.TransactionState.COMMITTED
-    assert cat.store.transaction(txn.transaction_id).state == "committed"
+    assert lake.store.transaction(txn.transaction_id).state == "committed"
     assert table.history() == []
     client.close()
 
 
 @pytest.mark.parametrize("partitioned", [True, False])
-def test_begin_and_abort_with_an_unused_coordinator_aborts(cat: Any, partitioned: bool) -> None:
-    alerts(cat, partitioned=partitioned)
-    txn = begun(cat, "m.alerts")
+def test_begin_and_abort_with_an_unused_coordinator_aborts(lake: Any, partitioned: bool) -> None:
+    alerts(lake, partitioned=partitioned)
+    txn = begun(lake, "m.alerts")
     client = txn.client
     client.coordinator(txn, "m.alerts").close()
     txn.abort()
     assert txn.state is vm.TransactionState.ABORTED
-    assert cat.store.transaction(txn.transaction_id).state == "aborted"
+    assert lake.store.transaction(txn.transaction_id).state == "aborted"
 
 
-def test_one_insert_commits_one_file_with_the_row_id_of_the_write(cat: Any) -> None:
-    table = alerts(cat)
+def test_one_insert_commits_one_file_with_the_row_id_of_the_write(lake: Any) -> None:
+    table = alerts(lake)
     resolver = vm.BucketIdResolver(table)
-    txn = begun(cat, "m.alerts")
+    txn = begun(lake, "m.alerts")
     client = txn.client
     coord = client.coordinator(txn, "m.alerts")
     coord.insert(ASIA_INDIA, record(resolver, 1, "Hello streaming"))
@@ -69,16 +72,16 @@ def test_one_insert_commits_one_file_with_the_row_id_of_the_write(cat: Any) -> N
     assert rows(table) == [("Asia", "India", 1, "Hello streaming", (1, prop(bucket), 0))]
     data = [f.path for f in table.snapshot().files if f.kind in ("delta", "delete_delta")]
     assert data == [f"continent=Asia/country=India/delta_0000001_0000001_0000/bucket_0000{bucket}"]
-    assert hive_values(cat, table) == values(table)
+    assert hive_values(lake, table) == values(table)
     assert table.history()[0].metrics["inserted"] == 1
 
 
-def test_inserts_into_several_partitions_create_them_and_number_rows_per_file(cat: Any) -> None:
-    table = alerts(cat)
-    cat.store.add_partition("m.alerts", ASIA_INDIA)
+def test_inserts_into_several_partitions_create_them_and_number_rows_per_file(lake: Any) -> None:
+    table = alerts(lake)
+    lake.store.add_partition("m.alerts", ASIA_INDIA)
     resolver = vm.BucketIdResolver(table)
     france = ids_in_bucket(table, 1, 2)
-    txn = begun(cat, "m.alerts", create_partitions=True)
+    txn = begun(lake, "m.alerts", create_partitions=True)
     client = txn.client
     coord = client.coordinator(txn, "m.alerts")
     coord.insert(ASIA_INDIA, record(resolver, 1, "Hello streaming"))
@@ -86,7 +89,7 @@ def test_inserts_into_several_partitions_create_them_and_number_rows_per_file(ca
     for i in france:
         coord.insert(EUROPE_FRANCE, record(resolver, i, "Bonjour streaming"))
     coord.close()
-    assert {p.values for p in cat.store.partitions("m.alerts")} == {
+    assert {p.values for p in lake.store.partitions("m.alerts")} == {
         ("Asia", "India"),
         ("Europe", "UK"),
         ("Europe", "France"),
@@ -102,30 +105,30 @@ def test_inserts_into_several_partitions_create_them_and_number_rows_per_file(ca
         ],
         key=repr,
     )
-    assert hive_values(cat, table) == values(table)
+    assert hive_values(lake, table) == values(table)
 
 
-def test_an_unpartitioned_table_takes_an_empty_partition_list(cat: Any) -> None:
-    table = alerts(cat, partitioned=False)
+def test_an_unpartitioned_table_takes_an_empty_partition_list(lake: Any) -> None:
+    table = alerts(lake, partitioned=False)
     resolver = vm.BucketIdResolver(table)
-    txn = begun(cat, "m.alerts")
+    txn = begun(lake, "m.alerts")
     client = txn.client
     with client.coordinator(txn, "m.alerts") as coord:
         coord.insert([], record(resolver, 1, "Hello streaming"))
     txn.commit()
     assert values(table) == [(1, "Hello streaming")]
-    assert hive_values(cat, table) == values(table)
+    assert hive_values(lake, table) == values(table)
 
 
-def test_abort_leaves_nothing_visible_and_deletes_the_reported_files(cat: Any) -> None:
-    table = alerts(cat)
+def test_abort_leaves_nothing_visible_and_deletes_the_reported_files(lake: Any) -> None:
+    table = alerts(lake)
     resolver = vm.BucketIdResolver(table)
-    txn = begun(cat, "m.alerts")
+    txn = begun(lake, "m.alerts")
     client = txn.client
     with client.coordinator(txn, "m.alerts") as coord:
         coord.insert(ASIA_INDIA, record(resolver, 1, "Hello streaming"))
         coord.insert(EUROPE_UK, record(resolver, 2, "Hello streaming"))
-    folder = _table_dir(cat, table)
+    folder = _table_dir(lake, table)
     assert list(folder.rglob("bucket_*"))
     txn.abort()
     assert txn.state is vm.TransactionState.ABORTED
@@ -135,7 +138,7 @@ def test_abort_leaves_nothing_visible_and_deletes_the_reported_files(cat: Any) -
     assert list(folder.rglob("*.json")) == []
 
 
-def _seed(cat: Any, table: Any) -> dict[str, list[int]]:
+def _seed(lake: Any, table: Any) -> dict[str, list[int]]:
     """Write id 1: two India rows and two France rows in one bucket each, one UK row."""
     resolver = vm.BucketIdResolver(table)
     ids = {
@@ -143,7 +146,7 @@ def _seed(cat: Any, table: Any) -> dict[str, list[int]]:
         "UK": [ids_in_bucket(table, 1, 5)[-1]],
         "France": ids_in_bucket(table, 1, 2),
     }
-    txn = begun(cat, table.name)
+    txn = begun(lake, table.name)
     client = txn.client
     with client.coordinator(txn, table.name) as coord:
         for i in ids["India"][:2]:
@@ -155,9 +158,9 @@ def _seed(cat: Any, table: Any) -> dict[str, list[int]]:
     return ids
 
 
-def test_updates_and_deletes_split_updates_and_keep_untouched_row_ids(cat: Any) -> None:
-    table = alerts(cat)
-    ids = _seed(cat, table)
+def test_updates_and_deletes_split_updates_and_keep_untouched_row_ids(lake: Any) -> None:
+    table = alerts(lake)
+    ids = _seed(lake, table)
     resolver = vm.BucketIdResolver(table)
     stored = {(r[1], r[2]): r for r in rows(table)}
     india, france = ids["India"], ids["France"]
@@ -165,7 +168,7 @@ def test_updates_and_deletes_split_updates_and_keep_untouched_row_ids(cat: Any) 
     def rid(country: str, id_: int) -> vm.RecordIdentifier:
         return vm.RecordIdentifier(*stored[(country, id_)][4])
 
-    txn = begun(cat, "m.alerts")
+    txn = begun(lake, "m.alerts")
     client = txn.client
     with client.coordinator(txn, "m.alerts") as coord:
         coord.update(
@@ -188,15 +191,15 @@ def test_updates_and_deletes_split_updates_and_keep_untouched_row_ids(cat: Any) 
         ],
         key=repr,
     )
-    assert hive_values(cat, table) == values(table)
+    assert hive_values(lake, table) == values(table)
     metrics = table.history()[-1].metrics
     assert (metrics["inserted"], metrics["updated"], metrics["deleted"]) == (1, 2, 2)
 
 
-def test_a_transaction_over_two_tables_commits_both_at_once(cat: Any) -> None:
-    alerts_t, audit = alerts(cat), alerts(cat, "m.audit")
+def test_a_transaction_over_two_tables_commits_both_at_once(lake: Any) -> None:
+    alerts_t, audit = alerts(lake), alerts(lake, "m.audit")
     resolver = vm.BucketIdResolver(alerts_t)
-    txn = begun(cat, "m.audit", "m.alerts")
+    txn = begun(lake, "m.audit", "m.alerts")
     client = txn.client
     for name in ("m.alerts", "m.audit"):
         with client.coordinator(txn, name) as coord:
@@ -282,3 +285,4 @@ def test_an_update_or_delete_with_a_stale_row_id_conflicts_and_changes_nothing(
         coord.delete(EUROPE_FRANCE, {"ROW__ID": fresh[("France", france[0])]})
     retry.commit()
     assert [r[2] for r in rows(table) if r[1] == "France"] == [france[1]]
+    assert spark_rows(table) == rows(table)  # Spark reads the same rows and ROW__IDs

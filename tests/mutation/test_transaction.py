@@ -15,16 +15,16 @@ from versioned.errors import LockTimeoutError, TransactionError, TransactionExpi
 
 
 def test_begin_locks_every_sink_table_shared_write_and_commit_releases_the_locks(
-    cat: Any,
+    lake: Any,
 ) -> None:
-    alerts(cat)
-    alerts(cat, "m.audit")
-    client = vm.MutatorClient(cat, tables=["m.audit", "m.alerts"])
+    alerts(lake)
+    alerts(lake, "m.audit")
+    client = vm.MutatorClient(lake, tables=["m.audit", "m.alerts"])
     txn = client.new_transaction()
-    assert cat.store.locks("m.alerts") == []
+    assert lake.store.locks("m.alerts") == []
     txn.begin()
     for name in ("m.alerts", "m.audit"):
-        (lock,) = cat.store.locks(name)
+        (lock,) = lake.store.locks(name)
         assert (lock.txn_id, lock.mode, lock.state, lock.partition_id) == (
             txn.transaction_id,
             "shared_write",
@@ -32,37 +32,37 @@ def test_begin_locks_every_sink_table_shared_write_and_commit_releases_the_locks
             None,
         )
     txn.commit()
-    assert cat.store.locks("m.alerts") == cat.store.locks("m.audit") == []
+    assert lake.store.locks("m.alerts") == lake.store.locks("m.audit") == []
 
 
-def test_abort_releases_the_locks(cat: Any) -> None:
-    alerts(cat)
-    txn = vm.MutatorClient(cat, tables=["m.alerts"]).new_transaction()
+def test_abort_releases_the_locks(lake: Any) -> None:
+    alerts(lake)
+    txn = vm.MutatorClient(lake, tables=["m.alerts"]).new_transaction()
     txn.begin()
     txn.abort()
-    assert cat.store.locks("m.alerts") == []
+    assert lake.store.locks("m.alerts") == []
 
 
-def test_a_lock_wait_times_out_retryably_and_aborts_releasing_the_locks_taken(cat: Any) -> None:
-    alerts(cat)
-    alerts(cat, "m.audit")
-    holder = vm.MutatorClient(cat, tables=["m.audit"]).new_transaction()
+def test_a_lock_wait_times_out_retryably_and_aborts_releasing_the_locks_taken(lake: Any) -> None:
+    alerts(lake)
+    alerts(lake, "m.audit")
+    holder = vm.MutatorClient(lake, tables=["m.audit"]).new_transaction()
     holder.begin()
-    client = vm.MutatorClient(cat, tables=["m.alerts", "m.audit"], lock_wait_s=0.2)
+    client = vm.MutatorClient(lake, tables=["m.alerts", "m.audit"], lock_wait_s=0.2)
     txn = client.new_transaction()
     with pytest.raises(LockTimeoutError) as raised:
         txn.begin()
     assert raised.value.retryable and raised.value.exit_code == 75
     assert txn.state is vm.TransactionState.ABORTED
-    assert cat.store.locks("m.alerts") == []  # taken first (name order), released by the abort
+    assert lake.store.locks("m.alerts") == []  # taken first (name order), released by the abort
     holder.commit()
 
 
-def test_an_expired_transaction_calls_the_listener_and_cannot_commit(cat: Any) -> None:
-    table = alerts(cat)
+def test_an_expired_transaction_calls_the_listener_and_cannot_commit(lake: Any) -> None:
+    table = alerts(lake)
     heard: list[tuple[int, Exception]] = []
     client = vm.MutatorClient(
-        cat,
+        lake,
         tables=["m.alerts"],
         transaction_timeout_s=0.3,
         heartbeat=False,
@@ -80,9 +80,9 @@ def test_an_expired_transaction_calls_the_listener_and_cannot_commit(cat: Any) -
     assert values(table) == []
 
 
-def test_the_heartbeat_thread_keeps_the_transaction_alive(cat: Any) -> None:
-    table = alerts(cat)
-    txn = begun(cat, "m.alerts", transaction_timeout_s=0.4)
+def test_the_heartbeat_thread_keeps_the_transaction_alive(lake: Any) -> None:
+    table = alerts(lake)
+    txn = begun(lake, "m.alerts", transaction_timeout_s=0.4)
     client = txn.client
     with client.coordinator(txn, "m.alerts") as coord:
         coord.insert(ASIA_INDIA, record(vm.BucketIdResolver(table), 1, "kept alive"))
@@ -91,8 +91,8 @@ def test_the_heartbeat_thread_keeps_the_transaction_alive(cat: Any) -> None:
     assert values(table) == [("Asia", "India", 1, "kept alive")]
 
 
-def test_a_transaction_lost_elsewhere_is_reported_by_the_heartbeat_thread(cat: Any) -> None:
-    alerts(cat)
+def test_a_transaction_lost_elsewhere_is_reported_by_the_heartbeat_thread(lake: Any) -> None:
+    alerts(lake)
     heard = threading.Event()
     got: list[Any] = []
 
@@ -101,22 +101,22 @@ def test_a_transaction_lost_elsewhere_is_reported_by_the_heartbeat_thread(cat: A
         heard.set()
 
     client = vm.MutatorClient(
-        cat, tables=["m.alerts"], transaction_timeout_s=0.4, lock_failure_listener=listener
+        lake, tables=["m.alerts"], transaction_timeout_s=0.4, lock_failure_listener=listener
     )
     txn = client.new_transaction()
     txn.begin()
-    cat.store.abort(txn.transaction_id, "an operator killed it")
+    lake.store.abort(txn.transaction_id, "an operator killed it")
     assert heard.wait(30)
     assert got[0][0] == txn.transaction_id and isinstance(got[0][1], TransactionError)
     with pytest.raises(vm.MutationTransactionError, match="lost"):
         txn.commit()
 
 
-def test_a_manual_heartbeat_reports_a_lost_transaction(cat: Any) -> None:
-    alerts(cat)
+def test_a_manual_heartbeat_reports_a_lost_transaction(lake: Any) -> None:
+    alerts(lake)
     heard: list[int] = []
     client = vm.MutatorClient(
-        cat,
+        lake,
         tables=["m.alerts"],
         heartbeat=False,
         lock_failure_listener=lambda t, e: heard.append(t),
@@ -124,15 +124,15 @@ def test_a_manual_heartbeat_reports_a_lost_transaction(cat: Any) -> None:
     txn = client.new_transaction()
     txn.begin()
     txn.heartbeat()
-    cat.store.abort(txn.transaction_id)
+    lake.store.abort(txn.transaction_id)
     with pytest.raises(vm.MutationTransactionError):
         txn.heartbeat()
     assert heard == [txn.transaction_id]
 
 
-def test_misuse_is_refused_with_clear_errors(cat: Any) -> None:
-    alerts(cat)
-    client = vm.MutatorClient(cat, tables=["m.alerts"])
+def test_misuse_is_refused_with_clear_errors(lake: Any) -> None:
+    alerts(lake)
+    client = vm.MutatorClient(lake, tables=["m.alerts"])
     txn = client.new_transaction()
     with pytest.raises(vm.MutationTransactionError, match="begin"):
         client.coordinator(txn, "m.alerts")
@@ -146,9 +146,9 @@ def test_misuse_is_refused_with_clear_errors(cat: Any) -> None:
     assert txn.state is vm.TransactionState.COMMITTED
 
 
-def test_a_client_refuses_tables_of_another_layout(cat: Any) -> None:
-    cat.create_table("m.plain", columns="id INT", primary_key="id")
+def test_a_client_refuses_tables_of_another_layout(lake: Any) -> None:
+    lake.create_table("m.plain", columns="id INT", primary_key="id")
     from versioned.errors import NotSupportedError
 
     with pytest.raises(NotSupportedError, match="acid"):
-        vm.MutatorClient(cat, tables=["m.plain"])
+        vm.MutatorClient(lake, tables=["m.plain"])

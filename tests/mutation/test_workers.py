@@ -21,11 +21,11 @@ def _run(target: Any, *args: Any) -> int:
 
 
 def test_a_pickled_coordinator_writes_in_another_process_and_the_parent_commits(
-    cat: Any,
+    lake: Any,
 ) -> None:
-    table = alerts(cat)
+    table = alerts(lake)
     resolver = vm.BucketIdResolver(table)
-    txn = begun(cat, "m.alerts")
+    txn = begun(lake, "m.alerts")
     client = txn.client
     shipped = pickle.dumps(client.coordinator(txn, "m.alerts"))
     mutations = [
@@ -39,15 +39,15 @@ def test_a_pickled_coordinator_writes_in_another_process_and_the_parent_commits(
         ("Asia", "India", 1, "from a worker"),
         ("Europe", "UK", 2, "from a worker"),
     ]
-    assert hive_values(cat, table) == values(table)
+    assert hive_values(lake, table) == values(table)
 
 
 def test_the_files_of_a_worker_that_dies_are_never_visible_and_vacuum_removes_them(
-    cat: Any,
+    lake: Any,
 ) -> None:
-    table = alerts(cat)
+    table = alerts(lake)
     resolver = vm.BucketIdResolver(table)
-    txn = begun(cat, "m.alerts")
+    txn = begun(lake, "m.alerts")
     client = txn.client
     dying = [
         ("insert", EUROPE_UK, record(resolver, 2, "lost")),  # written at the group change
@@ -55,7 +55,7 @@ def test_the_files_of_a_worker_that_dies_are_never_visible_and_vacuum_removes_th
     ]
     coord = client.coordinator(txn, "m.alerts")
     assert _run(workers.apply_and_die, pickle.dumps(coord), dying) == 3
-    folder = Path(cat.fileio.full_path(table.info.location).removeprefix("file://"))
+    folder = Path(lake.fileio.full_path(table.info.location).removeprefix("file://"))
     orphans = sorted(folder.glob("continent=Europe/country=UK/delta_*/bucket_*"))
     assert orphans  # the dead worker's finished group is on storage
     with client.coordinator(txn, "m.alerts") as survivor:
@@ -65,4 +65,4 @@ def test_the_files_of_a_worker_that_dies_are_never_visible_and_vacuum_removes_th
     result = table.vacuum(grace_hours=0)
     assert result is not None
     assert [p for p in orphans if p.exists()] == []
-    assert hive_values(cat, table) == values(table) == [("Asia", "India", 1, "kept")]
+    assert hive_values(lake, table) == values(table) == [("Asia", "India", 1, "kept")]

@@ -18,9 +18,9 @@ def layout(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
-def _alerts(cat: Any, layout: str) -> Any:
+def _alerts(lake: Any, layout: str) -> Any:
     extra = {"bucket_by": "id", "buckets": 2} if layout == "acid" else {}
-    return cat.create_table(
+    return lake.create_table(
         "testing.alerts",
         columns="id INT NOT NULL, msg STRING, continent STRING, country STRING",
         primary_key="id",
@@ -30,43 +30,43 @@ def _alerts(cat: Any, layout: str) -> Any:
     )
 
 
-def test_an_unknown_table_is_an_invalid_table(cat: Any) -> None:
+def test_an_unknown_table_is_an_invalid_table(lake: Any) -> None:
     with pytest.raises(vs.InvalidTable, match=r"testing\.nope"):
-        vs.EndPoint(cat, "testing.nope", ["Asia", "India"]).connect()
+        vs.EndPoint(lake, "testing.nope", ["Asia", "India"]).connect()
 
 
-def test_partition_values_must_fit_the_table(cat: Any, layout: str) -> None:
-    _alerts(cat, layout)
-    cat.create_table(
+def test_partition_values_must_fit_the_table(lake: Any, layout: str) -> None:
+    _alerts(lake, layout)
+    lake.create_table(
         "testing.flat", columns="id INT NOT NULL, msg STRING", primary_key="id", layout=layout
     )
     with pytest.raises(vs.StreamingConnectionError, match=r"partitioned by \(continent, country\)"):
-        vs.EndPoint(cat, "testing.alerts").connect()
+        vs.EndPoint(lake, "testing.alerts").connect()
     with pytest.raises(vs.StreamingConnectionError, match="2 partition values needed"):
-        vs.EndPoint(cat, "testing.alerts", ["Asia"]).connect()
+        vs.EndPoint(lake, "testing.alerts", ["Asia"]).connect()
     with pytest.raises(vs.StreamingConnectionError, match="not partitioned"):
-        vs.EndPoint(cat, "testing.flat", ["Asia"]).connect()
-    with vs.EndPoint(cat, "testing.flat", []).connect() as conn:
+        vs.EndPoint(lake, "testing.flat", ["Asia"]).connect()
+    with vs.EndPoint(lake, "testing.flat", []).connect() as conn:
         assert conn.partition.values == ()
 
 
-def test_a_missing_partition_is_invalid_unless_created(cat: Any, layout: str) -> None:
-    _alerts(cat, layout)
-    endpoint = vs.EndPoint(cat, "testing.alerts", ["Asia", "India"])
+def test_a_missing_partition_is_invalid_unless_created(lake: Any, layout: str) -> None:
+    _alerts(lake, layout)
+    endpoint = vs.EndPoint(lake, "testing.alerts", ["Asia", "India"])
     with pytest.raises(vs.InvalidPartition, match="create_partition=True"):
         endpoint.connect()
-    assert cat.store.partitions(endpoint.table) == []
+    assert lake.store.partitions(endpoint.table) == []
     with endpoint.connect(create_partition=True, agent="flume-1") as conn:
         assert conn.partition.values == ("Asia", "India")
         assert conn.agent == "flume-1"
-    assert [p.values for p in cat.store.partitions(endpoint.table)] == [("Asia", "India")]
+    assert [p.values for p in lake.store.partitions(endpoint.table)] == [("Asia", "India")]
     with endpoint.connect() as again:  # now it exists
         assert again.partition.id == conn.partition.id
 
 
-def test_racing_connections_create_one_partition(cat: Any, layout: str) -> None:
-    _alerts(cat, layout)
-    endpoint = vs.EndPoint(cat, "testing.alerts", ["Europe", "Ä/ß b"])
+def test_racing_connections_create_one_partition(lake: Any, layout: str) -> None:
+    _alerts(lake, layout)
+    endpoint = vs.EndPoint(lake, "testing.alerts", ["Europe", "Ä/ß b"])
 
     def connect(_: int) -> int:
         with endpoint.connect(create_partition=True) as conn:
@@ -75,23 +75,23 @@ def test_racing_connections_create_one_partition(cat: Any, layout: str) -> None:
     with ThreadPoolExecutor(6) as pool:
         ids = list(pool.map(connect, range(6)))  # any error is raised here
     assert len(ids) == 6 and len(set(ids)) == 1
-    assert [p.values for p in cat.store.partitions(endpoint.table)] == [("Europe", "Ä/ß b")]
+    assert [p.values for p in lake.store.partitions(endpoint.table)] == [("Europe", "Ä/ß b")]
 
 
-def test_streaming_needs_write_permission(cat: Any, layout: str) -> None:
+def test_streaming_needs_write_permission(lake: Any, layout: str) -> None:
     import versioned
 
-    _alerts(cat, layout)
-    cat.store.add_partition(vs.EndPoint(cat, "testing.alerts").table, ["Asia", "India"])
-    settings = cat.settings
+    _alerts(lake, layout)
+    lake.store.add_partition(vs.EndPoint(lake, "testing.alerts").table, ["Asia", "India"])
+    settings = lake.settings
     bob = versioned.connect(catalog=settings.catalog_url, warehouse=settings.warehouse, user="bob")
     try:
         with pytest.raises(PermissionDeniedError, match=r"grant write testing\.alerts bob"):
             vs.EndPoint(bob, "testing.alerts", ["Asia", "India"]).connect()
-        cat.grant("bob", "read", "testing.alerts")
+        lake.grant("bob", "read", "testing.alerts")
         with pytest.raises(PermissionDeniedError, match="bob"):
             vs.EndPoint(bob, "testing.alerts", ["Asia", "India"]).connect()
-        cat.grant("bob", "write", "testing.alerts")
+        lake.grant("bob", "write", "testing.alerts")
         with vs.EndPoint(bob, "testing.alerts", ["Asia", "India"]).connect() as conn:
             assert not conn.closed
         assert conn.closed

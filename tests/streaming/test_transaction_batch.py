@@ -11,6 +11,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
+from tests.support.lake_rows import lake_rows
 from versioned import streaming as vs
 from versioned.streaming.transaction_batch import TransactionState
 
@@ -23,9 +24,9 @@ def layout(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
-def _alerts(cat: Any, layout: str) -> Any:
+def _alerts(lake: Any, layout: str) -> Any:
     extra = {"bucket_by": "id", "buckets": 2} if layout == "acid" else {}
-    return cat.create_table(
+    return lake.create_table(
         TABLE,
         columns="id INT NOT NULL, msg STRING, continent STRING, country STRING",
         primary_key="id",
@@ -35,19 +36,24 @@ def _alerts(cat: Any, layout: str) -> Any:
     )
 
 
-def _connect(cat: Any, **options: Any) -> tuple[Any, Any]:
-    endpoint = vs.EndPoint(cat, TABLE, PARTITION)
+def _connect(lake: Any, **options: Any) -> tuple[Any, Any]:
+    endpoint = vs.EndPoint(lake, TABLE, PARTITION)
     writer = vs.DelimitedInputWriter(["id", "msg"], ",", endpoint=endpoint)
     return endpoint.connect(create_partition=True, **options), writer
 
 
 def _rows(table: Any) -> list[tuple[Any, ...]]:
+    """(id, msg) of the live rows, read without Spark (catalog snapshot and pyarrow)."""
+    return sorted((r["id"], r["msg"]) for r in lake_rows(table))
+
+
+def _spark_rows(table: Any) -> list[tuple[Any, ...]]:
     return sorted((r.id, r.msg) for r in table.read().collect())
 
 
-def test_a_batch_uses_its_contiguous_transactions_in_order(cat: Any, layout: str) -> None:
-    table = _alerts(cat, layout)
-    conn, writer = _connect(cat, agent="flume-1")
+def test_a_batch_uses_its_contiguous_transactions_in_order(lake: Any, layout: str) -> None:
+    table = _alerts(lake, layout)
+    conn, writer = _connect(lake, agent="flume-1")
     with conn, conn.fetch_transaction_batch(3, writer) as batch:
         done = batch
         ids = list(batch.txn_ids)
@@ -74,26 +80,28 @@ def test_a_batch_uses_its_contiguous_transactions_in_order(cat: Any, layout: str
 
 
 def test_records_are_visible_right_after_commit_and_never_before(cat: Any, layout: str) -> None:
+    # On Spark: Table.read() and SQL over the catalog's views see what the client committed.
     table = _alerts(cat, layout)
     conn, writer = _connect(cat)
     with conn, conn.fetch_transaction_batch(2, writer) as batch:
         batch.begin_next_transaction()
         batch.write_many(["1,Hello streaming", "2,Welcome streaming"])
-        assert _rows(table) == []
+        assert _spark_rows(table) == [] == _rows(table)
         assert cat.sql(f"SELECT count(*) AS n FROM {TABLE}").first().n == 0
         batch.commit()
-        assert _rows(table) == [(1, "Hello streaming"), (2, "Welcome streaming")]
+        assert _spark_rows(table) == [(1, "Hello streaming"), (2, "Welcome streaming")]
         assert cat.sql(f"SELECT count(*) AS n FROM {TABLE}").first().n == 2
         batch.begin_next_transaction()
         batch.write("3,pending")
-        assert [r[0] for r in _rows(table)] == [1, 2]  # the open transaction stays unseen
+        # the open transaction stays unseen
+        assert [r[0] for r in _spark_rows(table)] == [1, 2] == [r[0] for r in _rows(table)]
         batch.commit()
-    assert [r[0] for r in _rows(table)] == [1, 2, 3]
+    assert [r[0] for r in _spark_rows(table)] == [1, 2, 3]
 
 
-def test_empty_transactions_commit_and_abort(cat: Any, layout: str) -> None:
-    table = _alerts(cat, layout)
-    conn, writer = _connect(cat)
+def test_empty_transactions_commit_and_abort(lake: Any, layout: str) -> None:
+    table = _alerts(lake, layout)
+    conn, writer = _connect(lake)
     with conn, conn.fetch_transaction_batch(2, writer) as batch:
         batch.begin_next_transaction()
         batch.commit()
@@ -104,9 +112,9 @@ def test_empty_transactions_commit_and_abort(cat: Any, layout: str) -> None:
     assert _rows(table) == []
 
 
-def test_aborted_records_never_show_even_beside_committed_ones(cat: Any, layout: str) -> None:
-    table = _alerts(cat, layout)
-    conn, writer = _connect(cat)
+def test_aborted_records_never_show_even_beside_committed_ones(lake: Any, layout: str) -> None:
+    table = _alerts(lake, layout)
+    conn, writer = _connect(lake)
     with conn, conn.fetch_transaction_batch(4, writer) as batch:
         batch.begin_next_transaction()
         batch.write_many(["1,a", "2,b"])
@@ -121,14 +129,14 @@ def test_aborted_records_never_show_even_beside_committed_ones(cat: Any, layout:
         batch.write("5,open when closed")
     assert _rows(table) == [(1, "a"), (2, "b"), (4, "d")]
     first, last = batch.txn_ids[0], batch.txn_ids[-1]
-    assert cat.store.transaction(first + 1).state == "aborted"
-    assert cat.store.transaction(last).state == "aborted"  # close() aborts the open one
+    assert lake.store.transaction(first + 1).state == "aborted"
+    assert lake.store.transaction(last).state == "aborted"  # close() aborts the open one
     assert {c.version for c in table.history()} >= {first, first + 2}
 
 
-def test_batches_interleave_and_a_later_batch_may_commit_first(cat: Any, layout: str) -> None:
-    table = _alerts(cat, layout)
-    conn, writer = _connect(cat)
+def test_batches_interleave_and_a_later_batch_may_commit_first(lake: Any, layout: str) -> None:
+    table = _alerts(lake, layout)
+    conn, writer = _connect(lake)
     with conn:
         first = conn.fetch_transaction_batch(2, writer)
         second = conn.fetch_transaction_batch(2, writer)
@@ -148,15 +156,15 @@ def test_batches_interleave_and_a_later_batch_may_commit_first(cat: Any, layout:
     assert [r[0] for r in _rows(table)] == [1, 2, 3]
 
 
-def test_a_closed_batch_or_connection_refuses_work(cat: Any, layout: str) -> None:
-    _alerts(cat, layout)
-    conn, writer = _connect(cat)
+def test_a_closed_batch_or_connection_refuses_work(lake: Any, layout: str) -> None:
+    _alerts(lake, layout)
+    conn, writer = _connect(lake)
     batch = conn.fetch_transaction_batch(3, writer)
     batch.begin_next_transaction()
     batch.write("1,x")
     batch.close()
     unused = batch.txn_ids[1:]
-    assert all(cat.store.transaction(t).state == "aborted" for t in batch.txn_ids)
+    assert all(lake.store.transaction(t).state == "aborted" for t in batch.txn_ids)
     assert batch.remaining_transactions() == 0 and len(unused) == 2
     for call in (batch.begin_next_transaction, lambda: batch.write("2,y"), batch.commit):
         with pytest.raises(vs.TransactionError, match="has been closed"):
@@ -173,9 +181,9 @@ def test_a_closed_batch_or_connection_refuses_work(cat: Any, layout: str) -> Non
     other.close()
 
 
-def test_bad_records_raise_and_the_batch_stays_usable(cat: Any, layout: str) -> None:
-    table = _alerts(cat, layout)
-    conn, writer = _connect(cat)
+def test_bad_records_raise_and_the_batch_stays_usable(lake: Any, layout: str) -> None:
+    table = _alerts(lake, layout)
+    conn, writer = _connect(lake)
     with conn, conn.fetch_transaction_batch(1, writer) as batch:
         batch.begin_next_transaction()
         batch.write("1,good")
@@ -186,9 +194,9 @@ def test_bad_records_raise_and_the_batch_stays_usable(cat: Any, layout: str) -> 
     assert _rows(table) == [(1, "good"), (3, "also good")]
 
 
-def test_a_transaction_not_heartbeated_expires(cat: Any, layout: str) -> None:
-    table = _alerts(cat, layout)
-    conn, writer = _connect(cat, transaction_timeout_s=1)
+def test_a_transaction_not_heartbeated_expires(lake: Any, layout: str) -> None:
+    table = _alerts(lake, layout)
+    conn, writer = _connect(lake, transaction_timeout_s=1)
     with conn:
         batch = conn.fetch_transaction_batch(2, writer)
         batch.begin_next_transaction()
@@ -204,9 +212,9 @@ def test_a_transaction_not_heartbeated_expires(cat: Any, layout: str) -> None:
     assert _rows(table) == [(2, "on time")]
 
 
-def test_one_heartbeat_keeps_every_unused_transaction_alive(cat: Any, layout: str) -> None:
-    table = _alerts(cat, layout)
-    conn, writer = _connect(cat, transaction_timeout_s=1.5)
+def test_one_heartbeat_keeps_every_unused_transaction_alive(lake: Any, layout: str) -> None:
+    table = _alerts(lake, layout)
+    conn, writer = _connect(lake, transaction_timeout_s=1.5)
     with conn, conn.fetch_transaction_batch(3, writer) as batch:
         for _ in range(4):
             time.sleep(0.5)
@@ -218,9 +226,9 @@ def test_one_heartbeat_keeps_every_unused_transaction_alive(cat: Any, layout: st
     assert [r[0] for r in _rows(table)] == [0, 1, 2]
 
 
-def test_auto_heartbeat_keeps_a_batch_alive(cat: Any, layout: str) -> None:
-    table = _alerts(cat, layout)
-    conn, writer = _connect(cat, transaction_timeout_s=1)
+def test_auto_heartbeat_keeps_a_batch_alive(lake: Any, layout: str) -> None:
+    table = _alerts(lake, layout)
+    conn, writer = _connect(lake, transaction_timeout_s=1)
     with conn, conn.fetch_transaction_batch(2, writer, auto_heartbeat=True) as batch:
         batch.begin_next_transaction()
         batch.write("1,slow")
@@ -229,24 +237,25 @@ def test_auto_heartbeat_keeps_a_batch_alive(cat: Any, layout: str) -> None:
     assert _rows(table) == [(1, "slow")]
 
 
-def test_an_open_transaction_holds_a_shared_lock_on_its_partition(cat: Any, layout: str) -> None:
-    _alerts(cat, layout)
-    conn, writer = _connect(cat)
+def test_an_open_transaction_holds_a_shared_lock_on_its_partition(lake: Any, layout: str) -> None:
+    _alerts(lake, layout)
+    conn, writer = _connect(lake)
     with conn, conn.fetch_transaction_batch(2, writer) as batch:
-        assert cat.store.locks(TABLE) == []
+        assert lake.store.locks(TABLE) == []
         batch.begin_next_transaction()
-        (lock,) = cat.store.locks(TABLE)
+        (lock,) = lake.store.locks(TABLE)
         assert lock.mode == "shared_read" and lock.txn_id == batch.current_transaction_id
         assert lock.partition_id == conn.partition.id
         batch.commit()
-        assert cat.store.locks(TABLE) == []
+        assert lake.store.locks(TABLE) == []
         batch.begin_next_transaction()
-        assert len(cat.store.locks(TABLE)) == 1
+        assert len(lake.store.locks(TABLE)) == 1
         batch.abort()
-        assert cat.store.locks(TABLE) == []
+        assert lake.store.locks(TABLE) == []
 
 
 def test_a_streamed_key_replaces_the_stored_row(cat: Any, layout: str) -> None:
+    # On Spark: rows Table.upsert stored (an acid upsert looks keys up with Spark).
     table = _alerts(cat, layout)
     table.upsert(
         pa.table(
@@ -263,11 +272,11 @@ def test_a_streamed_key_replaces_the_stored_row(cat: Any, layout: str) -> None:
         batch.begin_next_transaction()
         batch.write_many(["1,streamed 1", "3,new", "3,new twice"])  # last one wins
         batch.commit()
-        assert _rows(table) == [(1, "streamed 1"), (2, "stored 2"), (3, "new twice")]
+        assert _spark_rows(table) == [(1, "streamed 1"), (2, "stored 2"), (3, "new twice")]
         batch.begin_next_transaction()
         batch.write_many(["3,replaced in the batch", "1,again"])
         batch.commit()
-    assert _rows(table) == [(1, "again"), (2, "stored 2"), (3, "replaced in the batch")]
+    assert _spark_rows(table) == [(1, "again"), (2, "stored 2"), (3, "replaced in the batch")]
     table.upsert(
         pa.table(
             {
@@ -278,18 +287,18 @@ def test_a_streamed_key_replaces_the_stored_row(cat: Any, layout: str) -> None:
             }
         )
     )
-    assert _rows(table) == [(1, "again"), (2, "stored 2"), (3, "upserted")]
+    assert _spark_rows(table) == [(1, "again"), (2, "stored 2"), (3, "upserted")]
 
 
 def test_an_io_failure_kills_the_batch_and_aborts_its_transactions(
-    cat: Any, layout: str, tmp_path: Path
+    lake: Any, layout: str, tmp_path: Path
 ) -> None:
-    table = _alerts(cat, layout)
-    conn, writer = _connect(cat)
+    table = _alerts(lake, layout)
+    conn, writer = _connect(lake)
     with conn:
         batch = conn.fetch_transaction_batch(3, writer)
         # Where the batch's files must go is taken by a plain file: writing them fails.
-        folder = Path(cat.fileio.full_path(table.info.location).removeprefix("file://"))
+        folder = Path(lake.fileio.full_path(table.info.location).removeprefix("file://"))
         blocked = folder / "continent=Asia" / "country=India"
         blocked.mkdir(parents=True, exist_ok=True)
         if layout == "acid":  # the batch's delta directory
@@ -301,18 +310,18 @@ def test_an_io_failure_kills_the_batch_and_aborts_its_transactions(
         batch.write("1,lost")
         with pytest.raises(vs.StreamingIOFailure, match=r"(?i)exists"):
             batch.commit()
-        assert all(cat.store.transaction(t).state == "aborted" for t in batch.txn_ids)
+        assert all(lake.store.transaction(t).state == "aborted" for t in batch.txn_ids)
         with pytest.raises(vs.TransactionError, match="I/O failure"):
             batch.begin_next_transaction()
         batch.close()
     assert _rows(table) == []
 
 
-def test_rejected_records_go_to_the_dead_letter_area_on_commit(cat: Any, layout: str) -> None:
+def test_rejected_records_go_to_the_dead_letter_area_on_commit(lake: Any, layout: str) -> None:
     import json
 
-    table = _alerts(cat, layout)
-    endpoint = vs.EndPoint(cat, TABLE, PARTITION)
+    table = _alerts(lake, layout)
+    endpoint = vs.EndPoint(lake, TABLE, PARTITION)
     writer = vs.DelimitedInputWriter(["id", "msg"], ",", endpoint=endpoint, dead_letter=True)
     with endpoint.connect(create_partition=True, agent="a1") as conn:
         with conn.fetch_transaction_batch(2, writer) as batch:
@@ -327,7 +336,7 @@ def test_rejected_records_go_to_the_dead_letter_area_on_commit(cat: Any, layout:
     assert _rows(table) == [(1, "good"), (2, "good")]
     (commit,) = [c for c in table.history() if c.operation == "stream"]
     assert commit.metrics["rejected"] == 2
-    letters = Path(cat.fileio.full_path(commit.metrics["dead_letters"]).removeprefix("file://"))
+    letters = Path(lake.fileio.full_path(commit.metrics["dead_letters"]).removeprefix("file://"))
     records = [json.loads(line) for line in letters.read_text().splitlines()]
     assert [(r["_raw"], r["_source"]) for r in records] == [
         ("x,bad id", "stream:a1:1"),
@@ -337,9 +346,11 @@ def test_rejected_records_go_to_the_dead_letter_area_on_commit(cat: Any, layout:
     assert len(list(letters.parent.parent.iterdir())) == 1  # nothing for the aborted one
 
 
-def test_a_key_unique_per_partition_is_replaced_within_its_partition(cat: Any, layout: str) -> None:
+def test_a_key_unique_per_partition_is_replaced_within_its_partition(
+    lake: Any, layout: str
+) -> None:
     extra = {"bucket_by": "id", "buckets": 2} if layout == "acid" else {}
-    table = cat.create_table(
+    table = lake.create_table(
         TABLE,
         columns="id INT NOT NULL, msg STRING, continent STRING, country STRING",
         primary_key="continent,country,id",
@@ -348,7 +359,7 @@ def test_a_key_unique_per_partition_is_replaced_within_its_partition(cat: Any, l
         **extra,
     )
     for values, msg in ((PARTITION, "india"), (["Europe", "Spain"], "spain")):
-        endpoint = vs.EndPoint(cat, TABLE, values)
+        endpoint = vs.EndPoint(lake, TABLE, values)
         writer = vs.DelimitedInputWriter(["id", "msg"], ",", endpoint=endpoint)
         conn = endpoint.connect(create_partition=True)
         with conn, conn.fetch_transaction_batch(2, writer) as batch:
@@ -356,7 +367,7 @@ def test_a_key_unique_per_partition_is_replaced_within_its_partition(cat: Any, l
                 batch.begin_next_transaction()
                 batch.write_many([f"1,{msg} {suffix}", f"2,{msg} {suffix}"])
                 batch.commit()
-    got = sorted((r.country, r.id, r.msg) for r in table.read().collect())
+    got = sorted((r["country"], r["id"], r["msg"]) for r in lake_rows(table))
     assert got == [
         ("India", 1, "india second"),
         ("India", 2, "india second"),
@@ -365,38 +376,38 @@ def test_a_key_unique_per_partition_is_replaced_within_its_partition(cat: Any, l
     ]
 
 
-def test_a_drop_of_the_table_waits_for_open_streaming_transactions(cat: Any, layout: str) -> None:
+def test_a_drop_of_the_table_waits_for_open_streaming_transactions(lake: Any, layout: str) -> None:
     import threading
 
-    _alerts(cat, layout)
-    conn, writer = _connect(cat)
+    _alerts(lake, layout)
+    conn, writer = _connect(lake)
     dropped = threading.Event()
     with conn:
         batch = conn.fetch_transaction_batch(1, writer)
         batch.begin_next_transaction()
         batch.write("1,in flight")
-        dropper = threading.Thread(target=lambda: (cat.drop_table(TABLE), dropped.set()))
+        dropper = threading.Thread(target=lambda: (lake.drop_table(TABLE), dropped.set()))
         dropper.start()
         assert not dropped.wait(1.5)  # the shared lock holds the drop back
         batch.commit()
         dropper.join(30)
         assert dropped.is_set()
         batch.close()
-    assert TABLE not in [str(t.name) for t in cat.tables()]
+    assert TABLE not in [str(t.name) for t in lake.tables()]
 
 
 def test_aborted_records_in_a_file_beside_committed_ones_stay_invisible(
-    cat: Any, layout: str
+    lake: Any, layout: str
 ) -> None:
     """A transaction whose records reached storage but whose commit failed is aborted;
     the acid layout's batch file then holds them between committed ones."""
     from versioned.errors import PermissionDeniedError
 
-    table = _alerts(cat, layout)
-    cat.grant("bob", "write", TABLE)
+    table = _alerts(lake, layout)
+    lake.grant("bob", "write", TABLE)
     import versioned
 
-    settings = cat.settings
+    settings = lake.settings
     bob = versioned.connect(catalog=settings.catalog_url, warehouse=settings.warehouse, user="bob")
     try:
         endpoint = vs.EndPoint(bob, TABLE, PARTITION)
@@ -408,11 +419,11 @@ def test_aborted_records_in_a_file_beside_committed_ones_stay_invisible(
             batch.commit()
             batch.begin_next_transaction()
             batch.write("2,flushed then refused")
-            cat.revoke("bob", "write", TABLE)
+            lake.revoke("bob", "write", TABLE)
             with pytest.raises(PermissionDeniedError):
                 batch.commit()
             batch.abort()
-            cat.grant("bob", "write", TABLE)
+            lake.grant("bob", "write", TABLE)
             batch.begin_next_transaction()
             batch.write("3,committed after")
             batch.commit()
@@ -423,12 +434,12 @@ def test_aborted_records_in_a_file_beside_committed_ones_stay_invisible(
 
 
 def test_a_table_with_an_ordering_column_is_refused_without_leaving_transactions(
-    cat: Any, layout: str
+    lake: Any, layout: str
 ) -> None:
     from versioned.errors import NotSupportedError
 
     extra = {"bucket_by": "id", "buckets": 2} if layout == "acid" else {}
-    cat.create_table(
+    lake.create_table(
         TABLE,
         columns="id INT NOT NULL, msg STRING, ts BIGINT, continent STRING, country STRING",
         primary_key="id",
@@ -437,23 +448,23 @@ def test_a_table_with_an_ordering_column_is_refused_without_leaving_transactions
         layout=layout,
         **extra,
     )
-    conn, writer = _connect(cat)
+    conn, writer = _connect(lake)
     with conn, pytest.raises(NotSupportedError, match="ordering column"):
         conn.fetch_transaction_batch(2, writer)
-    assert cat.store.locks(TABLE) == []
-    assert cat.store.txn_snapshot().open_ids == frozenset()
+    assert lake.store.locks(TABLE) == []
+    assert lake.store.txn_snapshot().open_ids == frozenset()
 
 
 def test_commits_racing_on_one_partition_are_planned_again_and_all_land(
-    cat: Any, layout: str
+    lake: Any, layout: str
 ) -> None:
     from concurrent.futures import ThreadPoolExecutor
 
-    table = _alerts(cat, layout)
-    vs.EndPoint(cat, TABLE, PARTITION).connect(create_partition=True).close()
+    table = _alerts(lake, layout)
+    vs.EndPoint(lake, TABLE, PARTITION).connect(create_partition=True).close()
 
     def stream(first: int) -> None:
-        conn, writer = _connect(cat)
+        conn, writer = _connect(lake)
         with conn, conn.fetch_transaction_batch(15, writer) as batch:
             for i in range(first, first + 15):
                 batch.begin_next_transaction()

@@ -12,6 +12,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
+from tests.support.lake_rows import lake_rows
 from versioned.errors import CommitConflictError, NotSupportedError
 from versioned.storage.filesystem import FileIO
 from versioned.streaming.sinks import PreparedCommit, SinkContext
@@ -74,8 +75,9 @@ class _Batch:
 
 
 def _rows(cat: Any, as_of: int | None = None) -> list[tuple[Any, ...]]:
-    frame = cat.table(NAME).read(as_of)
-    return sorted((r.id, r.msg, r.continent, r.country) for r in frame.collect())
+    """(id, msg, continent, country) of the live rows, read without Spark."""
+    rows = lake_rows(cat.table(NAME), as_of)
+    return sorted((r["id"], r["msg"], r["continent"], r["country"]) for r in rows)
 
 
 def _upsert(cat: Any, *rows: tuple[int, str, str, str]) -> int:
@@ -98,23 +100,23 @@ def _table_files(cat: Any) -> set[str]:
     return {str(p.relative_to(root)) for p in root.rglob("*") if p.is_file()}
 
 
-def test_rows_show_only_after_commit_and_each_commit_is_a_version(cat: Any) -> None:
-    _table(cat)
-    batch = _Batch(cat)
+def test_rows_show_only_after_commit_and_each_commit_is_a_version(lake: Any) -> None:
+    _table(lake)
+    batch = _Batch(lake)
     first, second, _ = batch.txns
     batch.write(first, (1, "a"), (2, "b"))
-    assert _table_files(cat) == set()  # nothing reaches storage before prepare_commit
+    assert _table_files(lake) == set()  # nothing reaches storage before prepare_commit
     prepared = batch.sink.prepare_commit(first, first)
-    assert _rows(cat) == []  # written, not committed: invisible
+    assert _rows(lake) == []  # written, not committed: invisible
     batch.commit_prepared(first, prepared)
-    assert _rows(cat) == [(1, "a", *ASIA), (2, "b", *ASIA)]
+    assert _rows(lake) == [(1, "a", *ASIA), (2, "b", *ASIA)]
     batch.write(second, (3, "c"))
     batch.commit(second)
-    history = cat.table(NAME).history()
+    history = lake.table(NAME).history()
     assert [(c.version, c.operation) for c in history] == [(first, "stream"), (second, "stream")]
-    assert _rows(cat, as_of=first) == [(1, "a", *ASIA), (2, "b", *ASIA)]
-    assert [r[0] for r in _rows(cat)] == [1, 2, 3]
-    kinds = {(f.kind, f.version) for f in cat.table(NAME).snapshot().files}
+    assert _rows(lake, as_of=first) == [(1, "a", *ASIA), (2, "b", *ASIA)]
+    assert [r[0] for r in _rows(lake)] == [1, 2, 3]
+    kinds = {(f.kind, f.version) for f in lake.table(NAME).snapshot().files}
     assert kinds == {("data", first), ("bloom", first), ("data", second), ("bloom", second)}
 
 
@@ -152,31 +154,31 @@ def test_a_streamed_key_replaces_its_row_without_reading_old_data(cat: Any, tmp_
     ]
 
 
-def test_the_last_record_of_a_key_in_a_transaction_wins(cat: Any) -> None:
-    _table(cat)
-    batch = _Batch(cat)
+def test_the_last_record_of_a_key_in_a_transaction_wins(lake: Any) -> None:
+    _table(lake)
+    batch = _Batch(lake)
     txn = batch.txns[0]
     batch.write(txn, (1, "a"), (2, "b"), (1, "c"))
     batch.write(txn, (2, "d"))
     metrics = batch.commit(txn).metrics
     assert metrics["superseded"] == 2 and metrics["inserted"] == 2
-    assert _rows(cat) == [(1, "c", *ASIA), (2, "d", *ASIA)]
+    assert _rows(lake) == [(1, "c", *ASIA), (2, "d", *ASIA)]
 
 
-def test_an_aborted_transaction_never_shows_and_leaves_no_file(cat: Any) -> None:
-    _table(cat)
-    batch = _Batch(cat)
+def test_an_aborted_transaction_never_shows_and_leaves_no_file(lake: Any) -> None:
+    _table(lake)
+    batch = _Batch(lake)
     before, prepared, after = batch.txns
     batch.write(before, (1, "aborted before prepare"))
     batch.abort(before)
     batch.write(prepared, (2, "aborted after prepare"))
     batch.sink.prepare_commit(prepared, prepared)
-    assert any(f"version_id={prepared}" in p for p in _table_files(cat))
+    assert any(f"version_id={prepared}" in p for p in _table_files(lake))
     batch.abort(prepared)
-    assert not any(f"version_id={prepared}" in p for p in _table_files(cat))
+    assert not any(f"version_id={prepared}" in p for p in _table_files(lake))
     batch.write(after, (3, "kept"))
     batch.commit(after)
-    assert _rows(cat) == [(3, "kept", *ASIA)]
+    assert _rows(lake) == [(3, "kept", *ASIA)]
 
 
 def test_compaction_and_vacuum_keep_the_streamed_rows(cat: Any) -> None:
@@ -219,12 +221,12 @@ def test_a_key_unique_table_wide_moves_to_the_streamed_partition(cat: Any) -> No
     ]
 
 
-def test_a_version_planned_before_another_commit_is_planned_again(cat: Any) -> None:
+def test_a_version_planned_before_another_commit_is_planned_again(lake: Any) -> None:
     """A batch with a lower transaction id commits into the partition between this one's
     prepare and commit: the commit conflicts, and preparing again sees the new version."""
-    _table(cat)
-    earlier = _Batch(cat, n=1)
-    later = _Batch(cat, n=1)
+    _table(lake)
+    earlier = _Batch(lake, n=1)
+    later = _Batch(lake, n=1)
     (low,), (high,) = earlier.txns, later.txns
     later.write(high, (1, "later"))
     stale = later.sink.prepare_commit(high, high)
@@ -233,28 +235,28 @@ def test_a_version_planned_before_another_commit_is_planned_again(cat: Any) -> N
     with pytest.raises(CommitConflictError):
         later.commit_prepared(high, stale)
     later.commit(high)
-    assert _rows(cat) == [(1, "later", *ASIA)]
+    assert _rows(lake) == [(1, "later", *ASIA)]
 
 
-def test_a_transaction_below_the_partition_head_commits_as_a_fresh_version(cat: Any) -> None:
+def test_a_transaction_below_the_partition_head_commits_as_a_fresh_version(lake: Any) -> None:
     """Versions of a partition grow: once a higher version committed there (a batch opened
     later, a compaction), a lower transaction's rows get a fresh version above it."""
-    _table(cat)
-    earlier = _Batch(cat, n=1)
-    later = _Batch(cat, n=1)
+    _table(lake)
+    earlier = _Batch(lake, n=1)
+    later = _Batch(lake, n=1)
     later.write(later.txns[0], (1, "later"), (2, "replaced"))
     later.commit(later.txns[0])
     earlier.write(earlier.txns[0], (2, "committed after"))
     prepared = earlier.commit(earlier.txns[0])
     assert prepared.version is not None and prepared.version > later.txns[0]
     assert prepared.change.new_head == prepared.version
-    assert _rows(cat) == [(1, "later", *ASIA), (2, "committed after", *ASIA)]
-    history = cat.table(NAME).history()
+    assert _rows(lake) == [(1, "later", *ASIA), (2, "committed after", *ASIA)]
+    history = lake.table(NAME).history()
     assert [(c.txn_id, c.version) for c in history][-1] == (earlier.txns[0], prepared.version)
 
 
-def test_a_table_with_an_ordering_column_is_refused_at_sink_creation(cat: Any) -> None:
-    cat.create_table(
+def test_a_table_with_an_ordering_column_is_refused_at_sink_creation(lake: Any) -> None:
+    lake.create_table(
         NAME,
         columns="id INT NOT NULL, msg STRING, ts BIGINT",
         primary_key="id",
@@ -262,4 +264,4 @@ def test_a_table_with_an_ordering_column_is_refused_at_sink_creation(cat: Any) -
         layout="versioned",
     )
     with pytest.raises(NotSupportedError, match="ordering column"):
-        _Batch(cat, values=())
+        _Batch(lake, values=())

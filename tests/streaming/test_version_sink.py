@@ -61,6 +61,7 @@ class _Batch:
             metrics=prepared.metrics,
             expected_seq=prepared.expected_seq,
             version=prepared.version,
+            unless_since=prepared.unless_since,
         )
         self.sink.committed(txn)
 
@@ -236,6 +237,57 @@ def test_a_version_planned_before_another_commit_is_planned_again(lake: Any) -> 
         later.commit_prepared(high, stale)
     later.commit(high)
     assert _rows(lake) == [(1, "later", *ASIA)]
+
+
+FRANCE = ("Europe", "France")
+
+
+def test_a_commit_to_another_partition_that_holds_none_of_the_keys_is_no_conflict(
+    lake: Any,
+) -> None:
+    """Issue 27 item 6: with a key unique table-wide, any commit to the table since a version
+    was planned made it conflict (four stream writers of one table kept losing races). Now
+    the commit checks what committed since: the other partitions' new Bloom filters (only
+    those are read, while the catalog holds the table) hold none of its keys, so it lands."""
+    _table(lake, primary_key="id")
+    india, france = _Batch(lake, n=1), _Batch(lake, n=1, values=FRANCE)
+    (txn,) = india.txns
+    india.write(txn, *[(i, f"india {i}") for i in range(2, 100, 2)])
+    prepared = india.sink.prepare_commit(txn, txn)
+    # odd keys: within the range of India's (so France's filter must be read), none of them
+    france.write(france.txns[0], *[(i, f"france {i}") for i in range(1, 100, 2)])
+    france.commit(france.txns[0])
+    FileIO.reset_opened_files()
+    india.commit_prepared(txn, prepared)  # planned before France's commit
+    opened = [p for p in FileIO.opened_files if not p.endswith(".db")]
+    (france_bloom,) = [
+        f.path
+        for f in lake.table(NAME).snapshot().files
+        if f.kind == "bloom" and f.version == france.txns[0]
+    ]
+    assert len(opened) == 1 and opened[0].endswith(france_bloom)
+    assert [r[0] for r in _rows(lake)] == list(range(1, 100))
+
+
+def test_a_commit_elsewhere_that_may_hold_one_of_the_keys_conflicts(lake: Any) -> None:
+    """The commit that won holds one of the prepared version's keys: committing the version
+    as planned would leave that key live twice, so it conflicts and is planned again (and
+    then retires the key's row there)."""
+    _table(lake, primary_key="id")
+    india, france = _Batch(lake, n=1), _Batch(lake, n=1, values=FRANCE)
+    (txn,) = india.txns
+    india.write(txn, (1, "india"), (2, "india"))
+    stale = india.sink.prepare_commit(txn, txn)
+    france.write(france.txns[0], (2, "france"), (3, "france"))
+    france.commit(france.txns[0])
+    with pytest.raises(CommitConflictError, match="1 of its keys may have been written"):
+        india.commit_prepared(txn, stale)
+    assert lake.table(NAME).history()[-1].version == france.txns[0]  # nothing of India's
+    again = india.sink.prepare_commit(txn, txn)
+    assert [a.path for a in again.change.add] != [a.path for a in stale.change.add]
+    assert len(again.others) == 1  # an M entry for key 2 in France
+    india.commit_prepared(txn, again)
+    assert _rows(lake) == [(1, "india", *ASIA), (2, "india", *ASIA), (3, "france", *FRANCE)]
 
 
 def test_a_transaction_below_the_partition_head_commits_as_a_fresh_version(lake: Any) -> None:

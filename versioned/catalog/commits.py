@@ -21,9 +21,11 @@ from versioned.catalog import access, partitions, stream_progress, tables, trans
 from versioned.catalog.models import CommitRow, FileRow, PartitionRow, TableRow, TransactionRow
 from versioned.catalog.records import (
     CommitInfo,
+    DataFile,
     FileAdd,
     FileGrowth,
     PartitionCommit,
+    SinceCheck,
     StreamMark,
 )
 from versioned.errors import CommitConflictError, InputError, NoSuchPartitionError, SchemaError
@@ -45,6 +47,7 @@ def commit_as(
     version: int | None,
     expected_seq: int | None = None,
     stream_mark: StreamMark | None = None,
+    unless_since: SinceCheck | None = None,
 ) -> CommitInfo:
     """``user`` commits ``changes`` to table ``name`` as transaction ``txn_id``.
 
@@ -81,6 +84,7 @@ def commit_as(
         version=version,
         now=now,
         expected_seq=expected_seq,
+        unless_since=unless_since,
     )
     if stream_mark is not None:
         stream_progress.record(session, table, stream_mark, info, now)
@@ -100,15 +104,21 @@ def apply(
     now: float,
     expected_seq: int | None = None,
     finish: bool = True,
+    unless_since: SinceCheck | None = None,
 ) -> CommitInfo:
     """Commit ``changes`` to ``table`` as transaction ``txn`` (both rows locked by the caller).
 
     ``finish=False`` leaves the transaction open (and its locks held): a commit to several
     tables (`commit_tables_as`) applies each table's changes, then finishes it once.
 
+    ``unless_since``: with ``expected_seq``, the table having moved past it is a conflict
+    only when this check, given every file the commits since then added or retired, returns
+    a reason (it runs while the table row is locked, so nothing commits meanwhile).
+
     Raises:
         CommitConflictError: A head, a removed file or the table moved since it was planned
-            (with ``expected_seq``: any commit since that sequence).
+            (with ``expected_seq``: any commit since that sequence, unless ``unless_since``
+            clears them).
     """
     metrics_data = _json_object(metrics or {}, "metrics")
     _validate(changes)
@@ -116,12 +126,17 @@ def apply(
     _check_partitions(session, table, changes)
     old_seq = table.current_seq
     if expected_seq is not None and old_seq != expected_seq:
-        raise _conflict(
-            table,
-            txn,
-            f"the table changed since this write planned (commit {old_seq}, planned against "
-            f"{expected_seq}); a key unique table-wide may have moved meanwhile",
-        )
+        reason = "a key unique table-wide may have moved meanwhile"
+        if unless_since is not None:
+            found = unless_since(_changed_since(session, table, expected_seq))
+            reason = "" if found is None else found
+        if reason:
+            raise _conflict(
+                table,
+                txn,
+                f"the table changed since this write planned (commit {old_seq}, planned "
+                f"against {expected_seq}); {reason}",
+            )
     seq = old_seq + 1
     moved = session.execute(
         sa.update(TableRow)
@@ -154,6 +169,17 @@ def apply(
         transactions.finish(session, txn, transactions.COMMITTED, now, None)
     session.flush()
     return commit.info()
+
+
+def _changed_since(session: Session, table: TableRow, seq: int) -> list[DataFile]:
+    """Every file of ``table`` that a commit after ``seq`` added or retired."""
+    rows = session.scalars(
+        sa.select(FileRow).where(
+            FileRow.table_id == table.id,
+            sa.or_(FileRow.added_seq > seq, FileRow.removed_seq > seq),
+        )
+    )
+    return [r.info() for r in rows]
 
 
 def _validate(changes: Sequence[PartitionCommit]) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -170,6 +170,11 @@ class DataFile:
     stats: Mapping[str, Any]
     added_seq: int
     removed_seq: int | None
+
+
+SinceCheck = Callable[[Sequence[DataFile]], str | None]
+"""A writer's check of the files other commits added or retired since its plan: ``None``
+when its commit still holds, else why it conflicts (`MetaStore.commit(unless_since=...)`)."""
 
 
 @dataclass(frozen=True)

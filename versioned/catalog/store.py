@@ -39,6 +39,7 @@ from versioned.catalog.records import (
     PartitionCommit,
     PartitionInfo,
     Privilege,
+    SinceCheck,
     Snapshot,
     StreamMark,
     StreamProgress,
@@ -229,6 +230,7 @@ class MetaStore(TransactionStore, ChangeLogReads):
         version: int | None = None,
         expected_seq: int | None = None,
         stream_mark: StreamMark | None = None,
+        unless_since: SinceCheck | None = None,
     ) -> CommitInfo:
         """Make a transaction's files visible, atomically, and commit the transaction.
 
@@ -242,6 +244,9 @@ class MetaStore(TransactionStore, ChangeLogReads):
                 guards count).
             stream_mark: The micro-batch (writer id, batch id) the commit applies: recorded
                 in the same SQL transaction (see `versioned.catalog.stream_progress`).
+            unless_since: With ``expected_seq``: commits since it conflict only when this
+                check of the files they added or retired gives a reason (it runs with the
+                table row locked: keep it short, e.g. a probe of a few Bloom filters).
 
         Raises:
             CommitConflictError: Another writer changed what this commit planned against;
@@ -262,6 +267,7 @@ class MetaStore(TransactionStore, ChangeLogReads):
             version=version,
             expected_seq=expected_seq,
             stream_mark=stream_mark,
+            unless_since=unless_since,
         )
         try:
             return self._expiring(unit)

@@ -12,7 +12,8 @@ The order of calls for one batch::
         then either
             change = sink.prepare_commit(txn_id, write_id)   # durable on storage
             store.commit(txn_id, ..., partitions=change.changes,
-                         expected_seq=change.expected_seq)
+                         expected_seq=change.expected_seq,
+                         unless_since=change.unless_since)
             sink.committed(txn_id)           # the catalog has it
         or
             sink.abort(txn_id)               # the transaction's rows must never show
@@ -27,7 +28,7 @@ from typing import Any, Protocol
 
 import pyarrow as pa
 
-from versioned.catalog.records import PartitionCommit, PartitionInfo, TableInfo
+from versioned.catalog.records import PartitionCommit, PartitionInfo, SinceCheck, TableInfo
 from versioned.catalog.store import MetaStore
 from versioned.storage.filesystem import FileIO
 
@@ -66,6 +67,10 @@ class PreparedCommit:
     version: int | None = None
     """The commit's version when it is not the transaction id (``MetaStore.commit(version=...)``:
     a version-layout transaction whose partition passed its id gets a fresh one)."""
+    unless_since: SinceCheck | None = None
+    """With ``expected_seq``: which commits since it still leave this change right
+    (``MetaStore.commit(unless_since=...)``; a version-layout table's check of the other
+    partitions' new Bloom filters)."""
 
     @property
     def changes(self) -> tuple[PartitionCommit, ...]:

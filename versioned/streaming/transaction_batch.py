@@ -225,6 +225,8 @@ class TransactionBatch:
                 attempt += 1
                 prepared = self._io(lambda: self._sink.prepare_commit(txn_id, write_id), "commit")
                 metrics = {"agent": self.connection.agent, **prepared.metrics}
+                if attempt > 1:  # races lost to other writers' commits before this one
+                    metrics["lost_races"] = attempt - 1
                 if letters is not None:
                     metrics.update(rejected=len(self._letters), dead_letters=letters)
                 try:
@@ -236,6 +238,7 @@ class TransactionBatch:
                         metrics=metrics,
                         expected_seq=prepared.expected_seq,
                         version=prepared.version,
+                        unless_since=prepared.unless_since,
                     )
                     break
                 except CommitConflictError:

@@ -27,13 +27,20 @@ upsert reads with Spark) and ORC data files.
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
-from versioned.catalog.records import PartitionCommit, PartitionInfo, Snapshot
+from versioned.catalog.records import (
+    DataFile,
+    PartitionCommit,
+    PartitionInfo,
+    SinceCheck,
+    Snapshot,
+)
 from versioned.errors import NotSupportedError, StorageError
 from versioned.layouts.version_partition.arrow_version import (
     PartitionVersion,
@@ -79,6 +86,15 @@ class _Prepared:
     version: PartitionVersion | None
     files: tuple[str, ...]
     """Every file written, relative to the table."""
+
+
+@dataclass(frozen=True)
+class _Keys:
+    """A version's keys as the table-wide probe tests them."""
+
+    table: pa.Table
+    """Key columns, then each partition value as a string (`part_column`)."""
+    digests: KeyDigests
 
 
 class VersionStreamSink:
@@ -135,7 +151,9 @@ class VersionStreamSink:
 
         May be called again after the catalog refused the change with a
         `CommitConflictError` (another version of the partition committed first): the
-        version is planned again against the new head.
+        version is planned again against the new head. With a key unique table-wide the
+        commit carries a check (`PreparedCommit.unless_since`) so that commits to other
+        partitions since the plan conflict only when they may hold one of its keys.
 
         Raises:
             TransactionError: A newer version of the partition committed since the batch
@@ -153,7 +171,7 @@ class VersionStreamSink:
             return PreparedCommit(change, _metrics(None, 0))
         rows, superseded = last_per_key(rows, self.key_columns)
         try:
-            plan = self._plan(txn_id, rows)
+            plan, keys = self._plan(txn_id, rows)
             version = write_partition_version(
                 self.context.fileio,
                 self.context.table.location,
@@ -172,18 +190,19 @@ class VersionStreamSink:
                 f"{exc}; abort the batch and write its records again in a new one"
             ) from exc
         files = [a.path for a in version.adds] + [a.path for c in others for a in c.add]
-        self._prepared[txn_id] = _Prepared(plan.live.head, version, tuple(files))
         change = PartitionCommit(
             partition.id, expected_head=plan.live.head, new_head=plan.version, add=version.adds
         )
         # A key that may live in any partition counts as updated, as upsert counts it.
         may = plan.probe.may_exist | plan.elsewhere.may_exist(rows.num_rows)
+        self._prepared[txn_id] = _Prepared(plan.live.head, version, tuple(files))
         return PreparedCommit(
             change,
             _metrics(version, superseded, int(may.sum()), others),
             others=others,
             expected_seq=plan.expected_seq,
             version=plan.version,
+            unless_since=None if keys is None else self._unless_since(plan, keys),
         )
 
     def committed(self, txn_id: int) -> None:
@@ -224,7 +243,48 @@ class VersionStreamSink:
         if txn_id in self._prepared:
             raise TransactionError(f"transaction {txn_id} is being committed; write no more")
 
-    def _plan(self, txn_id: int, rows: pa.Table) -> _Plan:
+    def _unless_since(self, plan: _Plan, keys: _Keys) -> SinceCheck:
+        """The catalog's check, at commit, of what committed to the table since ``plan``
+        (a key unique table-wide): a conflict only if it may hold one of the version's keys.
+
+        The heads of the partitions the commit changes are guarded apart; here the Bloom
+        filters the other partitions gained since the plan are probed for the version's
+        keys (only those: a few filters, while the catalog holds the table's row). A
+        filter added or retired in the version's own partition (a compaction there) or in
+        a partition the plan did not know also conflicts: the version is planned again.
+        """
+        ctx = self.context
+
+        def check(changed: Sequence[DataFile]) -> str | None:
+            blooms = [f for f in changed if f.kind == BLOOM_KIND]
+            own = ctx.partition.id
+            if any(f.partition_id in (own, None) for f in blooms):
+                return f"partition {ctx.partition.values} changed its Bloom filters"
+            if any(f.partition_id not in plan.partitions for f in blooms):
+                return "a partition created since the plan may hold one of its keys"
+            new = [f for f in blooms if f.removed_seq is None]
+            if not new:
+                return None
+            found = probe_elsewhere(
+                ctx.fileio,
+                ctx.table.location,
+                keys.table,
+                keys.digests,
+                own_rows={ctx.partition.values: np.arange(keys.table.num_rows)},
+                partitions=list(plan.partitions.values()),
+                blooms=blooms_by_partition(new),
+                key_columns=self.key_columns,
+                keyed_partition_columns=keyed_partition_columns(ctx.table.spec),
+                load=self.blooms.load,
+            )
+            if not found.hits:
+                return None
+            n = sum(len(rows) for rows in found.hits.values())
+            return f"{n} of its keys may have been written in another partition meanwhile"
+
+        return check
+
+    def _plan(self, txn_id: int, rows: pa.Table) -> tuple[_Plan, _Keys | None]:
         """Probe the version's keys against the live Bloom filters (of every partition, when
         the table's key is unique table-wide)."""
         ctx = self.context
@@ -242,17 +302,18 @@ class VersionStreamSink:
         )
         if snapshot is None:
             version = self._version(txn_id, [live.head])
-            return _Plan(live, probe, ElsewhereProbe(), None, {}, version)
+            return _Plan(live, probe, ElsewhereProbe(), None, {}, version), None
         keys = rows.select(list(self.key_columns))
         for i, value in enumerate(ctx.partition.values):
             keys = keys.append_column(
                 part_column(i), pa.array([value] * rows.num_rows, pa.string())
             )
+        digests = KeyDigests(probe.encoded)
         elsewhere = probe_elsewhere(
             ctx.fileio,
             location,
             keys,
-            KeyDigests(probe.encoded),
+            digests,
             own_rows={ctx.partition.values: np.arange(rows.num_rows)},
             partitions=list(snapshot.partitions.values()),
             blooms=blooms_by_partition(snapshot.files),
@@ -262,7 +323,8 @@ class VersionStreamSink:
         )
         heads = [live.head, *[snapshot.partitions[pid].head_version for pid in elsewhere.hits]]
         version = self._version(txn_id, heads)
-        return _Plan(live, probe, elsewhere, snapshot.seq, dict(snapshot.partitions), version)
+        plan = _Plan(live, probe, elsewhere, snapshot.seq, dict(snapshot.partitions), version)
+        return plan, _Keys(keys, digests)
 
     def _refresh(self, snapshot: Snapshot) -> LiveBlooms:
         """The partition's live Bloom files from ``snapshot`` (cached with its head)."""

@@ -6,6 +6,7 @@ upsert run on Spark (an acid upsert looks keys up with Spark) and cross-read wit
 
 from __future__ import annotations
 
+import datetime as dt
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,7 @@ from tests.mutation.tables import (
     spark_rows,
     values,
 )
+from tests.support.lake_rows import ROW_ID, lake_rows
 from versioned import mutation as vm
 
 
@@ -286,3 +288,83 @@ def test_an_update_or_delete_with_a_stale_row_id_conflicts_and_changes_nothing(
     retry.commit()
     assert [r[2] for r in rows(table) if r[1] == "France"] == [france[1]]
     assert spark_rows(table) == rows(table)  # Spark reads the same rows and ROW__IDs
+
+
+UTC = dt.UTC
+GOOD_WHEN = [  # the closest values to those refused that ORC's Java readers give back exactly
+    (1, dt.date(1582, 10, 15), dt.datetime(1969, 12, 31, 23, 59, 58, 500_000, tzinfo=UTC)),
+    (2, dt.date(1969, 12, 31), dt.datetime(1969, 12, 31, 23, 59, 59, tzinfo=UTC)),
+    (3, dt.date(2024, 2, 29), dt.datetime(1970, 1, 1, 0, 0, 0, 500_000, tzinfo=UTC)),
+    (4, dt.date(9999, 12, 31), dt.datetime(2000, 1, 1, tzinfo=UTC)),
+]
+FIRST_GREGORIAN = (11, dt.date(1582, 10, 15), dt.datetime(1582, 10, 15, tzinfo=UTC))
+"""Kept too; outside the nanosecond range pyarrow's ORC reader reads timestamps in."""
+
+
+def _when(cat: Any) -> Any:
+    return alerts(
+        cat,
+        "m.when",
+        partitioned=False,
+        columns="id INT NOT NULL, msg STRING, day DATE, seen TIMESTAMP",
+    )
+
+
+def _insert_when(cat: Any, table: Any, values: list[tuple[Any, ...]]) -> None:
+    resolver = vm.BucketIdResolver(table)
+    txn = begun(cat, "m.when")
+    in_order = sorted(values, key=lambda v: resolver.bucket_of({"id": v[0]}))
+    with txn.client.coordinator(txn, "m.when") as coord:
+        for id_, day, seen in in_order:
+            coord.insert([], record(resolver, id_, "good", day=day, seen=seen))
+    txn.commit()
+
+
+def test_dates_and_timestamps_orc_would_change_are_refused_and_the_rest_land(lake: Any) -> None:
+    """Issue 27 item 4: ORC's Java readers (Hive's, Spark's) read a DATE of 1582-10-05..14
+    as 1582-10-15, a TIMESTAMP in the last second before 1970 one second later, and, in the
+    files pyorc writes, every day before 1582-10-15 in the Julian calendar (1582-10-04 as
+    1582-09-24). A record with such a value is refused with the reason; the coordinator
+    stays usable and the other records commit with their values exact."""
+    table = _when(lake)
+    resolver = vm.BucketIdResolver(table)
+    utc = UTC
+    good = GOOD_WHEN
+    bad = [
+        (5, dt.date(1582, 10, 4), None, "'1582-10-04' is before 1582-10-15"),
+        (6, None, dt.datetime(1, 1, 1, tzinfo=utc), "'0001-01-01 00:00:00.00:00' is before"),
+        (7, dt.date(1582, 10, 5), None, "'1582-10-05' is a day ORC's readers skip"),
+        (8, dt.date(1582, 10, 14), None, "'1582-10-14' is a day ORC's readers skip"),
+        (9, None, dt.datetime(1582, 10, 10, 12, tzinfo=utc), "falls on a day ORC's readers"),
+        (10, None, dt.datetime(1969, 12, 31, 23, 59, 59, 500_000), "last second before 1970"),
+    ]
+    txn = begun(lake, "m.when")
+    with txn.client.coordinator(txn, "m.when") as coord:
+        for id_, day, seen, reason in bad:
+            rec = record(resolver, id_, "bad", day=day, seen=seen)
+            with pytest.raises(vm.UnstorableValueError, match=reason) as refused:
+                coord.insert([], rec)
+            assert "nothing of it was written" in str(refused.value)
+    txn.abort()
+    _insert_when(lake, table, good)
+    got = [(r["id"], r["day"], r["seen"]) for r in lake_rows(table)]
+    assert sorted(got) == good
+    (row,) = [r for r in lake_rows(table, with_row_id=True) if r["id"] == 3]
+    update = begun(lake, "m.when")
+    with update.client.coordinator(update, "m.when") as coord:
+        late = dt.datetime(1969, 12, 31, 23, 59, 59, 999_999, tzinfo=utc)
+        row_id = vm.RecordIdentifier(*row[ROW_ID])
+        changed = {"id": 3, "msg": "x", "day": row["day"], "seen": late, "ROW__ID": row_id}
+        with pytest.raises(vm.UnstorableValueError, match="last second before 1970"):
+            coord.update([], changed)
+    update.commit()  # nothing was mutated: the row stays
+    assert sorted((r["id"], r["day"], r["seen"]) for r in lake_rows(table)) == good
+
+
+def test_the_dates_and_timestamps_it_keeps_read_back_exactly_through_spark(cat: Any) -> None:
+    """The values next to those refused, written by the mutation API (pyorc), read through
+    Spark's ORC reader (`Table.read()`) exactly as written."""
+    table = _when(cat)
+    _insert_when(cat, table, [*GOOD_WHEN, FIRST_GREGORIAN])
+    got = sorted((r["id"], r["day"], r["seen"]) for r in table.read().toArrow().to_pylist())
+    assert got == [*GOOD_WHEN, FIRST_GREGORIAN]

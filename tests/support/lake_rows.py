@@ -16,6 +16,7 @@ layouts.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Sequence
 from typing import Any
 
@@ -48,7 +49,20 @@ def lake_rows(
     else:
         assert not with_row_id, "only acid rows have a ROW__ID"
         rows = _version_rows(fileio, snapshot)
+    stamps = [c.name for c in snapshot.table.spec.columns if c.type == "TIMESTAMP"]
+    for row in rows:
+        for name in stamps:
+            row[name] = _utc(row[name])
     return sorted(rows, key=repr)
+
+
+def _utc(value: Any) -> Any:
+    """A TIMESTAMP as an aware UTC ``datetime`` (ORC's reader gives naive ones)."""
+    if value is None:
+        return None
+    if hasattr(value, "to_pydatetime"):
+        value = value.to_pydatetime()
+    return value if value.tzinfo is not None else value.replace(tzinfo=dt.UTC)
 
 
 def _acid_rows(fileio: Any, snapshot: Snapshot, ids: Any, with_row_id: bool) -> list[dict]:

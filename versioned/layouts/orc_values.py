@@ -5,9 +5,15 @@
 * A TIMESTAMP in the last second before 1970 with a fraction (``1969-12-31 23:59:59.5``):
   ORC stores its seconds rounded toward zero and the fraction apart, and ORC's Java readers
   read it one second later (``1970-01-01 00:00:00.5``).
+* Files written by ORC's C++ writer (pyorc: the streaming client's and the mutation API's
+  acid files) keep ORC's default hybrid calendar, in which Java readers label every day
+  before 1582-10-15 by the Julian calendar: ``1582-10-04`` reads as ``1582-09-24``,
+  ``0001-01-01`` as ``0001-01-03``. Spark's writer (upserts) stores them exactly, so only
+  the Spark-free writers refuse them (`orc_problems`, `value_problem`).
 
-The Spark feed conversion (`versioned.engine.feeds.rows`) and the streaming client's
-(`versioned.streaming.encoding`) both apply these to tables whose file format is ORC.
+The Spark feed conversion (`versioned.engine.feeds.rows`) applies the first two to tables
+whose file format is ORC; the streaming client's (`versioned.streaming.encoding`) and the
+mutation API's coordinators (`value_problem`) all three.
 """
 
 from __future__ import annotations
@@ -26,6 +32,12 @@ GAP_TIMESTAMP = (
     "falls on a day ORC's readers skip (1582-10-05..14): it would read back on 1582-10-15"
 )
 LAST_SECOND = "is within the last second before 1970, which ORC's readers read one second later"
+BEFORE_GREGORIAN = (
+    "is before 1582-10-15, where ORC's Java readers use the Julian calendar: versioned's "
+    "Spark-free writers cannot store it so that they read it back as written (an upsert can)"
+)
+GREGORIAN_DAY = (dt.date(1582, 10, 15) - _EPOCH).days
+"""1582-10-15, the first day of the Gregorian calendar, in days since 1970-01-01."""
 
 
 def orc_problems(name: str, type_name: str, values: pa.Array) -> pa.Array | None:
@@ -33,14 +45,43 @@ def orc_problems(name: str, type_name: str, values: pa.Array) -> pa.Array | None
     the column's type has no such values."""
     if type_name == "DATE":
         days = values.cast(pa.int32())
+        early = pc.less(days, GREGORIAN_DAY)
         bad = pc.and_(pc.greater_equal(days, GAP_DAYS[0]), pc.less_equal(days, GAP_DAYS[1]))
-        return _reasons(name, values, [(bad, GAP_DATE)])
+        return _reasons(name, values, [(early, BEFORE_GREGORIAN), (bad, GAP_DATE)])
     if type_name == "TIMESTAMP":
         micros = values.cast(pa.timestamp("us", tz="UTC")).cast(pa.int64())
         low, high = GAP_DAYS[0] * DAY_MICROS, (GAP_DAYS[1] + 1) * DAY_MICROS
+        early = pc.less(micros, GREGORIAN_DAY * DAY_MICROS)
         gap = pc.and_(pc.greater_equal(micros, low), pc.less(micros, high))
         last = pc.and_(pc.greater(micros, -1_000_000), pc.less(micros, 0))
-        return _reasons(name, values, [(gap, GAP_TIMESTAMP), (last, LAST_SECOND)])
+        checks = [(early, BEFORE_GREGORIAN), (gap, GAP_TIMESTAMP), (last, LAST_SECOND)]
+        return _reasons(name, values, checks)
+    return None
+
+
+_GAP = (dt.date(1582, 10, 5), dt.date(1582, 10, 14))
+_GREGORIAN = dt.date(1582, 10, 15)
+_EPOCH_UTC = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+
+
+def value_problem(name: str, type_name: str, value: object) -> str | None:
+    """`orc_problems` for one Python value (a record of the mutation API): why an ORC file
+    would not give it back, or None. A naive ``datetime`` is UTC, as pyarrow takes it."""
+    if type_name == "DATE" and isinstance(value, dt.date):
+        day = value.date() if isinstance(value, dt.datetime) else value
+        if _GAP[0] <= day <= _GAP[1]:
+            return f"column {name}: '{day}' {GAP_DATE}"
+        if day < _GREGORIAN:
+            return f"column {name}: '{day}' {BEFORE_GREGORIAN}"
+    elif type_name == "TIMESTAMP" and isinstance(value, dt.datetime):
+        aware = value if value.tzinfo is not None else value.replace(tzinfo=dt.UTC)
+        micros = (aware - _EPOCH_UTC) // dt.timedelta(microseconds=1)
+        if GAP_DAYS[0] * DAY_MICROS <= micros < (GAP_DAYS[1] + 1) * DAY_MICROS:
+            return f"column {name}: '{value}' {GAP_TIMESTAMP}"
+        if micros < GREGORIAN_DAY * DAY_MICROS:
+            return f"column {name}: '{value}' {BEFORE_GREGORIAN}"
+        if -1_000_000 < micros < 0:
+            return f"column {name}: '{value}' {LAST_SECOND}"
     return None
 
 

@@ -32,7 +32,9 @@ Design decisions (issue 14):
 4. Validators: `validators`, `coordinator`. Bucket columns of an insert or update must hash
    to its ROW__ID bucket (`BucketIdError`), so an update of a bucket column is refused; an
    update's partition columns, when the record has them, must be the partition given
-   (`PartitionColumnUpdateError`).
+   (`PartitionColumnUpdateError`). A DATE or TIMESTAMP value ORC's readers would not give
+   back as written (a day of 1582-10-05..14, a time in the last second before 1970) is
+   refused (`UnstorableValueError`; issue 27 item 4).
 5. Partitions: see `coordinator`; a delete or update into a missing partition fails
    (`MissingPartitionError`), as in Hive; with ``create_partitions=False`` a commit into
    missing partitions fails (`PartitionCreationError`, the transaction stays open) until
@@ -70,6 +72,7 @@ from versioned.mutation.errors import (
     PartitionCreationError,
     RecordSequenceError,
     UnknownOperationError,
+    UnstorableValueError,
 )
 from versioned.mutation.records import ROW_ID
 from versioned.mutation.transaction import Transaction
@@ -116,5 +119,6 @@ __all__ = [
     "Transaction",
     "TransactionState",
     "UnknownOperationError",
+    "UnstorableValueError",
     "apply",
 ]

@@ -35,6 +35,7 @@ from versioned.catalog.store import MetaStore
 from versioned.errors import InputError, NoSuchPartitionError, SchemaError
 from versioned.layouts.acid.bucket_codec import RecordIdentifier
 from versioned.layouts.acid.paths import partition_dir
+from versioned.layouts.orc_values import value_problem
 from versioned.mutation.bucket_resolver import BucketIdResolver
 from versioned.mutation.errors import (
     BucketIdError,
@@ -43,6 +44,7 @@ from versioned.mutation.errors import (
     MutationError,
     PartitionColumnUpdateError,
     RecordSequenceError,
+    UnstorableValueError,
 )
 from versioned.mutation.group_writer import GroupWriter
 from versioned.mutation.manifest import WrittenFile, write_manifest
@@ -63,6 +65,9 @@ class MutatorCoordinator:
         spec = target.table.spec
         self._partition_by = tuple(spec.partition_by)
         self._data_columns = tuple(c.name for c in spec.data_columns)
+        self._orc_checked = tuple(
+            (c.name, c.type) for c in spec.data_columns if c.type in ("DATE", "TIMESTAMP")
+        )
         self._resolver = BucketIdResolver(spec)
         self._grouping = GroupingValidator()
         self._sequence = SequenceValidator()
@@ -173,6 +178,14 @@ class MutatorCoordinator:
                 f"{', '.join(missing)}",
                 columns=missing,
             )
+        for column, type_name in self._orc_checked:
+            problem = value_problem(column, type_name, fields[column])
+            if problem is not None:
+                raise UnstorableValueError(
+                    f"the {op}'s record cannot be stored in {self.target.name}: {problem}; "
+                    "nothing of it was written",
+                    column=column,
+                )
         values = self._values(partition)
         for column, value in zip(self._partition_by, values, strict=True):
             if column in fields and _as_value(fields[column]) != value:

@@ -9,6 +9,7 @@ catches the area (and the CLI's exit codes) treats them like any other:
 | `GroupRevisitedError` | `InputError` (a (partition, bucket) group came back) | 2 |
 | `BucketIdError` | `InputError` (a record would move between buckets) | 2 |
 | `PartitionColumnUpdateError` | `InputError` (a record would move between partitions) | 2 |
+| `UnstorableValueError` | `InputError` (a DATE/TIMESTAMP ORC would not give back as written) | 2 |
 | `UnknownOperationError` | `InputError` (`apply`: an op value that is no operation) | 2 |
 | `MissingRowIdError` | `InputError` (`apply`: an update or delete without ROW__ID) | 2 |
 | `MutationSchemaError` | `SchemaError` (`apply`: the DataFrame lacks a needed column) | 2 |
@@ -46,6 +47,12 @@ class BucketIdError(MutationError, base.InputError):
 class PartitionColumnUpdateError(MutationError, base.InputError):
     """A record's partition columns name another partition than the one it is applied to
     (records never move between partitions)."""
+
+
+class UnstorableValueError(MutationError, base.InputError):
+    """An insert or update's DATE or TIMESTAMP value is one ORC's readers would not give
+    back as written (a day of 1582-10-05..14, a time in the last second before 1970): the
+    record is refused instead of stored changed (`versioned.layouts.orc_values`)."""
 
 
 class MissingPartitionError(MutationError, base.NoSuchPartitionError):

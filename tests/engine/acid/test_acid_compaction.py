@@ -206,3 +206,41 @@ def test_vacuum_removes_obsolete_directories_once_no_retained_snapshot_needs_the
     for store in ("x", "y"):
         assert _disk_dirs(cat, table, store) == _live_dirs(table, store)
     assert _rows(table) == expected == _walk(cat, table)
+
+
+def _event_ids(cat: Any, table: Any, path: str) -> list[tuple[int, int, int]]:
+    from versioned.layouts.acid.orc_files import read_bucket
+
+    events = read_bucket(cat.fileio, f"{table.info.location}/{path}").events
+    fields = ("originalTransaction", "bucket", "rowId")
+    return list(zip(*(events.column(f).to_pylist() for f in fields), strict=True))
+
+
+def test_spark_written_event_files_are_in_row_id_order_as_hive_s_merge_assumes(
+    cat: Any,
+) -> None:
+    """Issue 28 item 1: Spark's planned write sorted each task again by
+    ``empty2null(store)`` and the optimizer dropped our ROW__ID sort below it: the compacted
+    bucket file held write id 2's events before write id 1's (Hive's merging readers then
+    return deleted rows and updated keys twice). Spark reads and writes every file here
+    (``driver_max_events`` 0): one bucket and one partition put every event in one file,
+    and the larger delta is scanned first."""
+    t = acid_table(
+        cat,
+        columns=COLUMNS,
+        buckets=1,
+        properties={"read.driver_max_events": "0", "write.driver_max_events": "0"},
+    )
+    t.upsert(_changes([1, 2, 3], ["a"] * 3, ["s1"] * 3, ["I"] * 3), op_code_column="op")
+    many = list(range(10, 60))
+    t.upsert(_changes(many, ["b"] * 50, ["s1"] * 50, ["I"] * 50), op_code_column="op")
+    t.upsert(_changes([2, 11], [None, None], ["s1", "s1"], ["D", "D"]), op_code_column="op")
+    for options in (None, MINOR, CompactionOptions(kind="major")):
+        if options is not None:
+            assert t.compact(options=options).partitions[0].status == "compacted"
+        files = [f.path for f in t.snapshot().files if "/bucket_" in f.path]
+        assert files, "no event file"
+        for path in files:  # the upserts' deltas and delete delta, then the compacted files
+            ids = _event_ids(cat, t, path)
+            assert ids == sorted(ids), f"{path} is not in ROW__ID order"
+    assert _rows(t) == {(1, "a", "s1"), (3, "a", "s1")} | {(i, "b", "s1") for i in many if i != 11}

@@ -28,9 +28,11 @@ import pyarrow.orc as paorc
 from pyspark.sql import Column as SparkColumn
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
+from pyspark.sql import types as T
 
 from versioned.catalog.records import FileAdd
 from versioned.engine.acid.bucketing import BUCKET_COLUMN
+from versioned.engine.spark.operation_conf import operation_conf
 from versioned.layouts.acid import orc_schema as s
 from versioned.layouts.acid.directories import AcidDir, BaseDir, DeltaDir, is_hidden
 from versioned.layouts.acid.key_filters import (
@@ -43,7 +45,11 @@ from versioned.layouts.acid.paths import bucket_file_path, marker_path, write_ac
 from versioned.layouts.acid.snapshot_dirs import DELETE_KIND, MARKER_KIND
 from versioned.schema import TableSpec
 from versioned.storage.filesystem import FileIO
-from versioned.storage.partition_paths import parse_partition_path, partition_path
+from versioned.storage.partition_paths import (
+    DEFAULT_PARTITION_NAME,
+    parse_partition_path,
+    partition_path,
+)
 
 STATEMENT_ID = 0
 """Every write is one statement: ``delta_W_W_0000``."""
@@ -119,11 +125,11 @@ def write_insert_events(
         (F.row_number().over(per_file) - F.lit(1)).cast("long").alias(s.ROW_ID),
         F.lit(write_id).cast("long").alias(s.CURRENT_WRITE_ID),
         F.struct(*[F.col(c.name) for c in spec.data_columns]).alias(s.ROW),
-        *[F.col(p) for p in parts],
+        *_partition_columns(rows, parts),
         F.col(BUCKET_COLUMN).alias(_FILE_BUCKET),
     )
     # Already shuffled by (partition, bucket) for the row numbers; sorting by row id within
-    # the tasks keeps each file in ROW__ID order whatever sort the writer would add.
+    # the tasks keeps each file in ROW__ID order (`UNPLANNED_WRITE`: Spark adds no sort).
     shaped = events.sortWithinPartitions(*parts, _FILE_BUCKET, s.ROW_ID)
     directory = DeltaDir(write_id, write_id, STATEMENT_ID)
     return _write(shaped, spec, fileio, table_location, f"{stage}/delta", directory, version, claim)
@@ -150,7 +156,7 @@ def write_delete_events(
         F.col(s.ROW_ID).cast("long").alias(s.ROW_ID),
         F.lit(write_id).cast("long").alias(s.CURRENT_WRITE_ID),
         F.lit(None).cast(_row_type(spec)).alias(s.ROW),
-        *[F.col(p) for p in parts],
+        *_partition_columns(row_ids, parts),
         bucket_id_of(F.col(s.BUCKET)).alias(_FILE_BUCKET),
     )
     directory = DeltaDir(write_id, write_id, STATEMENT_ID, delete=True)
@@ -176,7 +182,7 @@ def write_events(
     """Write ACID events as they are (the six event fields and the partition columns) into
     ``directory`` of their partitions, one file per bucket in ROW__ID order (compaction)."""
     parts = list(spec.partition_by)
-    events = events.select(*s.EVENT_FIELDS, s.ROW, *parts).withColumn(
+    events = events.select(*s.EVENT_FIELDS, s.ROW, *_partition_columns(events, parts)).withColumn(
         _FILE_BUCKET, bucket_id_of(F.col(s.BUCKET))
     )
     shaped = _spread(events, [*parts, _FILE_BUCKET]).sortWithinPartitions(
@@ -192,6 +198,31 @@ def write_events(
         version,
         claim,
     )
+
+
+UNPLANNED_WRITE = {"spark.sql.optimizer.plannedWrite.enabled": "false"}
+"""Event files must keep the ROW__ID order our sort gives them (Hive's merging readers
+assume it: out of order they return deleted rows and updated keys twice; issue 28 item 1).
+Spark's planned write adds its own sort by the partition columns to the logical plan, and the
+optimizer then drops ours below it. Unplanned, Spark's file writer adds a sort only when the
+plan's ordering does not start with the partition columns, which ours does
+(`_partition_columns` keeps a STRING one from being wrapped in ``empty2null``)."""
+
+
+def _partition_columns(frame: DataFrame, parts: list[str]) -> list[SparkColumn]:
+    """The partition columns to write, a STRING one never null: null becomes Hive's default
+    partition name, the directory Spark writes for null anyway.
+
+    Spark's file writer writes a nullable STRING partition column through ``empty2null``,
+    an expression no sort of ours can order by, and then sorts each task by it again.
+    """
+    columns = []
+    for p in parts:
+        if isinstance(frame.schema[p].dataType, T.StringType):
+            columns.append(F.coalesce(F.col(p), F.lit(DEFAULT_PARTITION_NAME)).alias(p))
+        else:
+            columns.append(F.col(p))
+    return columns
 
 
 def _spread(frame: DataFrame, columns: list[str]) -> DataFrame:
@@ -236,12 +267,13 @@ def _write(
 
     Every file is claimed (``claim``: deleted if the transaction aborts) before it moves.
     """
-    (
-        events.write.mode("errorifexists")
-        .option("compression", ORC_COMPRESSION)
-        .partitionBy(*spec.partition_by, _FILE_BUCKET)
-        .orc(fileio.full_path(stage))
-    )
+    with operation_conf(events.sparkSession, UNPLANNED_WRITE):
+        (
+            events.write.mode("errorifexists")
+            .option("compression", ORC_COMPRESSION)
+            .partitionBy(*spec.partition_by, _FILE_BUCKET)
+            .orc(fileio.full_path(stage))
+        )
     placed: list[PlacedFile] = []
     seen: set[str] = set()
     for stat in fileio.list_files(stage):  # our own private output, not table data

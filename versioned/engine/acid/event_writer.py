@@ -210,8 +210,8 @@ plan's ordering does not start with the partition columns, which ours does
 
 
 def _partition_columns(frame: DataFrame, parts: list[str]) -> list[SparkColumn]:
-    """The partition columns to write, a STRING one never null: null becomes Hive's default
-    partition name, the directory Spark writes for null anyway.
+    """The partition columns to write, a STRING one never null: null and ``""`` become Hive's
+    default partition name, the directory Spark wrote for both anyway.
 
     Spark's file writer writes a nullable STRING partition column through ``empty2null``,
     an expression no sort of ours can order by, and then sorts each task by it again.
@@ -219,7 +219,10 @@ def _partition_columns(frame: DataFrame, parts: list[str]) -> list[SparkColumn]:
     columns = []
     for p in parts:
         if isinstance(frame.schema[p].dataType, T.StringType):
-            columns.append(F.coalesce(F.col(p), F.lit(DEFAULT_PARTITION_NAME)).alias(p))
+            # null and "" are both Hive's default partition; coalesce with a literal last is
+            # what Spark knows to be non-null
+            value = F.nullif(F.col(p), F.lit(""))
+            columns.append(F.coalesce(value, F.lit(DEFAULT_PARTITION_NAME)).alias(p))
         else:
             columns.append(F.col(p))
     return columns

@@ -40,21 +40,14 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from versioned.engine.feeds.op_codes import DELETE, UPDATE, normalise_op_code, op_code_problem
+from versioned.engine.feeds.problems import Checked, Problem, any_of, column_problems, given
 from versioned.engine.feeds.schema import required_columns
-from versioned.engine.feeds.text_values import REPLACE_INVALID_UTF8, ROUND_DECIMALS, Lenience
-from versioned.engine.feeds.value_conversion import ConvertedValue, convert_value, convertible
+from versioned.engine.feeds.text_values import Lenience
+from versioned.engine.feeds.value_conversion import convert_value, convertible
 from versioned.engine.spark.observed_count import ObservedCount
-from versioned.engine.spark.types import max_length, spark_type
+from versioned.engine.spark.types import spark_type
 from versioned.errors import SchemaError
-from versioned.layouts import orc_values
-from versioned.schema import Column as TableColumn
 from versioned.schema import TableSpec
-from versioned.storage.partition_paths import (
-    DEFAULT_PARTITION_NAME,
-    MAX_SEGMENT_BYTES,
-    escape_path_name,
-    escaped_chars_pattern,
-)
 
 # Columns of a Feed besides the table's.
 OP = "_op"
@@ -80,9 +73,6 @@ IN_COERCED = "#coerced"
 IN_KEEP = "#keep"
 _IN_REJECTED = "#rejected"
 _IN_COERCED = "#coerced_row"
-
-
-_QUOTE_LIMIT = 60
 
 
 def split_rows(
@@ -118,7 +108,7 @@ def split_rows(
     keep = F.col(IN_KEEP) if IN_KEEP in frame.columns else None
     checked = _checked_columns(spec, present, input_types, op, keep, lenience)
     problems = [
-        _Problem(op.isNull(), lambda: op_code_problem(F.col(IN_OP), op)),
+        Problem(op.isNull(), lambda: op_code_problem(F.col(IN_OP), op)),
         *checked.problems,
     ]
     coerced = [F.col(IN_COERCED)] if IN_COERCED in input_types else []
@@ -128,30 +118,11 @@ def split_rows(
 
 
 @dataclass(frozen=True)
-class _Problem:
-    """One way a row can be unusable: a cheap test, and the text saying why.
-
-    Rows are tested with ``holds`` alone; ``message`` is built only for the rejected rows.
-    Spark compiles the per-row code of a stage into one Java method, and the JVM interprets
-    (never compiles) a method over 8000 bytes: the message texts of a wide table inline would
-    make every row of a clean batch pay for them.
-    """
-
-    holds: Column  # true when the row has this problem (null counts as false)
-    message: Callable[[], Column]
-    """Builds the reason text, read only where ``holds`` is true (built only when the
-    dead letters are: each text is several expressions, each a call into the JVM)."""
-
-    def reason(self) -> Column:
-        return F.when(self.holds, self.message())
-
-
-@dataclass(frozen=True)
-class _CheckedColumns:
+class CheckedColumns:
     """The table's columns of a feed, typed, and what is wrong with them per row."""
 
     values: list[Column]  # one per table column, in table order
-    problems: list[_Problem]  # why a row cannot be applied
+    problems: list[Problem]  # why a row cannot be applied
     coerced: list[Column]  # whether a lenient conversion changed a row's value
 
 
@@ -181,11 +152,11 @@ def _checked_columns(
     op: Column,
     keep: Column | None,
     lenience: Lenience,
-) -> _CheckedColumns:
+) -> CheckedColumns:
     """Convert each table column and list its problems; absent columns read as null."""
     is_delete = F.coalesce(op == F.lit(DELETE), F.lit(False))
     required = set(required_columns(spec))
-    out = _CheckedColumns([], [], [])
+    out = CheckedColumns([], [], [])
     for column in spec.columns:
         target = spark_type(column.type)
         if column.name not in present:
@@ -194,19 +165,21 @@ def _checked_columns(
         src = F.col(column.name)
         converted = convert_value(src, input_types[column.name], target, lenience)
         value = converted.value
-        checked = _Checked(None if column.name in required else ~is_delete)
+        checked = Checked(None if column.name in required else ~is_delete)
         if keep is not None and column.name not in required:  # kept: neither read nor checked
             kept = F.coalesce(F.array_contains(keep, F.lit(column.name)), F.lit(False))
             value = F.when(~kept, value)
-            checked = _Checked(~is_delete & ~kept)
+            checked = Checked(~is_delete & ~kept)
         out.values.append(value.alias(column.name))
         out.problems.extend(
-            _problems(column, spec, src, input_types[column.name], converted, lenience, checked)
+            column_problems(
+                column, spec, src, input_types[column.name], converted, lenience, checked
+            )
         )
         found = f"{IN_PROBLEMS}:{column.name}"  # what the reader found, e.g. a JSON object
         if found in input_types:
             reported = F.col(f"`{found}`")
-            out.problems.append(_Problem(checked(reported.isNotNull()), _given(reported)))
+            out.problems.append(Problem(checked(reported.isNotNull()), given(reported)))
         for coerced, lenient in (
             (converted.inexact, lenience.round_decimals),
             (converted.bad_utf8, lenience.replace_invalid_utf8),
@@ -216,23 +189,12 @@ def _checked_columns(
     return out
 
 
-@dataclass(frozen=True)
-class _Checked:
-    """Which rows a column's checks apply to: all of them (``only`` None), or those where
-    ``only`` holds (not deletes, not kept values)."""
-
-    only: Column | None
-
-    def __call__(self, condition: Column) -> Column:
-        return condition if self.only is None else self.only & condition
-
-
 def _split_checked(
     frame: DataFrame,
     spec: TableSpec,
     op: Column,
     values: list[Column],
-    problems: list[_Problem],
+    problems: list[Problem],
     coerced: list[Column],
     keep: Column | None,
 ) -> tuple[DataFrame, Callable[[], DataFrame], ObservedCount]:
@@ -240,9 +202,9 @@ def _split_checked(
     counting them."""
     malformed = F.col(IN_MALFORMED)
     rejected_if = malformed.isNotNull() | F.coalesce(
-        _any([p.holds for p in problems]), F.lit(False)
+        any_of([p.holds for p in problems]), F.lit(False)
     )
-    any_coerced = F.coalesce(_any(coerced), F.lit(False))
+    any_coerced = F.coalesce(any_of(coerced), F.lit(False))
     kept = [keep] if keep is not None else []
     checked_rows = frame.select(
         *values,
@@ -282,171 +244,3 @@ def op_input(op_column: str | None, get: Callable[[str], Column]) -> Column:
     (upsert) for every row when the feed has no op-code column."""
     op = F.lit(UPDATE) if op_column is None else get(op_column).cast("string")
     return op.alias(IN_OP)
-
-
-def _given(message: Column) -> Callable[[], Column]:
-    return lambda: message
-
-
-def _any(flags: list[Column]) -> Column:
-    """Whether any flag holds: true, or false or null (callers coalesce null to false)."""
-    if not flags:
-        return F.lit(False)
-    if len(flags) == 1:
-        return flags[0]
-    # One call into the JVM instead of one per flag. Like the OR of the flags it is true
-    # when any flag is; else false or null, which callers read as false.
-    return F.greatest(*flags)
-
-
-def _problems(
-    column: TableColumn,
-    spec: TableSpec,
-    src: Column,
-    src_type: T.DataType,
-    converted: ConvertedValue,
-    lenience: Lenience,
-    checked: _Checked,
-) -> list[_Problem]:
-    name, type_name, value = column.name, column.type, converted.value
-    article = "an" if type_name[0] in "AEIOU" else "a"
-
-    def quoting(text: str) -> Callable[[], Column]:
-        def message() -> Column:
-            shown = _quoted(F.make_valid_utf8(_as_text(src, src_type)))
-            return F.concat(F.lit(f"column {name}: '"), shown, F.lit(text))
-
-        return message
-
-    def literal(text: str) -> Callable[[], Column]:
-        return lambda: F.lit(text)
-
-    problems = []
-    if converted.failed is not None:
-        problems.append(
-            _Problem(checked(converted.failed), quoting(f"' is not {article} {type_name}"))
-        )
-    if not lenience.round_decimals and converted.inexact is not None:
-        problems.append(
-            _Problem(
-                checked(converted.inexact),
-                quoting(
-                    f"' has more decimal places than {type_name} keeps; round it in the "
-                    f"feed, or set table property {ROUND_DECIMALS}=true"
-                ),
-            )
-        )
-    if not lenience.replace_invalid_utf8 and converted.bad_utf8 is not None:
-        problems.append(
-            _Problem(
-                checked(converted.bad_utf8),
-                quoting(
-                    "' is not valid UTF-8 (shown with U+FFFD); fix the encoding, or set "
-                    f"table property {REPLACE_INVALID_UTF8}=true"
-                ),
-            )
-        )
-    limit = max_length(type_name)
-    if limit is not None:
-        problems.append(
-            _Problem(
-                checked(F.length(value) > F.lit(limit)),
-                lambda: F.concat(
-                    F.lit(f"column {name}: '"),
-                    _quoted(F.make_valid_utf8(value)),
-                    F.lit(f"' is longer than {type_name}"),
-                ),
-            )
-        )
-    if name in spec.partition_by:
-        problems.extend(_partition_problems(name, value))
-    if spec.file_format == "orc":
-        problems.extend(_orc_problems(type_name, value, checked, quoting))
-    is_null = value.isNull()
-    if converted.failed is not None:
-        is_null = is_null & ~converted.failed
-    if name in spec.primary_key:
-        problems.append(_Problem(is_null, literal(f"primary key column {name} is null")))
-    elif name == spec.ordering_column:
-        problems.append(_Problem(is_null, literal(f"ordering column {name} is null")))
-    elif not column.nullable:
-        problems.append(_Problem(checked(is_null), literal(f"column {name} is NOT NULL but null")))
-    return problems
-
-
-def _orc_problems(
-    type_name: str, value: Column, checked: _Checked, quoting: Callable[[str], Callable[[], Column]]
-) -> list[_Problem]:
-    """Values ORC files do not give back as written, dead-lettered rather than changed:
-    a day the hybrid calendar skips, and a time in the last second before 1970 with a
-    fraction, which ORC's Java readers read one second later (its seconds are stored
-    rounded toward zero, its fraction apart)."""
-    first, last = (F.lit(day) for day in orc_values.GAP_DAYS)
-    if type_name == "DATE":
-        day = F.unix_date(value)
-        return [
-            _Problem(
-                checked(day.between(first, last)),
-                quoting(f"' {orc_values.GAP_DATE}"),
-            )
-        ]
-    if type_name == "TIMESTAMP":
-        micros = F.unix_micros(value)
-        day = F.floor(micros / F.lit(orc_values.DAY_MICROS))
-        last_second = (micros > F.lit(-1_000_000)) & (micros < F.lit(0))
-        return [
-            _Problem(
-                checked(day.between(first, last)),
-                quoting(f"' {orc_values.GAP_TIMESTAMP}"),
-            ),
-            _Problem(
-                checked(last_second),
-                quoting(f"' {orc_values.LAST_SECOND}"),
-            ),
-        ]
-    return []
-
-
-def _partition_problems(name: str, value: Column) -> list[_Problem]:
-    """A partition value must not name the null partition, and must fit a directory name."""
-    text = value.cast("string")
-    escaped = F.length(text) - F.length(F.regexp_replace(text, escaped_chars_pattern(), ""))
-    prefix = len(escape_path_name(name).encode()) + 1
-    size = F.lit(prefix) + F.octet_length(text) + 2 * escaped
-    # Escaping turns a byte into at most three: only a value that could be too long is
-    # matched against the pattern (``&`` does not evaluate its right side when the left
-    # is false).
-    may_be_long = F.lit(prefix) + 3 * F.octet_length(text) > F.lit(MAX_SEGMENT_BYTES)
-    return [
-        _Problem(
-            text == F.lit(DEFAULT_PARTITION_NAME),
-            lambda: F.lit(
-                f"partition column {name}: '{DEFAULT_PARTITION_NAME}' is Hive's name of the "
-                "null partition and would read back as null; send null (or an empty value) "
-                "for the default partition"
-            ),
-        ),
-        _Problem(
-            may_be_long & (size > F.lit(MAX_SEGMENT_BYTES)),
-            lambda: F.concat(
-                F.lit(f"partition column {name}: '"),
-                _quoted(F.make_valid_utf8(text)),
-                F.lit("' makes a directory name of "),
-                size.cast("string"),
-                F.lit(f" bytes, longer than the {MAX_SEGMENT_BYTES} file systems allow"),
-            ),
-        ),
-    ]
-
-
-def _as_text(src: Column, src_type: T.DataType) -> Column:
-    if isinstance(src_type, T.BinaryType):
-        return F.base64(src)
-    return src.cast("string")
-
-
-def _quoted(text: Column) -> Column:
-    return F.when(
-        F.length(text) > F.lit(_QUOTE_LIMIT),
-        F.concat(F.substring(text, 1, _QUOTE_LIMIT), F.lit("...")),
-    ).otherwise(text)

@@ -64,12 +64,16 @@ class Catalog:
         *,
         spark: SparkSession | None = None,
         on_spark_start: Callable[[str], None] | None = None,
+        on_spark_ready: Callable[[], None] | None = None,
     ) -> None:
         """``on_spark_start`` is told (one line) when this catalog starts a SparkSession,
-        which takes seconds: the command line prints it on stderr."""
+        which takes seconds: the command line prints it on stderr. ``on_spark_ready`` is
+        called once the session this catalog uses runs (a SparkContext takes over Ctrl-C
+        when it starts; the command line takes it back there)."""
         self.settings = settings
         self._spark = spark
         self._on_spark_start = on_spark_start
+        self._on_spark_ready = on_spark_ready
         self.fileio = FileIO.for_root(settings.warehouse)
         self.fileio.makedirs("")
         self.store = MetaStore.connect(settings.catalog_url, settings.user)
@@ -88,7 +92,10 @@ class Catalog:
 
         if self._on_spark_start is not None and not has_active_session():
             self._on_spark_start(f"starting Spark ({self.settings.spark_master})…")
-        return get_or_create_spark(self.settings.spark_master, log_level=self.settings.log_level)
+        session = get_or_create_spark(self.settings.spark_master, log_level=self.settings.log_level)
+        if self._on_spark_ready is not None:
+            self._on_spark_ready()
+        return session
 
     def close(self) -> None:
         """Release catalog connections (the SparkSession is left running)."""

@@ -28,6 +28,7 @@ from versioned.catalog import (
     tables,
 )
 from versioned.catalog.change_log import ChangeLogReads
+from versioned.catalog.change_watch import CatalogChange, ChangeWatch, watched
 from versioned.catalog.connection import CatalogConnection
 from versioned.catalog.engine import create_engine, ensure_schema
 from versioned.catalog.models import TableRow
@@ -60,12 +61,14 @@ class MetaStore(TransactionStore, ChangeLogReads):
     Attributes:
         url: The catalog's SQLAlchemy URL.
         user: The principal whose permissions every call is checked against.
+        watch: Told about each change users see as it is made (`change_watch`), if set.
     """
 
     def __init__(self, connection: CatalogConnection, url: str, user: str) -> None:
         self._db = connection
         self.url = url
         self.user = names.principal(user)
+        self.watch: ChangeWatch | None = None
 
     @classmethod
     def connect(cls, url: str, user: str, *, create: bool = True) -> MetaStore:
@@ -124,12 +127,15 @@ class MetaStore(TransactionStore, ChangeLogReads):
         if not isinstance(spec, TableSpec):
             raise InputError(f"create_table takes a TableSpec, got {type(spec).__name__}")
         name = tables.table_name(spec.name)
-        try:
-            return self._db.write(
-                lambda s: tables.create_table(s, spec, self.user, time.time(), location)
-            )
-        except IntegrityError as exc:  # a racing creator of the same table won
-            raise tables.already_exists(name) from exc
+        with watched(self.watch, "create", str(name)) as made:
+            try:
+                info = self._db.write(
+                    lambda s: tables.create_table(s, spec, self.user, time.time(), location)
+                )
+            except IntegrityError as exc:  # a racing creator of the same table won
+                raise tables.already_exists(name) from exc
+            made.append(CatalogChange("create", str(name)))
+        return info
 
     def table(self, name: TableName) -> TableInfo:
         """The table called ``name`` (needs read)."""
@@ -146,13 +152,21 @@ class MetaStore(TransactionStore, ChangeLogReads):
         Returns:
             The dropped table, so that the caller can delete its files.
         """
-        return self._on_table(name, "owner", tables.drop_table, write=True, lock=True)
+        target = str(tables.table_name(name))
+        with watched(self.watch, "drop", target) as made:
+            info = self._on_table(name, "owner", tables.drop_table, write=True, lock=True)
+            made.append(CatalogChange("drop", target))
+        return info
 
     def set_table_properties(self, name: TableName, props: Mapping[str, str]) -> TableInfo:
         """Merge ``props`` into the table's properties (needs write)."""
-        return self._on_table(
-            name, "write", lambda s, t: tables.set_properties(t, props), write=True, lock=True
-        )
+        target = str(tables.table_name(name))
+        with watched(self.watch, "properties", target) as made:
+            info = self._on_table(
+                name, "write", lambda s, t: tables.set_properties(t, props), write=True, lock=True
+            )
+            made.append(CatalogChange("properties", target))
+        return info
 
     def alter_table(
         self, name: TableName, change: SchemaChange, *, reason: str | None = None
@@ -170,11 +184,14 @@ class MetaStore(TransactionStore, ChangeLogReads):
         alter = functools.partial(
             schemas.alter, user=self.user, name=table_name, txn_id=txn, change=change
         )
-        try:
-            return self._expiring(lambda s: alter(s, reason=reason, now=time.time()))
-        except BaseException:
-            self.abort(txn, "schema change refused or failed")
-            raise
+        with watched(self.watch, "commit", str(table_name)) as made:
+            try:
+                commit = self._expiring(lambda s: alter(s, reason=reason, now=time.time()))
+            except BaseException:
+                self.abort(txn, "schema change refused or failed")
+                raise
+            made.append(CatalogChange("commit", str(table_name), commit.version))
+        return commit
 
     # partitions -------------------------------------------------------------------------------
 
@@ -269,10 +286,13 @@ class MetaStore(TransactionStore, ChangeLogReads):
             stream_mark=stream_mark,
             unless_since=unless_since,
         )
-        try:
-            return self._expiring(unit)
-        except IntegrityError as exc:  # a racing writer took a file path or a commit number
-            raise commits.race_conflict(table_name, txn_id) from exc
+        with watched(self.watch, "commit", str(table_name)) as made:
+            try:
+                info = self._expiring(unit)
+            except IntegrityError as exc:  # a racing writer took a file path or a commit number
+                raise commits.race_conflict(table_name, txn_id) from exc
+            made.append(CatalogChange("commit", str(table_name), info.version))
+        return info
 
     def commit_tables(self, txn_id: int, tables_changes: Sequence[TableCommit]) -> list[CommitInfo]:
         """Commit a transaction's changes to several tables atomically: every table gets its
@@ -287,10 +307,16 @@ class MetaStore(TransactionStore, ChangeLogReads):
         unit = functools.partial(
             multi_commits.commit_tables_as, user=self.user, txn_id=txn_id, commits=changes
         )
-        try:
-            return self._expiring(unit)
-        except IntegrityError as exc:  # a racing writer took a file path or a commit number
-            raise commits.race_conflict(tables.table_name(changes[0].table), txn_id) from exc
+        names_ = [str(tables.table_name(c.table)) for c in changes]
+        with watched(self.watch, "commit", ", ".join(names_)) as made:
+            try:
+                infos = self._expiring(unit)
+            except IntegrityError as exc:  # a racing writer took a file path or commit number
+                raise commits.race_conflict(tables.table_name(changes[0].table), txn_id) from exc
+            made.extend(
+                CatalogChange("commit", n, i.version) for n, i in zip(names_, infos, strict=True)
+            )
+        return infos
 
     def history(self, name: TableName) -> list[CommitInfo]:
         """Every commit of the table, oldest first (needs read)."""
@@ -372,25 +398,32 @@ class MetaStore(TransactionStore, ChangeLogReads):
             table=table,
             now=time.time(),
         )
-        try:
-            return self._db.write(unit)
-        except IntegrityError:  # the same grant raced in from elsewhere: it exists now
-            return self._db.write(unit)
+        target = database if table is None else f"{database}.{table}"
+        with watched(self.watch, "grant", target) as made:
+            try:
+                granted = self._db.write(unit)
+            except IntegrityError:  # the same grant raced in from elsewhere: it exists now
+                granted = self._db.write(unit)
+            made.append(CatalogChange("grant", target))
+        return granted
 
     def revoke(
         self, principal: str, privilege: Privilege, *, database: str, table: str | None = None
     ) -> None:
         """Take back a grant (needs ownership or ``all``); revoking a missing grant is a no-op."""
-        self._db.write(
-            lambda s: grants.revoke(
-                s,
-                user=self.user,
-                principal=principal,
-                privilege=privilege,
-                database=database,
-                table=table,
+        target = database if table is None else f"{database}.{table}"
+        with watched(self.watch, "revoke", target) as made:
+            self._db.write(
+                lambda s: grants.revoke(
+                    s,
+                    user=self.user,
+                    principal=principal,
+                    privilege=privilege,
+                    database=database,
+                    table=table,
+                )
             )
-        )
+            made.append(CatalogChange("revoke", target))
 
     def grants(self, *, database: str, table: str | None = None) -> list[GrantInfo]:
         """Grants on exactly this database or table (needs read on it)."""

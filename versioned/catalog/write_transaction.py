@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, Literal, TypeVar
 
+from versioned.catalog.change_watch import watched
 from versioned.catalog.heartbeat import TransactionKeeper
 from versioned.catalog.records import CommitInfo, PartitionCommit, StreamMark
 from versioned.catalog.store import MetaStore
@@ -134,19 +135,22 @@ class WriteTransaction:
             TransactionExpiredError: It expired; nothing was written.
         """
         self.check_alive()
-        info = self._store.commit(
-            self.id,
-            self.table,
-            operation=operation,
-            partitions=partitions,
-            metrics=metrics,
-            version=version,
-            expected_seq=expected_seq,
-            stream_mark=stream_mark,
-        )
-        self.state = "committed"
-        self.committed = info
-        self._keeper.finished(self.id)
+        # Around the catalog's own report, so that a watcher holding Ctrl-C back (the
+        # command line) lets it through only once this transaction knows it committed.
+        with watched(self._store.watch, "commit", str(self.table)):
+            info = self._store.commit(
+                self.id,
+                self.table,
+                operation=operation,
+                partitions=partitions,
+                metrics=metrics,
+                version=version,
+                expected_seq=expected_seq,
+                stream_mark=stream_mark,
+            )
+            self.state = "committed"
+            self.committed = info
+            self._keeper.finished(self.id)
         return info
 
     def abort(self, reason: str = "aborted by client") -> None:

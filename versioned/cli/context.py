@@ -16,8 +16,11 @@ from versioned.config import Settings
 if TYPE_CHECKING:
     from versioned.api.catalog import Catalog
     from versioned.api.table import Table
+    from versioned.cli.interrupts import Interrupts
 
 F = TypeVar("F", bound=Callable[..., Any])
+INTERRUPTS = "versioned.interrupts"
+"""Where `VersionedGroup` leaves the command's `Interrupts` in ``click.Context.meta``."""
 
 
 @dataclass
@@ -26,6 +29,8 @@ class CliContext:
 
     settings: Settings
     output: OutputFormat
+    interrupts: Interrupts | None = None
+    """Ctrl-C's handler, told about the catalog changes the command makes."""
     _catalog: Catalog | None = field(default=None, repr=False)
 
     @property
@@ -34,7 +39,13 @@ class CliContext:
         if self._catalog is None:
             from versioned.api.catalog import Catalog
 
-            self._catalog = Catalog(self.settings, on_spark_start=_say_unless_quiet)
+            interrupts = self.interrupts
+            self._catalog = Catalog(
+                self.settings,
+                on_spark_start=_say_unless_quiet,
+                on_spark_ready=None if interrupts is None else interrupts.install,
+            )
+            self._catalog.store.watch = interrupts
         return self._catalog
 
     def table(self, name: str, need: Literal["read", "write"] = "read") -> Table:

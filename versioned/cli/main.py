@@ -7,7 +7,8 @@ from typing import Any
 
 import click
 
-from versioned.cli.context import CliContext
+from versioned.cli.context import INTERRUPTS, CliContext
+from versioned.cli.interrupts import Interrupts, exit_at_once_on_signals
 from versioned.cli.render import OUTPUT_FORMATS
 from versioned.config import (
     ENV_CATALOG,
@@ -30,13 +31,25 @@ class UserError(click.ClickException):
 
 
 class VersionedGroup(click.Group):
-    """Turns `VersionedError` into a one-line message and the matching exit code."""
+    """Turns `VersionedError` into a one-line message and the matching exit code, and an
+    interrupted command (Ctrl-C, SIGTERM) into one line and 130 or 143 (`cli.interrupts`)."""
 
     def invoke(self, ctx: click.Context) -> Any:
-        try:
-            return super().invoke(ctx)
-        except VersionedError as err:
-            raise UserError(err) from err
+        interrupts = Interrupts()
+        ctx.meta[INTERRUPTS] = interrupts
+        with interrupts.installed():
+            try:
+                result = super().invoke(ctx)
+            except BaseException as exc:
+                # Once interrupted, whatever the unwinding raises is the interrupt's doing.
+                if interrupts.signum is not None or isinstance(exc, KeyboardInterrupt):
+                    raise interrupts.exit() from None
+                if isinstance(exc, VersionedError):
+                    raise UserError(exc) from exc
+                raise
+            if interrupts.signum is not None:  # the command swallowed it: still say so
+                raise interrupts.exit()
+            return result
 
 
 EPILOG = f"""
@@ -104,7 +117,11 @@ def cli(
         )
     except VersionedError as err:
         raise UserError(err) from err
-    state = CliContext(settings=settings, output=output)  # type: ignore[arg-type]
+    state = CliContext(
+        settings=settings,
+        output=output,  # type: ignore[arg-type]
+        interrupts=ctx.meta.get(INTERRUPTS),
+    )
     ctx.obj = state
     ctx.call_on_close(state.close)
 
@@ -130,6 +147,7 @@ _register()
 
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point."""
+    exit_at_once_on_signals()
     cli.main(args=argv, prog_name="versioned")
 
 

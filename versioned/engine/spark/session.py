@@ -14,10 +14,12 @@ executor-side log lines are dropped). Errors reach the user through versioned's 
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import shutil
 import sys
 import tempfile
+import threading
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -25,6 +27,7 @@ from typing import TYPE_CHECKING
 from versioned.config import ENV_LOG_LEVEL, log_level
 
 if TYPE_CHECKING:
+    from pyspark import SparkContext
     from pyspark.sql import SparkSession
 
 DEFAULT_CONF: dict[str, str] = {
@@ -157,6 +160,30 @@ def get_or_create_spark(
     if level is None:
         _quiet_query_error_logs()
     return session
+
+
+def cancel_all_jobs() -> None:
+    """Ask the SparkContext of this process, if one runs, to cancel every job it runs.
+
+    Safe in a signal handler: the request goes from a thread of its own, since a py4j call
+    from the main thread would reuse the connection an interrupted call of that thread is
+    still waiting on (PySpark's own Ctrl-C handler does that, and fails with a traceback).
+    Does nothing when PySpark was never imported.
+    """
+    if "pyspark" not in sys.modules:
+        return
+    from pyspark import SparkContext
+
+    context = SparkContext._active_spark_context
+    if context is not None:
+        threading.Thread(
+            target=_cancel_jobs, args=(context,), name="versioned-cancel-jobs", daemon=True
+        ).start()
+
+
+def _cancel_jobs(context: SparkContext) -> None:
+    with contextlib.suppress(Exception):  # the JVM may be gone already: nothing to cancel
+        context.cancelAllJobs()
 
 
 def _can_launch_jvm() -> bool:

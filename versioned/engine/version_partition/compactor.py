@@ -157,7 +157,11 @@ def compact_table(
     else:
         workers = min(opts.parallelism, len(plans))
         with ThreadPoolExecutor(workers, thread_name_prefix="versioned-compact") as pool:
-            done = list(pool.map(compact_one, numbered))
+            try:
+                done = list(pool.map(compact_one, numbered))
+            except KeyboardInterrupt:  # Ctrl-C: partitions not begun yet stay as they are
+                pool.shutdown(cancel_futures=True)
+                raise
     return CompactionResult(str(name), False, tuple(done), _since(started))
 
 

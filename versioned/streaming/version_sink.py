@@ -27,7 +27,6 @@ upsert reads with Spark) and ORC data files.
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,7 +34,6 @@ import numpy as np
 import pyarrow as pa
 
 from versioned.catalog.records import (
-    DataFile,
     PartitionCommit,
     PartitionInfo,
     SinceCheck,
@@ -61,6 +59,7 @@ from versioned.layouts.version_partition.index import MOVED, index_key_columns
 from versioned.layouts.version_partition.probe import BLOOM_KIND, ProbeResult, probe_partition
 from versioned.streaming.errors import SerializationError, StreamingIOFailure, TransactionError
 from versioned.streaming.sinks import PreparedCommit, SinkContext
+from versioned.streaming.version_races import SincePlan, since_plan
 
 LAYOUT = "versioned"
 
@@ -244,45 +243,22 @@ class VersionStreamSink:
             raise TransactionError(f"transaction {txn_id} is being committed; write no more")
 
     def _unless_since(self, plan: _Plan, keys: _Keys) -> SinceCheck:
-        """The catalog's check, at commit, of what committed to the table since ``plan``
-        (a key unique table-wide): a conflict only if it may hold one of the version's keys.
-
-        The heads of the partitions the commit changes are guarded apart; here the Bloom
-        filters the other partitions gained since the plan are probed for the version's
-        keys (only those: a few filters, while the catalog holds the table's row). A
-        filter added or retired in the version's own partition (a compaction there) or in
-        a partition the plan did not know also conflicts: the version is planned again.
-        """
+        """The commit's check of what committed to the table since ``plan``
+        (`version_races.since_plan`)."""
         ctx = self.context
-
-        def check(changed: Sequence[DataFile]) -> str | None:
-            blooms = [f for f in changed if f.kind == BLOOM_KIND]
-            own = ctx.partition.id
-            if any(f.partition_id in (own, None) for f in blooms):
-                return f"partition {ctx.partition.values} changed its Bloom filters"
-            if any(f.partition_id not in plan.partitions for f in blooms):
-                return "a partition created since the plan may hold one of its keys"
-            new = [f for f in blooms if f.removed_seq is None]
-            if not new:
-                return None
-            found = probe_elsewhere(
+        return since_plan(
+            SincePlan(
                 ctx.fileio,
                 ctx.table.location,
+                ctx.table.spec,
+                ctx.partition,
+                plan.partitions,
                 keys.table,
                 keys.digests,
-                own_rows={ctx.partition.values: np.arange(keys.table.num_rows)},
-                partitions=list(plan.partitions.values()),
-                blooms=blooms_by_partition(new),
-                key_columns=self.key_columns,
-                keyed_partition_columns=keyed_partition_columns(ctx.table.spec),
-                load=self.blooms.load,
+                self.key_columns,
+                self.blooms.load,
             )
-            if not found.hits:
-                return None
-            n = sum(len(rows) for rows in found.hits.values())
-            return f"{n} of its keys may have been written in another partition meanwhile"
-
-        return check
+        )
 
     def _plan(self, txn_id: int, rows: pa.Table) -> tuple[_Plan, _Keys | None]:
         """Probe the version's keys against the live Bloom filters (of every partition, when

@@ -11,7 +11,8 @@ import pyarrow as pa
 
 from tests.engine.acid.hive_walk import walk
 from tests.engine.acid.tables import acid_table
-from versioned.layouts.acid import parse_directory
+from versioned.layouts.acid import AcidStats, RecordIdentifier, parse_directory
+from versioned.layouts.acid.orc_files import read_bucket
 from versioned.layouts.acid.snapshot_dirs import valid_write_id_list
 from versioned.options import CompactionOptions
 
@@ -209,20 +210,19 @@ def test_vacuum_removes_obsolete_directories_once_no_retained_snapshot_needs_the
 
 
 def _event_ids(cat: Any, table: Any, path: str) -> list[tuple[int, int, int]]:
-    from versioned.layouts.acid.orc_files import read_bucket
-
     events = read_bucket(cat.fileio, f"{table.info.location}/{path}").events
     fields = ("originalTransaction", "bucket", "rowId")
     return list(zip(*(events.column(f).to_pylist() for f in fields), strict=True))
 
 
-def test_spark_written_event_files_are_in_row_id_order_as_hive_s_merge_assumes(
+def test_spark_written_event_files_are_in_row_id_order_with_hive_s_metadata(
     cat: Any,
 ) -> None:
-    """Issue 28 item 1: Spark's planned write sorted each task again by
+    """Issue 28 items 1 and 2: Spark's planned write sorted each task again by
     ``empty2null(store)`` and the optimizer dropped our ROW__ID sort below it: the compacted
     bucket file held write id 2's events before write id 1's (Hive's merging readers then
-    return deleted rows and updated keys twice). Spark reads and writes every file here
+    return deleted rows and updated keys twice), and the files lacked the hive.acid.* footer
+    metadata Hive's readers need. Spark reads and writes every file here
     (``driver_max_events`` 0): one bucket and one partition put every event in one file,
     and the larger delta is scanned first."""
     t = acid_table(
@@ -243,4 +243,10 @@ def test_spark_written_event_files_are_in_row_id_order_as_hive_s_merge_assumes(
         for path in files:  # the upserts' deltas and delete delta, then the compacted files
             ids = _event_ids(cat, t, path)
             assert ids == sorted(ids), f"{path} is not in ROW__ID order"
+            # issue 28 item 2: Hive's hive.acid.* metadata, which Spark's writer cannot set
+            read = read_bucket(cat.fileio, f"{t.info.location}/{path}")
+            ops = read.events.column("operation").to_pylist()
+            assert read.key_index == (RecordIdentifier(*ids[-1]),), path
+            assert read.stats == AcidStats(ops.count(0), 0, ops.count(2)), path
+            assert read.acid_version == "2", path
     assert _rows(t) == {(1, "a", "s1"), (3, "a", "s1")} | {(i, "b", "s1") for i in many if i != 11}

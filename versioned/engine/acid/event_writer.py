@@ -3,19 +3,22 @@
 The ACID struct is computed in Spark (``operation, originalTransaction, bucket, rowId,
 currentTransaction, row``), the rows are shuffled so that each (partition, bucket) lands in
 one task, sorted by ROW__ID, and written with ``partitionBy(<partition columns>, bucket)``
-into the transaction's staging directory. Each part file is then moved to
-``<partition>/delta_W_W_0000/bucket_NNNNN`` (or ``delete_delta_...``) and the directory gets
-its ``_orc_acid_version`` marker. Each insert bucket file gets its key filters (min/max key
-in its catalog stats, a ``_key_bloom_NNNNN`` Bloom side file: `layouts.acid.key_filters`),
-read back from the file's key columns on the driver, one stripe at a time. Nothing is
+into the transaction's staging directory. Each part file is then copied, with the metadata
+below added, to ``<partition>/delta_W_W_0000/bucket_NNNNN`` (or ``delete_delta_...``) and the
+directory gets its ``_orc_acid_version`` marker. Each insert bucket file gets its key filters
+(min/max key in its catalog stats, a ``_key_bloom_NNNNN`` Bloom side file:
+`layouts.acid.key_filters`), read back from the file's key columns on the driver, one stripe
+at a time. Nothing is
 visible until the catalog commit lists them.
 
-What Spark cannot write: ORC user metadata, so the files lack ``hive.acid.key.index``,
-``hive.acid.stats`` and ``hive.acid.version`` (Hive's readers then treat each file as one
-key range and read the version from the marker file), and ``CHAR``/``VARCHAR`` columns are
-written as ORC ``string``. Writes of up to ``write.driver_max_events`` events (most change
-batches) are written on the driver with pyorc instead (`driver_events`), with that metadata:
-Spark's writer costs ~25 ms per file, and a batch writes a file per partition and bucket.
+What Spark cannot write: ORC user metadata. Hive's readers need ``hive.acid.key.index``
+(its row-mode reader fails without it) and ``hive.acid.stats`` (its vectorized reader fails on
+a delete delta without it), so each file gets them, and ``hive.acid.version``, appended to its
+footer on the way to its ACID name (`layouts.acid.orc_footer`: the file's events are read
+once on the driver, one stripe of four integer columns at a time). ``CHAR``/``VARCHAR``
+columns are written as ORC ``string``. Writes of up to ``write.driver_max_events`` events
+(most change batches) are written on the driver with pyorc instead (`driver_events`): Spark's
+writer costs ~25 ms per file, and a batch writes a file per partition and bucket.
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ from versioned.layouts.acid.key_filters import (
     key_bloom_path,
     write_key_filter,
 )
+from versioned.layouts.acid.orc_footer import with_acid_metadata
 from versioned.layouts.acid.paths import bucket_file_path, marker_path, write_acid_version_marker
 from versioned.layouts.acid.snapshot_dirs import DELETE_KIND, MARKER_KIND
 from versioned.schema import TableSpec
@@ -290,8 +294,10 @@ def _write(
         if target in seen:  # one task writes each (partition, bucket): never happens
             raise AssertionError(f"Spark wrote two files for {target}")
         seen.add(target)
-        fileio.move(stat.path, claim(f"{table_location}/{target}"))
-        placed.append(PlacedFile(values, bucket, target, stat.size))
+        # Spark cannot write ORC user metadata: add Hive's hive.acid.* to the footer
+        data = with_acid_metadata(fileio.read_bytes(stat.path))
+        fileio.write_bytes_atomic(claim(f"{table_location}/{target}"), data)
+        placed.append(PlacedFile(values, bucket, target, len(data)))
     fileio.delete_dir(stage, missing_ok=True)
     return register_files(placed, spec, fileio, table_location, directory, version, claim)
 

@@ -190,12 +190,19 @@ class HiveReader:
         self._mapper = jvm.com.fasterxml.jackson.databind.ObjectMapper()
         self._utils = jvm.org.apache.hadoop.hive.serde2.objectinspector.ObjectInspectorUtils
         self._acid_utils = jvm.org.apache.hadoop.hive.ql.io.AcidUtils
+        self._confs: dict[str, Any] = {}
+        self._txns: Any = None
 
     # the snapshot and the job -------------------------------------------------------------
 
     def txn_list(self) -> Any:
         """The snapshot as Hive 2.3's ``ValidReadTxnList`` (open and aborted ids are its
         exceptions; a base is valid below the lowest open id)."""
+        if self._txns is None:
+            self._txns = self._new_txn_list()
+        return self._txns
+
+    def _new_txn_list(self) -> Any:
         ids = self.write_ids
         exceptions = sorted({*ids.open_ids, *ids.aborted_ids})
         array = self._gateway.new_array(self._jvm.long, len(exceptions))
@@ -207,7 +214,13 @@ class HiveReader:
         )
 
     def job_conf(self, partition: str) -> Any:
-        """The ``JobConf`` Hive's tests give its ACID readers, over one partition folder."""
+        """The ``JobConf`` Hive's tests give its ACID readers, over one partition folder
+        (one per partition; Hive's readers only read it)."""
+        if partition not in self._confs:
+            self._confs[partition] = self._new_job_conf(partition)
+        return self._confs[partition]
+
+    def _new_job_conf(self, partition: str) -> Any:
         jvm = self._jvm
         conf = jvm.org.apache.hadoop.mapred.JobConf()
         names = ",".join(c.name for c in self._columns)
@@ -279,8 +292,10 @@ class HiveReader:
                     key, value = reader.createKey(), reader.createValue()
                     try:
                         while reader.next(key, value):
-                            rid = reader.getRecordIdentifier()
-                            row_id = (rid.getTransactionId(), rid.getBucketId(), rid.getRowId())
+                            rid = json.loads(
+                                self._mapper.writeValueAsString(reader.getRecordIdentifier())
+                            )
+                            row_id = (rid["transactionId"], rid["bucketId"], rid["rowId"])
                             data = self._standard(value, self._row_inspector)
                             rows.append(HiveRow(self._values(data, values), row_id, bucket))
                     finally:
@@ -453,6 +468,7 @@ class HiveBucketHash:
         self.types = [spec.column(c).type.upper() for c in self.columns]
         self.buckets = int(spec.buckets or 1)
         self.version = version
+        self._buckets: dict[tuple[Any, ...], int] = {}
         unknown = [t for t in self.types if t not in self._WRITABLES]
         if unknown:
             raise TypeError(f"no Hive hash call for bucket column types {unknown}")
@@ -462,8 +478,11 @@ class HiveBucketHash:
         ``ObjectInspectorUtils.getBucketNumber(hash, buckets)`` of `hash`."""
         if not self.columns:
             return 0
-        utils = self._jvm.org.apache.hadoop.hive.serde2.objectinspector.ObjectInspectorUtils
-        return int(utils.getBucketNumber(self.hash(row), self.buckets))
+        values = tuple(row[c] for c in self.columns)
+        if values not in self._buckets:  # tables repeat keys across files: ask Hive once
+            utils = self._jvm.org.apache.hadoop.hive.serde2.objectinspector.ObjectInspectorUtils
+            self._buckets[values] = int(utils.getBucketNumber(self.hash(row), self.buckets))
+        return self._buckets[values]
 
     def hash(self, row: Mapping[str, Any]) -> int:
         """The row's bucket hash over the bucket columns, by the table's version."""

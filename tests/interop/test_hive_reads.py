@@ -331,7 +331,7 @@ def _compare(spark: Any, state: Step, reader: str, where: str) -> None:
     if reader == "buckets":
         _check_buckets(spark, state)
         return
-    hive = HiveReader(spark, state.folder, state.spec, state.write_ids)
+    hive = _reader(spark, state)
     if reader == "dirs":
         assert hive.acid_dirs() == state.directories, where
         return
@@ -346,6 +346,16 @@ def _compare(spark: Any, state: Step, reader: str, where: str) -> None:
             assert decode_bucket_property(row.row_id[1]).bucket_id == row.bucket_file, (where, row)
         rows = [HiveRow(r.values, r.row_id) for r in rows]
     assert rows == expected, _diff(where, rows, expected)
+
+
+_READERS: dict[Path, HiveReader] = {}
+
+
+def _reader(spark: Any, state: Step) -> HiveReader:
+    """One `HiveReader` per step copy, shared by that step's cases."""
+    if state.folder not in _READERS:
+        _READERS[state.folder] = HiveReader(spark, state.folder, state.spec, state.write_ids)
+    return _READERS[state.folder]
 
 
 def _check_buckets(spark: Any, state: Step) -> None:

@@ -257,8 +257,8 @@ ITEM_3 = (
     "Hive 2.3's AcidUtils cannot parse: NumberFormatException"
 )
 NO_KEY_INDEX = Known(
-    f"{ITEM_2}hive.acid.key.index (and hive.acid.stats): the row-mode merge throws "
-    "IllegalArgumentException: Can't find user metadata hive.acid.key.index",
+    f"{ITEM_2}hive.acid.key.index (and hive.acid.stats): OrcRawRecordMerger (row mode, "
+    "getRawReader) throws IllegalArgumentException: Can't find user metadata hive.acid.key.index",
     "java.lang.IllegalArgumentException",
     "Can't find user metadata hive.acid.key.index",
 )

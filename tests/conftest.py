@@ -28,7 +28,7 @@ from tests.support.jvm_processes import JvmProcesses
 from tests.support.postgres import PgCluster, start_cluster
 from tests.support.run_seed import header, run_seed, seed_for
 from tests.support.spark_cluster import EXECUTORS, MASTER, cluster_conf, wait_for_executors
-from tests.support.spark_settings import LOCAL_INTERPRETED
+from tests.support.spark_settings import LOCAL_INTERPRETED, hive_common_first
 
 # Fixtures whose use means the test starts a JVM in a process of its own.
 JVM_FIXTURES = frozenset({"jvm_processes"})
@@ -68,6 +68,7 @@ def spark() -> Iterator[Any]:
 
     master = MASTER
     conf = {"spark.sql.shuffle.partitions": "4", "spark.driver.memory": "3g"}
+    conf.update(hive_common_first())  # tests/interop calls Hive 2.3's readers in this JVM
     if master:  # `make test-cluster`: executors are JVMs (and Python workers) of their own
         conf.update(cluster_conf())
     else:  # test data is tiny: compiling each query costs more than interpreting it

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 LOCAL_INTERPRETED = {
     "spark.sql.codegen.wholeStage": "false",
     "spark.sql.codegen.factoryMode": "NO_CODEGEN",
@@ -22,3 +24,19 @@ never pays off in that time; C1 alone and the serial collector, on 2 cores: four
 starting together and running two upserts each, 150 s -> 76 s (one worker: 28 s -> 25 s). The
 shared session of `make test` keeps the JVM's defaults, as C2 pays off over its half hour
 (C1 alone made tests/table/test_compaction.py 122 s -> 153 s)."""
+
+
+def hive_common_first() -> dict[str, str]:
+    """The shared session's setting that puts PySpark's ``hive-common`` jar first on the
+    driver's classpath (`spark.driver.extraClassPath`, prepended by Spark's launcher).
+
+    ``hive-common-2.3.10`` and ``hive-storage-api`` both hold
+    ``org.apache.hadoop.hive.common.ValidReadTxnList``; Hive 2.3's own ACID readers, which
+    tests/interop calls, need hive-common's copy (``isValidBase``). Without this setting the
+    copy that loads depends on the order in which the file system lists PySpark's jars folder.
+    """
+    import pyspark
+
+    jars = Path(pyspark.__file__).parent / "jars"
+    found = sorted(jars.glob("hive-common-*.jar"))
+    return {"spark.driver.extraClassPath": str(found[0])} if found else {}

@@ -250,6 +250,18 @@ class HiveReader:
         its values."""
         return dict(self._partitions)
 
+    @staticmethod
+    def _buckets_in(directories: Sequence[str]) -> list[int]:
+        found = set()
+        for uri in directories:
+            folder = Path(uri.removeprefix("file:").removeprefix("//"))
+            found |= {
+                _bucket_of(f.name)
+                for f in folder.iterdir()
+                if parse_bucket_file(f.name) is not None
+            }
+        return sorted(found)
+
     def _folder(self, partition: str) -> Any:
         path = self.table_dir / partition if partition else self.table_dir
         return self._jvm.org.apache.hadoop.fs.Path(f"file://{path}")
@@ -343,10 +355,14 @@ class HiveReader:
                 state = self._acid_utils.getAcidState(self._folder(partition), conf, txns)
                 deltas = self._acid_utils.getPaths(state.getCurrentDirectories())
                 fmt = jvm.org.apache.hadoop.hive.ql.io.orc.OrcInputFormat()
-                for bucket in range(self.buckets):
-                    raw = fmt.getRawReader(
-                        conf, True, bucket, txns, state.getBaseDirectory(), deltas
-                    )
+                base = state.getBaseDirectory()
+                chosen = [base.toString()] if base is not None else []
+                chosen += [d.toString() for d in deltas]
+                # As Hive's compactor asks: the buckets that have a file in a chosen directory
+                # (getRawReader opens the base's file of the bucket, which a bucket whose rows
+                # were all deleted before a major compaction does not have).
+                for bucket in self._buckets_in(chosen):
+                    raw = fmt.getRawReader(conf, True, bucket, txns, base, deltas)
                     key, value = raw.createKey(), raw.createValue()
                     try:
                         while raw.next(key, value):

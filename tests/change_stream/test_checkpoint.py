@@ -25,7 +25,8 @@ def _data_files(out: Path) -> set[str]:
     return {str(p) for p in out.glob("*.parquet")}
 
 
-@pytest.mark.cluster
+# Not marked `cluster`: a restart's checkpoint and offsets are the driver's; the executor
+# tasks that read each commit's changes run on the cluster in test_types.py (both layouts).
 def test_a_restarted_query_reads_only_the_commits_after_its_checkpoint(
     spark: Any, cat: Catalog, tmp_path: Path
 ) -> None:

@@ -34,6 +34,8 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests.support.spark_settings import SHORT_LIVED_JVM
+
 ENV_MASTER = "VERSIONED_TEST_SPARK_MASTER"
 """The master URL the test session connects to (unset: ``local[2]``)."""
 ENV_EXECUTORS = "VERSIONED_TEST_SPARK_EXECUTORS"
@@ -135,6 +137,7 @@ def standalone_cluster(executors: int = 2, *, keep: bool = False) -> Iterator[Cl
         "SPARK_HOME": str(home),
         "SPARK_LOCAL_IP": "127.0.0.1",
         "SPARK_LOG_DIR": str(home / "logs"),
+        "SPARK_DAEMON_JAVA_OPTS": SHORT_LIVED_JVM,  # the Master's and the Worker's
         "PYSPARK_PYTHON": os.environ.get("PYSPARK_PYTHON", sys.executable),
     }
     port, ui_port, worker_ui = free_port(), free_port(), free_port()
@@ -188,10 +191,17 @@ def standalone_cluster(executors: int = 2, *, keep: bool = False) -> Iterator[Cl
 
 def cluster_conf() -> dict[str, str]:
     """Session settings for the test cluster: one-core executors that fit the worker, and the
-    checkout and the run's ``PYTHONPATH`` on the executors' Python path."""
+    checkout and the run's ``PYTHONPATH`` on the executors' Python path.
+
+    Its JVMs (driver, executors, and the daemons) live for the few minutes of `make
+    test-cluster`, so they take the short-lived JVM options (C1 only, the serial collector):
+    C2's compiling never paid off there and took CPU from the tier running beside it in CI.
+    Spark's generated code still runs: code generation is Spark's, not the JIT's."""
     conf = {
         "spark.executor.cores": "1",
         "spark.executor.memory": f"{EXECUTOR_MEMORY_MB}m",
+        "spark.executor.extraJavaOptions": SHORT_LIVED_JVM,
+        "spark.driver.extraJavaOptions": SHORT_LIVED_JVM,
         "spark.driver.host": "127.0.0.1",
         "spark.driver.bindAddress": "127.0.0.1",
     }

@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 BENCH_STAMP := $(VENV)/.installed-bench
 
-.PHONY: demo check test test-cluster soak wheel-smoke lint docs bench bench-acid bench-acid-profile bench-streaming bench-mutation bench-caller bench-scaling clean
+.PHONY: demo check test test-spark test-cluster soak wheel-smoke lint docs bench bench-acid bench-acid-profile bench-streaming bench-mutation bench-caller bench-scaling clean
 
 # The package and its development tools; the benchmarks' peers (delta-rs, pyiceberg,
 # matplotlib) only for the `bench*` targets (the tests need none of them: about 30 s of CI).
@@ -38,19 +38,28 @@ check: $(STAMP)
 # JVMs of their own, and PostgreSQL (CI's first stage). Two runs: the tests that need no JVM
 # on two workers, as `make check` runs them (about 130 s instead of 265 s), then the rest in
 # one process, all on its one SparkSession.
+#
+# CI runs the Spark part in two pieces, one in each of its lanes (.ci/run): SPARK_SKIP leaves
+# folders out of `make test` (e.g. SPARK_SKIP="--ignore=tests/interop") and `make test-spark
+# SPARK_TESTS="tests/interop"` runs them. Left empty, `make test` runs everything.
+SPARK_SKIP ?=
+SPARK_TESTS ?=
 test: $(STAMP)
 	$(VENV)/bin/ruff check versioned tests benchmarks docs
 	$(VENV)/bin/ruff format --check --quiet versioned tests benchmarks docs
 	$(VENV)/bin/mypy
 	$(NO_JVM) $(PY) -m pytest -m 'not spark and not jvm and not soak' -n 2 --durations=15
-	$(PY) -m pytest -m '(spark or jvm) and not soak'
+	$(PY) -m pytest -m '(spark or jvm) and not soak' $(SPARK_SKIP)
+
+test-spark: $(STAMP)
+	$(PY) -m pytest -m '(spark or jvm) and not soak' $(SPARK_TESTS)
 
 # The long runs `make test` leaves out: the multi-process writers-and-compactor and crash tests
 # of every layout and catalog (one layout per catalog a run, by the run's seed), the killed bulk
 # load and stream sink, and the randomized differential variants. Randomized choices come from
 # the run's seed (pytest's header prints it; `VERSIONED_TEST_SEED=N make soak` replays a run).
 soak: $(STAMP)
-	$(PY) -m pytest -m soak
+	VERSIONED_TEST_SHORT_LIVED_SESSION=1 $(PY) -m pytest -m soak
 
 # The tests marked `cluster` (their code runs on executors: bulk-load Bloom pieces, change-stream
 # tasks, `vm.apply`, the sink, compaction and upserts of each layout; and the runner's own

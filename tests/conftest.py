@@ -28,7 +28,12 @@ from tests.support.jvm_processes import JvmProcesses
 from tests.support.postgres import PgCluster, start_cluster
 from tests.support.run_seed import header, run_seed, seed_for
 from tests.support.spark_cluster import EXECUTORS, MASTER, cluster_conf, wait_for_executors
-from tests.support.spark_settings import LOCAL_INTERPRETED, hive_common_first
+from tests.support.spark_settings import (
+    ENV_SHORT_LIVED_SESSION,
+    LOCAL_INTERPRETED,
+    SHORT_LIVED_JVM,
+    hive_common_first,
+)
 
 # Fixtures whose use means the test starts a JVM in a process of its own.
 JVM_FIXTURES = frozenset({"jvm_processes"})
@@ -73,6 +78,8 @@ def spark() -> Iterator[Any]:
         conf.update(cluster_conf())
     else:  # test data is tiny: compiling each query costs more than interpreting it
         conf.update(LOCAL_INTERPRETED)
+    if os.environ.get(ENV_SHORT_LIVED_SESSION) == "1":  # `make soak`: minutes of Spark work
+        conf["spark.driver.extraJavaOptions"] = SHORT_LIVED_JVM
     session = get_or_create_spark(master or "local[2]", "versioned-tests", conf=conf)
     if master:
         wait_for_executors(session, EXECUTORS)

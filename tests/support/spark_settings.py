@@ -25,6 +25,12 @@ starting together and running two upserts each, 150 s -> 76 s (one worker: 28 s 
 shared session of `make test` keeps the JVM's defaults, as C2 pays off over its half hour
 (C1 alone made tests/table/test_compaction.py 122 s -> 153 s)."""
 
+ENV_SHORT_LIVED_SESSION = "VERSIONED_TEST_SHORT_LIVED_SESSION"
+"""Set to 1 (`make soak` does), the shared session's driver takes `SHORT_LIVED_JVM` too: the
+soak's own session does a few minutes of Spark work in a quarter hour (its worker processes do
+the rest), too little for C2 to pay off. One soak differential case alone on 2 cores: 82 s and
+151 CPU-seconds with the JVM's defaults, 72 s and 93 with these options."""
+
 
 def hive_common_first() -> dict[str, str]:
     """The shared session's setting that puts PySpark's ``hive-common`` jar first on the

@@ -31,6 +31,7 @@ from tests.support.spark_cluster import EXECUTORS, MASTER, cluster_conf, wait_fo
 from tests.support.spark_settings import (
     ENV_SHORT_LIVED_SESSION,
     LOCAL_INTERPRETED,
+    SHARED_SESSION_JVM,
     SHORT_LIVED_JVM,
     hive_common_first,
 )
@@ -80,6 +81,8 @@ def spark() -> Iterator[Any]:
         conf.update(LOCAL_INTERPRETED)
     if os.environ.get(ENV_SHORT_LIVED_SESSION) == "1":  # `make soak`: minutes of Spark work
         conf["spark.driver.extraJavaOptions"] = SHORT_LIVED_JVM
+    elif not master:  # the cluster's driver has its options from cluster_conf
+        conf["spark.driver.extraJavaOptions"] = SHARED_SESSION_JVM
     session = get_or_create_spark(master or "local[2]", "versioned-tests", conf=conf)
     if master:
         wait_for_executors(session, EXECUTORS)

@@ -22,8 +22,22 @@ processes (their driver's `spark.driver.extraJavaOptions`) and the console-scrip
 lives for one or two commands spends most of its CPU compiling Spark's own code with C2, which
 never pays off in that time; C1 alone and the serial collector, on 2 cores: four workers
 starting together and running two upserts each, 150 s -> 76 s (one worker: 28 s -> 25 s). The
-shared session of `make test` keeps the JVM's defaults, as C2 pays off over its half hour
-(C1 alone made tests/table/test_compaction.py 122 s -> 153 s)."""
+shared session of `make test` keeps C2 for its hottest methods (`SHARED_SESSION_JVM`): C1
+alone made tests/table/test_compaction.py 122 s -> 153 s there."""
+
+SHARED_SESSION_JVM = (
+    "-XX:Tier4InvocationThreshold=50000 -XX:Tier4MinInvocationThreshold=20000 "
+    "-XX:Tier4CompileThreshold=60000 -XX:Tier4BackEdgeThreshold=400000 -XX:+UseSerialGC"
+)
+"""JVM options of the shared session of `make test` (and CI's `make test-spark`): C2 compiles
+only methods ten times hotter than the JVM's defaults ask. The suite runs ever new code paths a
+few times each, so C2 never stops finding methods to compile: in CI's run of stop 37, after 23
+minutes the session's C2 thread had used 315 CPU-seconds, more than the py4j thread that does
+the driver's work (311), and it still took 11 s of each minute; the garbage collector's threads
+(G1) another 100. On a 3.5-minute slice alone (tests/change_stream/test_agreement.py and
+tests/table/test_upsert_behaviour.py): 214 s and 345 CPU-seconds with the defaults, 225 s and
+304 with these, 238 s and 299 with C1 alone (`SHORT_LIVED_JVM`). CI's two lanes share 2 cores,
+so CPU-seconds, not one process's wall time, set its length."""
 
 ENV_SHORT_LIVED_SESSION = "VERSIONED_TEST_SHORT_LIVED_SESSION"
 """Set to 1 (`make soak` does), the shared session's driver takes `SHORT_LIVED_JVM` too: the

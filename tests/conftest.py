@@ -24,6 +24,7 @@ from typing import Any
 
 import pytest
 
+from tests.support.class_archive import ensure_archive
 from tests.support.jvm_processes import JvmProcesses
 from tests.support.postgres import PgCluster, start_cluster
 from tests.support.run_seed import header, run_seed, seed_for
@@ -79,10 +80,11 @@ def spark() -> Iterator[Any]:
         conf.update(cluster_conf())
     else:  # test data is tiny: compiling each query costs more than interpreting it
         conf.update(LOCAL_INTERPRETED)
+    # Local sessions map the class archive, made first if need be (tests/support/class_archive.py).
     if os.environ.get(ENV_SHORT_LIVED_SESSION) == "1":  # `make soak`: minutes of Spark work
-        conf["spark.driver.extraJavaOptions"] = SHORT_LIVED_JVM
+        conf["spark.driver.extraJavaOptions"] = f"{SHORT_LIVED_JVM} {ensure_archive()}"
     elif not master:  # the cluster's driver has its options from cluster_conf
-        conf["spark.driver.extraJavaOptions"] = SHARED_SESSION_JVM
+        conf["spark.driver.extraJavaOptions"] = f"{SHARED_SESSION_JVM} {ensure_archive()}"
     session = get_or_create_spark(master or "local[2]", "versioned-tests", conf=conf)
     if master:
         wait_for_executors(session, EXECUTORS)
@@ -95,6 +97,7 @@ def jvm_processes() -> Iterator[JvmProcesses]:
     """Starts processes that run a JVM of their own (the real console script running a
     command that needs Spark, worker processes with their own SparkSession, a cluster);
     kills what still runs at the end. Taking it marks the test ``jvm``."""
+    ensure_archive()  # the worker processes' JVMs map it
     processes = JvmProcesses()
     try:
         yield processes

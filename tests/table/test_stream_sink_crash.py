@@ -47,13 +47,16 @@ def _expected() -> list[tuple[Any, ...]]:
     return model_rows(model)
 
 
-def _stream(tmp_path: Path, pause_s: float) -> dict[str, Any]:
-    return {
+def _stream(tmp_path: Path, pause_s: float, pause_batch: int | None = None) -> dict[str, Any]:
+    """The worker's ``stream`` command: a pause of ``pause_s`` after each batch, or only
+    after batch ``pause_batch``."""
+    command = {
         "op": "stream",
         "source": str(tmp_path / "in"),
         "checkpoint": str(tmp_path / "checkpoint"),
         "pause_s": pause_s,
     }
+    return command if pause_batch is None else {**command, "pause_batch": pause_batch}
 
 
 def _kill_after(worker: Worker, marker: str, delay: float = 0.0) -> str:
@@ -78,8 +81,8 @@ def _workers(jvm: JvmProcesses, cat: Catalog, name: str, layout: str, count: int
     return jvm.workers(count, settings.catalog_url, str(settings.warehouse), name, layout)
 
 
-# Two query processes and a SIGKILL (about two minutes): `make soak`, one layout a run (the
-# next test takes the other).
+# Two query processes (two JVMs starting at once) and a SIGKILL: `make soak`, one layout a run
+# (the next test takes the other).
 @pytest.mark.soak
 @pytest.mark.layout_by_seed(0)
 def test_a_batch_committed_just_before_a_kill_is_skipped_on_restart(
@@ -89,8 +92,9 @@ def test_a_batch_committed_just_before_a_kill_is_skipped_on_restart(
     write_batches(tmp_path / "in", BATCHES)
     first, second = _workers(jvm_processes, cat, str(t.name), layout, 2)  # both JVMs start at once
     try:
-        # The sink committed batch 1; Spark has not written commits/1 when the kill lands.
-        first.send(_stream(tmp_path, pause_s=60))
+        # The sink committed batch 1; Spark has not written commits/1 when the kill lands
+        # (the query pauses there; a pause after every batch cost a minute of waiting).
+        first.send(_stream(tmp_path, pause_s=60, pause_batch=1))
         assert _kill_after(first, "batch 1 applied") == "batch 1 applied"
         assert len(t.history()) == 2
         result = second.run(_stream(tmp_path, pause_s=0))
@@ -104,7 +108,7 @@ def test_a_batch_committed_just_before_a_kill_is_skipped_on_restart(
     assert list(t.stream_progress().values()) == [len(BATCHES) - 1]
 
 
-# Up to four JVM starts (about two minutes): `make soak`, one layout a run (the other of the
+# Up to four JVM starts, one after the other: `make soak`, one layout a run (the other of the
 # test above).
 @pytest.mark.soak
 @pytest.mark.layout_by_seed(1)

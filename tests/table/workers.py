@@ -6,11 +6,12 @@ for), prints ``ready`` and then runs one command per stdin line:
 
 * ``{"op": "upsert", "rows": [[id, amt, op, p], ...]}``
 * ``{"op": "compact"}``
-* ``{"op": "stream", "source": DIR, "checkpoint": DIR, "pause_s": S}``: a streaming query
-  over the CSV files in ``source`` into ``foreachBatch(table.stream_writer(...))``, one file
-  per micro-batch (`tests.table.stream_query`); after each batch it prints
-  ``P batch N <outcome>`` and sleeps ``pause_s`` before Spark records the batch. The result is
-  the sink's counters.
+* ``{"op": "stream", "source": DIR, "checkpoint": DIR, "pause_s": S[, "pause_batch": N]}``:
+  a streaming query over the CSV files in ``source`` into
+  ``foreachBatch(table.stream_writer(...))``, one file per micro-batch
+  (`tests.table.stream_query`); after each batch it prints ``P batch N <outcome>`` and sleeps
+  ``pause_s`` before Spark records the batch (only after batch ``pause_batch`` when given).
+  The result is the sink's counters.
 * ``{"op": "exit"}``
 
 While a command runs every progress message is printed as ``P <message>``; the command ends
@@ -54,7 +55,8 @@ def serve(url: str, warehouse: str, table_name: str, layout: str, txn_timeout_s:
     """Run commands from stdin until ``exit`` or end of input."""
     faulthandler.register(signal.SIGUSR1, all_threads=True)  # the test asks when stuck
     import versioned
-    from tests.support.spark_settings import LOCAL_INTERPRETED, SHORT_LIVED_JVM
+    from tests.support.class_archive import archive_options
+    from tests.support.spark_settings import LOCAL_INTERPRETED, SHORT_LIVED_JVM, hive_common_first
     from versioned.engine.spark.session import get_or_create_spark
     from versioned.options import CompactionOptions, WriteOptions
 
@@ -65,7 +67,8 @@ def serve(url: str, warehouse: str, table_name: str, layout: str, txn_timeout_s:
             "spark.sql.shuffle.partitions": "2",
             "spark.driver.memory": "1g",
             **LOCAL_INTERPRETED,
-            "spark.driver.extraJavaOptions": SHORT_LIVED_JVM,
+            **hive_common_first(),  # the classpath of the class archive (its test made it)
+            "spark.driver.extraJavaOptions": f"{SHORT_LIVED_JVM} {archive_options()}",
         },
     )
     catalog = versioned.connect(catalog=url, warehouse=warehouse, spark=spark, user="alice")
@@ -112,7 +115,8 @@ def _stream(spark: Any, table: Any, command: dict[str, Any], options: Any) -> di
 
     def after_batch(batch_id: int) -> None:
         _say(f"P batch {batch_id} {sink.last.outcome}")
-        time.sleep(command.get("pause_s", 0))
+        if command.get("pause_batch", batch_id) == batch_id:
+            time.sleep(command.get("pause_s", 0))
 
     sink = table.stream_writer(options=options, progress=lambda m: _say(f"P {m}"))
     sink = run_stream(

@@ -13,8 +13,10 @@ against Hive's own hash classes.
 
 The compacted steps read the compactor's ``base_W`` / ``delta_MIN_MAX`` folders (item 3:
 Hive 3's names; the ``_vT`` suffix versioned wrote before is Hive 4's, on which Hive 2.3's
-``AcidUtils`` throws NumberFormatException). A case Hive 2.3 cannot read would carry a strict
-xfail marker (`KNOWN`) naming the issue-28 item and the exception it raises; none is left.
+``AcidUtils`` throws NumberFormatException, which
+`test_hive_2_3_cannot_parse_the_v_suffix_earlier_releases_wrote` shows). A case Hive 2.3
+cannot read would carry a strict xfail marker (`KNOWN`) naming the issue-28 item and the
+exception it raises; none is left.
 """
 
 from __future__ import annotations
@@ -250,6 +252,27 @@ def _cases() -> Iterator[Any]:
                     else []
                 )
                 yield pytest.param(kind, step, reader, marks=marks, id=f"{kind}-{step}-{reader}")
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_hive_2_3_cannot_parse_the_v_suffix_earlier_releases_wrote(
+    spark: Any, histories: Callable[[str], dict[str, Step]], kind: str, tmp_path: Path
+) -> None:
+    """Why compaction writes no ``_vT`` (issue 28 item 3): the major step's copy with its
+    bases named as versioned named them before (Hive 4's suffix) makes Hive 2.3 throw."""
+    state = histories(kind)["major"]
+    folder = tmp_path / "v_suffixed"
+    shutil.copytree(state.folder, folder)
+    bases = [d for d in folder.rglob("base_*") if d.is_dir()]
+    assert bases
+    for base in bases:
+        base.rename(base.with_name(f"{base.name}_v0000099"))
+    with pytest.raises(HiveReadError) as raised:
+        HiveReader(spark, folder, state.spec, state.write_ids).acid_dirs()
+    assert any(
+        name == "java.lang.NumberFormatException" and "_v0000099" in (message or "")
+        for name, message in raised.value.java
+    ), raised.value
 
 
 def _diff(what: str, hive: list[HiveRow], ours: list[HiveRow]) -> str:

@@ -148,6 +148,21 @@ def test_compaction_writes_hive_3_names_with_hive_s_markers_listed_in_its_commit
     assert _disk_dirs(cat, table, "x") == {"base_0000003"}
 
 
+def test_a_major_compaction_that_keeps_no_row_still_leaves_a_base_for_hive(cat: Any) -> None:
+    """As Hive's compactor does: without the empty base, Hive's listing would take the
+    retired deltas (still on disk until vacuum) and bring the deleted rows back."""
+    table = _table(cat)
+    table.upsert(_changes([1, 6], [None, None], ["x", "x"], ["D", "D"]), op_code_column="op")
+
+    done = table.compact(["store=x"]).partitions[0]
+
+    base = _table_dir(cat, table) / "store=x" / "base_0000004"
+    assert _names(base) == {"_orc_acid_version", "_metadata_acid", compactor_mark(done.version)}
+    assert _live_dirs(table, "x") == {"base_0000004"}
+    assert not any(store == "x" for _, _, store in _rows(table))
+    assert _walk(cat, table) == _rows(table)
+
+
 def test_compacted_folders_stay_hidden_until_complete_then_move_to_their_names(
     cat: Any,
 ) -> None:

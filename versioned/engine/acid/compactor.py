@@ -24,6 +24,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Callable, Sequence
+from contextlib import suppress
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
@@ -40,7 +41,7 @@ from versioned.engine.acid.event_writer import WrittenFile, write_events
 from versioned.engine.acid.events import ROW_ID_FIELDS, read_events, valid_write_id
 from versioned.engine.acid.placement import place_folders, unplace_folders
 from versioned.engine.acid.tombstones import merge_tombstones
-from versioned.errors import CommitConflictError
+from versioned.errors import CommitConflictError, StorageError
 from versioned.layouts.acid import orc_schema as s
 from versioned.layouts.acid.compacted_dirs import write_compaction_markers
 from versioned.layouts.acid.compaction_plan import AcidCompactionPlan, plan_partition
@@ -249,7 +250,8 @@ def _compact_partition(
         except CommitConflictError:  # nothing committed and T still open: hide them again
             unplace_folders(ctx.fileio, table, staged, placed)
             raise
-        ctx.fileio.delete_dir(staged, missing_ok=True)  # emptied by the moves
+    with suppress(StorageError):  # emptied by the moves; vacuum takes what stays
+        ctx.fileio.delete_dir(staged, missing_ok=True)
     say(f"committed version {tx.id}")
     return PartitionCompaction(
         partition=ppath,

@@ -11,18 +11,19 @@ readers (tests/interop/hive_reader.py) and compares row by row, ROW__IDs include
 vectorized reader has none). The ``buckets`` case checks every insert event's bucket file
 against Hive's own hash classes.
 
-The streaming and mutation steps come before compaction so that they are asserted today:
-after a compaction every read goes through the compactor's ``_vT`` folders, which Hive 2.3
-cannot parse (item 3). Cases Hive 2.3 cannot read today carry strict xfail markers naming
-the issue-28 item and the exception they raise.
+The compacted steps read the compactor's ``base_W`` / ``delta_MIN_MAX`` folders (item 3:
+Hive 3's names; the ``_vT`` suffix versioned wrote before is Hive 4's, on which Hive 2.3's
+``AcidUtils`` throws NumberFormatException, which
+`test_hive_2_3_cannot_parse_the_v_suffix_earlier_releases_wrote` shows). A case Hive 2.3
+cannot read would carry a strict xfail marker (`KNOWN`) naming the issue-28 item and the
+exception it raises; none is left.
 """
 
 from __future__ import annotations
 
-import re
 import shutil
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -53,17 +54,12 @@ STEPS = (
     "mutation",
     "spark_written",
     "minor",
-    "minor_unsuffixed",
     "major",
-    "major_unsuffixed",
 )
-"""The history, in order. ``*_unsuffixed`` are no steps of their own: the compacted copy
-with the compactors' ``_vT`` suffixes taken off the folder names (each compactor committed),
-which is what shows the failures item 3's names hide."""
+"""The history, in order."""
 SPARK_WRITTEN_KINDS = ("v1-partitioned",)
 """The kinds whose history has the ``spark_written`` step (Spark's ORC writer is the slowest
 step; bucketing version and partitioning play no part in what it lacks)."""
-SUFFIX = re.compile(r"_v[0-9]{7}$")
 READERS = ("dirs", "row_mode", "vectorized", "raw_merge", "buckets")
 
 
@@ -177,19 +173,6 @@ def _record(cat: Any, table: Any, step: str, into: Path) -> Step:
     )
 
 
-def _unsuffixed(step: Step) -> Step:
-    """A copy of a compacted step with ``_vT`` taken off every folder name."""
-    folder = step.folder.with_name(f"{step.name}_unsuffixed")
-    shutil.copytree(step.folder, folder)
-    for directory in sorted(folder.rglob("*_v[0-9]*")):
-        if directory.is_dir() and SUFFIX.search(directory.name):
-            directory.rename(directory.with_name(SUFFIX.sub("", directory.name)))
-    directories = {
-        p: tuple(sorted(SUFFIX.sub("", d) for d in names)) for p, names in step.directories.items()
-    }
-    return replace(step, name=folder.name, folder=folder, directories=directories)
-
-
 @pytest.fixture(scope="module")
 def histories(
     spark: Any, tmp_path_factory: pytest.TempPathFactory
@@ -224,8 +207,6 @@ def histories(
                     continue
                 run()
                 steps[name] = _record(cat, table, name, root / "steps")
-                if name in ("minor", "major"):
-                    steps[f"{name}_unsuffixed"] = _unsuffixed(steps[name])
             built[kind] = steps
         return built[kind]
 
@@ -251,34 +232,11 @@ class KnownHiveFailure(Exception):
     """The failure a `Known` case expects (what its strict xfail marker waits for)."""
 
 
-ITEM_2 = "issue 28 item 2: files written by Spark lack the ORC user metadata "
-ITEM_3 = (
-    "issue 28 item 3: compacted folder names carry the _vT suffix (Hive 4 naming), which "
-    "Hive 2.3's AcidUtils cannot parse: NumberFormatException"
-)
-NO_KEY_INDEX = Known(
-    f"{ITEM_2}hive.acid.key.index (and hive.acid.stats): OrcRawRecordMerger (row mode, "
-    "getRawReader) throws IllegalArgumentException: Can't find user metadata hive.acid.key.index",
-    "java.lang.IllegalArgumentException",
-    "Can't find user metadata hive.acid.key.index",
-)
-NO_ACID_STATS = Known(
-    f"{ITEM_2}hive.acid.stats (and hive.acid.key.index): the vectorized reader's delete "
-    'event registry throws NullPointerException (Cannot read field "deletes" because '
-    '"acidStats" is null)',
-    "java.lang.NullPointerException",
-    '"acidStats" is null',
-)
-V_SUFFIX = Known(ITEM_3, "java.lang.NumberFormatException", "For input string:")
-ITEM_1_HIDDEN = (
-    " (issue 28 item 1, compaction output out of ROW__ID order, is checked by the same case "
-    "once this is fixed)"
-)
-KNOWN: dict[tuple[str, str], Known] = {
-    **{(step, r): V_SUFFIX for step in ("minor", "major") for r in READERS if r != "buckets"},
-}
-"""Items 1 and 2 are fixed: the Spark-written and (without their suffix) compacted files are
-in ROW__ID order and carry hive.acid.key.index and hive.acid.stats, which those cases check."""
+KNOWN: dict[tuple[str, str], Known] = {}
+"""Items 1 to 3 are fixed: the Spark-written and compacted files are in ROW__ID order, carry
+hive.acid.key.index and hive.acid.stats, and the compacted folders have names Hive 2.3
+parses, which those cases check. (Until item 3, the 16 compacted cases were strict xfails:
+NumberFormatException on the ``_vT`` suffix.)"""
 
 
 def _cases() -> Iterator[Any]:
@@ -294,6 +252,27 @@ def _cases() -> Iterator[Any]:
                     else []
                 )
                 yield pytest.param(kind, step, reader, marks=marks, id=f"{kind}-{step}-{reader}")
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_hive_2_3_cannot_parse_the_v_suffix_earlier_releases_wrote(
+    spark: Any, histories: Callable[[str], dict[str, Step]], kind: str, tmp_path: Path
+) -> None:
+    """Why compaction writes no ``_vT`` (issue 28 item 3): the major step's copy with its
+    bases named as versioned named them before (Hive 4's suffix) makes Hive 2.3 throw."""
+    state = histories(kind)["major"]
+    folder = tmp_path / "v_suffixed"
+    shutil.copytree(state.folder, folder)
+    bases = [d for d in folder.rglob("base_*") if d.is_dir()]
+    assert bases
+    for base in bases:
+        base.rename(base.with_name(f"{base.name}_v0000099"))
+    with pytest.raises(HiveReadError) as raised:
+        HiveReader(spark, folder, state.spec, state.write_ids).acid_dirs()
+    assert any(
+        name == "java.lang.NumberFormatException" and "_v0000099" in (message or "")
+        for name, message in raised.value.java
+    ), raised.value
 
 
 def _diff(what: str, hive: list[HiveRow], ours: list[HiveRow]) -> str:

@@ -14,7 +14,7 @@ from versioned.errors import InputError, NoSuchPartitionError
 from versioned.options import CompactionOptions
 
 HIVE_COMPACTOR = (
-    "Hive's compactor never conflicts with writers: its base_W_vT / delta_MIN_MAX_vT cover "
+    "Hive's compactor never conflicts with writers: its base_W / delta_MIN_MAX cover "
     "only write ids below every open one and keep ROW__IDs, so a write committed during the "
     "compaction lands in a newer delta and both commit on their first attempt "
     "(tests/engine/acid/test_acid_compaction.py)"

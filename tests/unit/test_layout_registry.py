@@ -63,6 +63,10 @@ def test_transaction_of_a_path_follows_the_layout() -> None:
     assert acid.transaction_of("a=1/delta_0000001_0000003_v0000009/bucket_00000") == 9
     assert acid.transaction_of("a=1/delete_delta_0000001_0000003_v0000009/bucket_00000") == 9
     assert acid.transaction_of("a=1/base_0000003_v0000010/bucket_00000") == 10
+    # compaction output since issue 28: named by write ids; its compactor's mark names T
+    assert acid.transaction_of("a=1/base_0000003/bucket_00000") is None
+    assert acid.transaction_of("a=1/base_0000003/_versioned_compactor_txn=10") == 10
+    assert acid.transaction_of("delta_0000001_0000003/_versioned_compactor_txn=11") == 11
     assert acid.transaction_of("_staging/txn=7/x.orc") == 7
     # a writer's delta is named by write id, not transaction id
     assert acid.transaction_of("a=1/delta_0000005_0000005_0000/bucket_00000") is None

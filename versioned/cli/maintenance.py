@@ -86,8 +86,8 @@ RESULT_COLUMNS = [
     "--kind",
     type=click.Choice(("minor", "major")),
     default=None,
-    help="Acid tables only. minor: a partition's deltas -> one delta_MIN_MAX_vT and "
-    "delete_delta_MIN_MAX_vT (events unchanged); major: base + deltas -> one base_W_vT with "
+    help="Acid tables only. minor: a partition's deltas -> one delta_MIN_MAX and "
+    "delete_delta_MIN_MAX (events unchanged); major: base + deltas -> one base_W with "
     "the deletes applied. [default: major for DB.TABLE; with --all, Hive's initiator rules "
     "decide per partition (table properties compactor.delta.pct.threshold, "
     "compactor.delta.num.threshold, compactor.abortedtxn.threshold)]",

@@ -13,7 +13,10 @@ docs/write-transactions.md), and ``_staging/`` leftovers. One is deleted only wh
 is older than the grace period and the transaction in its path (`TableLayout.transaction_of`,
 e.g. ``version_id=N``, ``txn=N``, an acid ``_vT``) is not open, nor the layout says it is a
 write in progress (`VacuumPaths.in_progress`), so files of a write still in progress are
-never touched.
+never touched. A layout may claim some unlisted files as folders to remove whole
+(`VacuumPaths.folders`: an acid compaction's output, whose name Hive's readers see and
+another compaction may reuse): such a folder is kept while any of its files would be, and
+otherwise handed to the layout's `VacuumPaths.remove_folder`, which judges it again.
 ``_dead_letter/`` holds rejected rows for the user and is never vacuumed, and neither is a
 file older than the table itself: no write of the table made it (files a dropped table of the
 same name kept, or files put there by hand; a new table never takes a directory that holds
@@ -31,7 +34,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from versioned.catalog.records import CommitInfo, DataFile, TableInfo
@@ -56,6 +59,14 @@ def _nothing_in_progress(_rel: str) -> bool:
     return False
 
 
+def _no_folders(_unlisted: Sequence[str]) -> Mapping[str, str]:
+    return {}
+
+
+def _keep_folder(_folder: str) -> bool:
+    return False
+
+
 @dataclass(frozen=True)
 class VacuumPaths:
     """A layout's path rules for vacuum.
@@ -66,11 +77,17 @@ class VacuumPaths:
             (``version_id=N``, ``delta_...``): once vacuum emptied it, it goes whole.
         in_progress: Whether an unlisted file (path relative to the table) belongs to a
             write still open by a rule the path alone cannot tell (acid write ids).
+        folders: Which unlisted files (paths relative to the table) lie in a folder that
+            goes whole, mapped to that folder.
+        remove_folder: Removes such a folder if it is still an orphan (it may re-check
+            what it knows better than a listing); returns whether it did.
     """
 
     layout: TableLayout
     transaction_dir: re.Pattern[str]
     in_progress: Callable[[str], bool] = _nothing_in_progress
+    folders: Callable[[Sequence[str]], Mapping[str, str]] = _no_folders
+    remove_folder: Callable[[str], bool] = _keep_folder
 
 
 def vacuum_table(
@@ -112,7 +129,7 @@ def vacuum_table(
 
     oldest = _oldest_retained(history, now - retain_hours * 3600)
     retired = _retired_before(ledger, oldest.seq) if oldest else []
-    orphans, kept_orphans = _orphans(
+    orphans, folders, kept_orphans = _orphans(
         listing,
         location,
         {f.path for f in ledger},
@@ -121,19 +138,20 @@ def vacuum_table(
         young_after=now - grace_hours * 3600,
         born=table.created_at,
     )
+    unlisted = [*orphans, *(s for files in folders.values() for s in files)]
     say(
-        f"{name}: {len(retired)} retired file(s) past the retention, {len(orphans)} orphan(s), "
+        f"{name}: {len(retired)} retired file(s) past the retention, {len(unlisted)} orphan(s), "
         f"{kept_orphans} recent or in-progress unlisted file(s) kept"
     )
-    deletable = tuple([f.path for f in retired] + [s.path[len(location) + 1 :] for s in orphans])
+    deletable = tuple([f.path for f in retired] + [s.path[len(location) + 1 :] for s in unlisted])
     result = VacuumResult(
         table=str(name),
         dry_run=dry_run,
         oldest_version=oldest.version if oldest else None,
         retired_files=len(retired),
         retired_bytes=sum(f.size_bytes for f in retired),
-        orphan_files=len(orphans),
-        orphan_bytes=sum(s.size for s in orphans),
+        orphan_files=len(unlisted),
+        orphan_bytes=sum(s.size for s in unlisted),
         kept_orphans=kept_orphans,
         paths=deletable,
     )
@@ -148,6 +166,7 @@ def vacuum_table(
         )
         say(f"{name}: versions before {oldest.version} are no longer readable")
     _delete(store, fileio, paths, table, retired, orphans, say)
+    _remove_folders(fileio, paths, location, folders, say)
     return _timed(result, started)
 
 
@@ -160,23 +179,37 @@ def _orphans(
     *,
     young_after: float,
     born: float,
-) -> tuple[list[FileStat], int]:
-    """The unlisted files to delete, and how many unlisted files are kept (too young, of a
-    transaction still open, or older than the table, born at ``born``). Dead letters are
-    never orphans."""
+) -> tuple[list[FileStat], dict[str, list[FileStat]], int]:
+    """The unlisted files to delete, the folders to remove whole (`VacuumPaths.folders`) with
+    their files, and how many unlisted files are kept (too young, of a transaction still
+    open, or older than the table, born at ``born``; a folder is kept whole when one of its
+    files is). Dead letters are never orphans."""
+    unlisted = [
+        (stat, rel)
+        for stat in listing
+        if (rel := stat.path[len(location) + 1 :]) not in known
+        and rel.split("/", 1)[0] != DEAD_LETTER_DIR
+    ]
+    in_folder = paths.folders([rel for _, rel in unlisted])
     orphans: list[FileStat] = []
+    folders: dict[str, list[FileStat]] = {}
+    kept_folders: set[str] = set()
     kept = 0
-    for stat in listing:
-        rel = stat.path[len(location) + 1 :]
-        if rel in known or rel.split("/", 1)[0] == DEAD_LETTER_DIR:
-            continue
+    for stat, rel in unlisted:
         txn = paths.layout.transaction_of(rel)
         running = (txn is not None and txn in open_txns) or paths.in_progress(rel)
-        if stat.mtime > young_after or running or stat.mtime < born:
+        keep = stat.mtime > young_after or running or stat.mtime < born
+        folder = in_folder.get(rel)
+        if folder is not None:
+            folders.setdefault(folder, []).append(stat)
+            if keep:
+                kept_folders.add(folder)
+        elif keep:
             kept += 1
-            continue
-        orphans.append(stat)
-    return orphans, kept
+        else:
+            orphans.append(stat)
+    kept += sum(len(folders.pop(f)) for f in kept_folders)
+    return orphans, folders, kept
 
 
 def _delete(
@@ -206,6 +239,23 @@ def _delete(
         deleted.append(stat.path)
     _remove_emptied_dirs(fileio, paths, location, deleted)
     say(f"{name}: vacuumed {len(retired)} retired file(s) and {len(orphans)} orphan(s)")
+
+
+def _remove_folders(
+    fileio: FileIO,
+    paths: VacuumPaths,
+    location: str,
+    folders: Mapping[str, Sequence[FileStat]],
+    say: Progress,
+) -> None:
+    """Hand each orphan folder to the layout, then drop partition directories it leaves
+    empty (never the folder's own name: another writer may have just put one there)."""
+    removed = [f for f in sorted(folders) if paths.remove_folder(f)]
+    for folder in sorted(set(folders) - set(removed)):
+        say(f"kept {folder}: its writer's layout found it is not an orphan any more")
+    parents = {f"{location}/{f}".rsplit("/", 1)[0] for f in removed}
+    for directory in sorted(parents - {location}, key=lambda d: d.count("/"), reverse=True):
+        fileio.delete_empty_dir(directory)
 
 
 def _remove_emptied_dirs(

@@ -205,8 +205,11 @@ register(
         "files with ROW__IDs",
         capabilities=frozenset(OPERATIONS),
         file_formats=("orc",),
+        # an old compactor's ``_vT`` folder (or merged tombstones), the staging folder, and a
+        # compactor's mark in its output folder (`layouts.acid.compacted_dirs`)
         transaction_dirs=(
-            r"^(?:(?:base|delta|delete_delta)_\d+(?:_\d+)?(?:_\d{4})?_v|txn=)(\d+)(?:\.orc)?$"
+            r"^(?:(?:base|delta|delete_delta)_\d+(?:_\d+)?(?:_\d{4})?_v|txn="
+            r"|_versioned_compactor_txn=)(\d+)(?:\.orc)?$"
         ),
         engine="versioned.engine.acid.table_engine:AcidEngine",
         reserved_columns=frozenset({"ROW__ID"}),

@@ -24,6 +24,7 @@ from versioned.layouts.acid import (
     read_bucket_file,
 )
 from versioned.layouts.acid.flush_length import last_flush_length
+from versioned.layouts.acid.snapshot_dirs import valid_write_id_list
 from versioned.schema import TableSpec
 from versioned.storage.partition_paths import parse_partition_path
 
@@ -43,6 +44,23 @@ def partition_folders(table_dir: Path, spec: TableSpec) -> dict[Path, tuple[str 
         f: tuple(v for _, v in parse_partition_path("" if rel == "." else rel))
         for f, rel in rels.items()
     }
+
+
+def walk_table(cat: Any, table: Any) -> list[dict[str, Any]]:
+    """`walk` over a table's folder with the write ids of its latest snapshot, taking the
+    ``_vT`` folders whose compactor committed (what Hive's ValidTxnList says)."""
+    snapshot = table.snapshot()
+    ids = valid_write_id_list(cat.store.write_ids(table.name, snapshot.seq))
+    table_dir = Path(cat.fileio.full_path(table.info.location).removeprefix("file://"))
+    txns = {
+        parsed.visibility_txn_id
+        for folder in partition_folders(table_dir, table.spec)
+        for child in folder.iterdir()
+        if child.is_dir() and (parsed := parse_directory(child.name)) is not None
+    }
+    state = cat.store.txn_snapshot()
+    committed = frozenset(t for t in txns if t and state.is_valid(t))
+    return walk(table_dir, table.spec, ids, committed)
 
 
 def walk(

@@ -12,6 +12,10 @@ def test_files_named_by_an_open_write_id_are_in_progress() -> None:
     assert in_progress("p=a/delete_delta_0000005_0000005_0000/bucket_00000")
     assert not in_progress("p=a/delta_0000004_0000004_0000/bucket_00000")
     assert not in_progress("p=a/base_0000005_v0000009/bucket_00000")  # a compactor's: by T
+    # since issue 28 a compactor's folder is named by write ids, all below every open one:
+    # vacuum goes by its mark instead (`compacted_dirs.marked_folders`)
+    assert not in_progress("p=a/base_0000004/bucket_00000")
+    assert not in_progress("p=a/delta_0000001_0000004/bucket_00000")
 
 
 def test_the_tombstone_file_of_an_open_write_id_is_in_progress() -> None:

@@ -192,23 +192,62 @@ def test_snapshot_older_than_every_compacted_base_has_not_enough_history() -> No
 
 
 def test_insert_overwrite_bases() -> None:
-    dirs = [_delta(1, 1), _base(2), _delta(3, 3)]
+    overwrite = BaseDir(2, insert_overwrite=True)  # same name as a compacted base_2
+    dirs: list[AcidDir] = [DeltaDir(1, 1), overwrite, DeltaDir(3, 3)]
     state = acid_state(dirs, ValidWriteIdList("db.t", 3))
-    assert state.base == BaseDir(2)
+    assert state.base == overwrite
     assert names(state.obsolete) == [_delta(1, 1)]
     aborted = acid_state(dirs, ValidWriteIdList("db.t", 3, aborted_ids=(2,)))
     assert names(aborted.aborted) == [_base(2)]
     assert aborted.base is None
     assert names(aborted.deltas) == [_delta(1, 1), _delta(3, 3)]
     # An INSERT OVERWRITE base keeps its history: an open write id elsewhere does not matter.
-    opened = acid_state([_base(2), _delta(3, 3)], ValidWriteIdList("db.t", 3, open_ids=(1,)))
-    assert opened.base == BaseDir(2)
+    opened = acid_state([overwrite, DeltaDir(3, 3)], ValidWriteIdList("db.t", 3, open_ids=(1,)))
+    assert opened.base == overwrite
 
 
 def test_compactor_base_wins_over_insert_overwrite_base_of_the_same_write_id() -> None:
-    state = acid_state([_base(5), _base(5, 9)], everything_committed(5), committed_txns={9})
-    assert state.base == BaseDir(5, 9)
-    assert names(state.obsolete) == [_base(5)]
+    overwrite = BaseDir(5, insert_overwrite=True)
+    for compacted in (BaseDir(5, 9), BaseDir(5)):
+        state = acid_state([overwrite, compacted], everything_committed(5), committed_txns={9})
+        assert state.base == compacted
+        assert state.obsolete == (overwrite,)
+
+
+def test_an_unsuffixed_base_is_a_compacted_base() -> None:
+    """What compaction writes since issue 28: ``base_W`` erases history below W, so a
+    snapshot with a write id at or below W open cannot use it, as with ``base_W_vT``."""
+    dirs = [_base(10), _delta(11, 11)]
+    state = acid_state(dirs, everything_committed(11))
+    assert state.base == BaseDir(10) and names(state.deltas) == [_delta(11, 11)]
+    with pytest.raises(NotEnoughHistoryError, match="base_0000010"):
+        acid_state(dirs, ValidWriteIdList("db.t", 11, open_ids=(5,)))
+    older = acid_state([_base(3), *dirs], ValidWriteIdList("db.t", 11, open_ids=(5,)))
+    assert older.base == BaseDir(3) and names(older.deltas) == [_delta(11, 11)]
+
+
+def test_unsuffixed_compaction_output_replaces_a_suffixed_one_of_an_earlier_release() -> None:
+    """A table compacted before issue 28 (``_vT`` names) and again after it."""
+    old = [_base(3, 20), _delta(4, 5, v=30), _delta(4, 5, v=30, delete=True)]
+    new = [_base(5)]
+    dirs = [*old, *new, _delta(6, 6, 0)]
+    state = acid_state(dirs, everything_committed(6), committed_txns={20, 30})
+    assert state.base == BaseDir(5)
+    assert names(state.deltas) == [_delta(6, 6, 0)]
+    assert sorted(names(state.obsolete)) == sorted(names(tuple(map(_parsed, old))))
+    before = acid_state([*old, _delta(6, 6, 0)], everything_committed(6), committed_txns={20, 30})
+    assert before.base == BaseDir(3, 20)
+    assert names(before.deltas) == [
+        _delta(4, 5, v=30, delete=True),
+        _delta(4, 5, v=30),
+        _delta(6, 6, 0),
+    ]
+
+
+def _parsed(name: str) -> AcidDir:
+    parsed = parse_directory(name)
+    assert parsed is not None
+    return parsed
 
 
 def test_input_may_be_parsed_directories_and_must_be_acid_names() -> None:

@@ -73,6 +73,23 @@ def test_a_merged_tombstone_file_is_merged_again_by_the_next_major_compaction() 
     assert plan is not None
     assert merged.path in _paths(plan.tombstones) and len(plan.tombstones) == 2
     assert plan.tombstone_output(30) == "p=a/_tombstones/base_0000004_v0000030.orc"
+    # the base of an earlier release (``_vT``) is compacted into an unsuffixed one
+    assert plan.base is not None and plan.base.name == "base_0000003_v0000020"
+    assert plan.outputs()[0].name == "base_0000004"
+
+
+def test_compaction_output_names_carry_no_visibility_suffix() -> None:
+    """Issue 28 item 3: Hive 3's names, which Hive 2.3, 3 and 4 read (``_vT`` is Hive 4's)."""
+    files = _write(1, 3) + _write(2, 5)
+    ids = ValidWriteIdList("d.t", 2)
+    major = plan_partition(PARTITION, files, ids, kind="major", thresholds=RULES)
+    minor = plan_partition(PARTITION, files, ids, kind="minor", thresholds=RULES)
+    assert major is not None and minor is not None
+    assert [d and d.name for d in major.outputs()] == ["base_0000002", None]
+    assert [d and d.name for d in minor.outputs()] == [
+        "delta_0000001_0000002",
+        "delete_delta_0000001_0000002",
+    ]
 
 
 def test_minor_compaction_leaves_the_tombstones_alone() -> None:

@@ -41,10 +41,21 @@ def test_names_format_and_parse_as_hive_writes_them(name: str, parsed: AcidDir) 
     assert parsed.name == name
 
 
-def test_visibility_zero_means_no_suffix() -> None:
+def test_visibility_zero_means_no_suffix_and_every_base_is_compacted() -> None:
+    """Compaction writes ``base_W`` (issue 28 item 3); a ``_vT`` name of an earlier release
+    still parses, and both are a compactor's base."""
     assert BaseDir(5, 0).name == "base_0000005"
-    assert not BaseDir(5, 0).compacted
+    assert BaseDir(5, 0).compacted
     assert BaseDir(5, 1).compacted
+    parsed = parse_directory("base_0000005")
+    assert isinstance(parsed, BaseDir) and parsed.compacted
+
+
+def test_an_insert_overwrite_base_has_the_same_name_but_keeps_its_history() -> None:
+    overwrite = BaseDir(5, insert_overwrite=True)
+    assert overwrite.name == "base_0000005" and not overwrite.compacted
+    with pytest.raises(AcidNameError, match="INSERT OVERWRITE"):
+        BaseDir(5, 9, insert_overwrite=True)
 
 
 @pytest.mark.parametrize(
@@ -121,3 +132,6 @@ def test_side_files_only_in_open_streaming_deltas() -> None:
     assert not DeltaDir(2, 2).may_contain_side_file
     assert not DeltaDir(2, 3, delete=True).may_contain_side_file
     assert not DeltaDir(2, 3, visibility_txn_id=9).may_contain_side_file
+    # A minor compaction's unsuffixed delta_2_3 may be a streaming batch's by its name alone
+    # (as in Hive 3): its readers look for a side file and find none.
+    assert DeltaDir(2, 3, None, 0).may_contain_side_file

@@ -26,6 +26,8 @@ def test_paths_under_escaped_partitions_and_unpartitioned() -> None:
     assert bucket_file_path("p=1/", DeltaDir(1, 1, 0), 0, attempt=0) == (
         "p=1/delta_0000001_0000001_0000/bucket_00000_0"
     )
+    assert bucket_file_path("", BaseDir(5), 0) == "base_0000005/bucket_00000"  # compaction's
+    # an earlier release's compacted base (Hive 4's _vT suffix)
     assert bucket_file_path("", BaseDir(5, 25), 0) == "base_0000005_v0000025/bucket_00000"
     assert side_file_rel("", delta, 1) == "delta_0000002_0000003/bucket_00001_flush_length"
     assert marker_path("p=1", delta) == "p=1/delta_0000002_0000003/_orc_acid_version"

@@ -6,14 +6,17 @@ Per partition, with its own transaction T (`write_transaction`, retried on confl
    (`layouts.acid.compaction_plan`): only write ids below every open one are compacted.
 2. Read the events of the compacted directories' bucket files in Spark, keeping those of
    valid write ids (rows of aborted write ids are dropped).
-3. Minor: write the insert events unchanged into ``delta_MIN_MAX_vT`` and the delete events
-   into ``delete_delta_MIN_MAX_vT``. Major: the base's and deltas' insert events minus the
-   delete events into ``base_MAX_vT``. ROW__IDs are kept, so delete events written later
-   (or concurrently, planned against the old files) still match.
-4. Commit: add the new files and retire the compacted ones (``remove`` is the guard: two
-   compactions of one partition cannot both retire them). The partition head is not moved,
-   so writers committing meanwhile do not conflict; readers of older snapshots keep reading
-   the retired files until vacuum's retention runs out.
+3. Minor: write the insert events unchanged into ``delta_MIN_MAX`` and the delete events
+   into ``delete_delta_MIN_MAX``. Major: the base's and deltas' insert events minus the
+   delete events into ``base_MAX``. ROW__IDs are kept, so delete events written later
+   (or concurrently, planned against the old files) still match. The folders are written
+   under T's staging folder, hidden from Hive, with their markers (`compacted_dirs`).
+4. Move them to their names (`placement`: an orphan of a crashed compaction of the same
+   write ids goes first), then commit: add the new files and retire the compacted ones
+   (``remove`` is the guard: two compactions of one partition cannot both retire them). The
+   partition head is not moved, so writers committing meanwhile do not conflict; readers of
+   older snapshots keep reading the retired files until vacuum's retention runs out. A commit
+   that loses a race moves the folders back out of Hive's sight before T aborts.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Callable, Sequence
+from contextlib import suppress
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
@@ -35,9 +39,11 @@ from versioned.catalog.write_transaction import (
 )
 from versioned.engine.acid.event_writer import WrittenFile, write_events
 from versioned.engine.acid.events import ROW_ID_FIELDS, read_events, valid_write_id
+from versioned.engine.acid.placement import place_folders, unplace_folders
 from versioned.engine.acid.tombstones import merge_tombstones
-from versioned.errors import CommitConflictError
+from versioned.errors import CommitConflictError, StorageError
 from versioned.layouts.acid import orc_schema as s
+from versioned.layouts.acid.compacted_dirs import write_compaction_markers
 from versioned.layouts.acid.compaction_plan import AcidCompactionPlan, plan_partition
 from versioned.layouts.acid.compaction_rules import CompactionKind, InitiatorThresholds
 from versioned.layouts.acid.directories import AcidDir
@@ -45,6 +51,7 @@ from versioned.layouts.acid.paths import acid_dir_path
 from versioned.layouts.acid.snapshot_dirs import (
     DELETE_KIND,
     EVENT_KINDS,
+    MARKER_KIND,
     TOMBSTONE_KIND,
     bucket_file_ref,
     valid_write_id_list,
@@ -206,7 +213,6 @@ def _compact_partition(
         fileio=ctx.fileio,
         staging=lambda txn: ctx.layout.staging_dir(table.location, txn),
     ) as tx:
-        inserts_dir, deletes_dir = plan.outputs(tx.id)
         say(
             f"reading {len(plan.inputs)} file(s): {plan.kind} compaction of write ids "
             f"{plan.min_write_id}..{plan.max_write_id}"
@@ -216,27 +222,36 @@ def _compact_partition(
         rows = sum(a.row_count for a in data if a.kind != DELETE_KIND)
         tombstones = sum(a.row_count for a in adds if a.kind == TOMBSTONE_KIND)
         say(f"committing {rows} rows, {tombstones} tombstones")
-        tx.commit(
-            operation="compact",
-            partitions=[
-                PartitionCommit(
-                    partition_id=plan.partition.id,
-                    check_head=False,
-                    add=adds,
-                    remove=tuple(f.path for f in plan.retired),
-                )
-            ],
-            metrics={
-                "partition": ppath,
-                "kind": plan.kind,
-                "high_water_mark": plan.high_water_mark,
-                "directories": [inserts_dir.name] + ([deletes_dir.name] if deletes_dir else []),
-                "files_removed": len(plan.retired),
-                "files_written": len(data),
-                "bytes_written": sum(a.size_bytes for a in data),
-                "tombstones": tombstones,
-            },
-        )
+        folders = [acid_dir_path(ppath, d) for d in plan.outputs() if d is not None]
+        staged = _staged(tx)
+        placed = place_folders(ctx.store, ctx.fileio, table, staged, folders)
+        try:
+            tx.commit(
+                operation="compact",
+                partitions=[
+                    PartitionCommit(
+                        partition_id=plan.partition.id,
+                        check_head=False,
+                        add=adds,
+                        remove=tuple(f.path for f in plan.retired),
+                    )
+                ],
+                metrics={
+                    "partition": ppath,
+                    "kind": plan.kind,
+                    "high_water_mark": plan.high_water_mark,
+                    "directories": [f.rpartition("/")[2] for f in folders],
+                    "files_removed": len(plan.retired),
+                    "files_written": len(data),
+                    "bytes_written": sum(a.size_bytes for a in data),
+                    "tombstones": tombstones,
+                },
+            )
+        except CommitConflictError:  # nothing committed and T still open: hide them again
+            unplace_folders(ctx.fileio, table, staged, placed)
+            raise
+    with suppress(StorageError):  # emptied by the moves; vacuum takes what stays
+        ctx.fileio.delete_dir(staged, missing_ok=True)
     say(f"committed version {tx.id}")
     return PartitionCompaction(
         partition=ppath,
@@ -261,21 +276,20 @@ def _write_outputs(
     tx: WriteTransaction,
     say: Progress,
 ) -> tuple[FileAdd, ...]:
-    """Write the compacted directories (and merged tombstones) of ``plan`` as transaction
-    ``tx``; the files to add, in the partition."""
+    """Write the compacted directories of ``plan`` under ``tx``'s staging folder (see
+    `_staged`), with their markers, and the merged tombstones in place; the files to add, in
+    the partition, at their final paths."""
     spec, location = table.spec, table.location
-    inserts_dir, deletes_dir = plan.outputs(tx.id)
-    for d in (inserts_dir, deletes_dir):
-        if d is not None:
-            tx.own_dir(f"{location}/{acid_dir_path(plan.partition.path, d)}")
+    inserts_dir, deletes_dir = plan.outputs()
     inserts, deletes = _events(ctx, ctx.store.snapshot(spec.name), plan)
     assert tx.staging_dir is not None
-    stage = tx.staging_dir
+    stage, staged = tx.staging_dir, _staged(tx)
     say(f"writing {' and '.join(d.name for d in (inserts_dir, deletes_dir) if d is not None)}")
     args: dict[str, Any] = {"version": tx.id, "claim": tx.own_file}
 
     def write(events: DataFrame, directory: AcidDir) -> list[WrittenFile]:
-        return write_events(events, spec, ctx.fileio, location, stage, directory, **args)
+        # into a copy of the table's tree under the staging folder: same relative paths
+        return write_events(events, spec, ctx.fileio, staged, stage, directory, **args)
 
     if plan.kind == "major":
         keys = [F.col(c) == F.col(f"#d_{c}") for c in ROW_ID_FIELDS]
@@ -285,6 +299,18 @@ def _write_outputs(
         assert deletes_dir is not None
         written = write(inserts, inserts_dir) + write(deletes, deletes_dir)
     adds = [w.add for w in written]
+    listed = {a.path for a in adds}
+    for directory in (inserts_dir, deletes_dir):
+        if directory is None:
+            continue
+        markers = write_compaction_markers(
+            ctx.fileio, staged, plan.partition.path, directory, tx.id
+        )
+        adds += [
+            FileAdd(None, rel, MARKER_KIND, tx.id, size, 0)
+            for rel, size in markers.items()
+            if rel not in listed  # `write_events` registered _orc_acid_version already
+        ]
     merged_rel = plan.tombstone_output(tx.id)
     if merged_rel is not None:
         merged = merge_tombstones(
@@ -301,6 +327,13 @@ def _write_outputs(
     return tuple(
         FileAdd(pid, a.path, a.kind, a.version, a.size_bytes, a.row_count, a.stats) for a in adds
     )
+
+
+def _staged(tx: WriteTransaction) -> str:
+    """Where ``tx`` writes its compacted folders before they get their names: a copy of the
+    table's tree under its staging folder (hidden from Hive, removed if it aborts)."""
+    assert tx.staging_dir is not None
+    return f"{tx.staging_dir}/compacted"
 
 
 def _events(

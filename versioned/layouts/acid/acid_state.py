@@ -2,24 +2,28 @@
 
 The caller passes the directories of the partition's committed manifest (the catalog decides
 what exists; nothing here lists storage), the reader's `ValidWriteIdList`, and the set of
-committed (and aborted) compactor transactions for the ``_vT`` suffixes. The answer:
+committed (and aborted) compactor transactions for ``_vT`` suffixes. The answer:
 
-* the highest usable base (a compacted ``base_W_vT``: W below the lowest open write id and at
-  most the high-water mark; an INSERT OVERWRITE ``base_W``: W valid),
+* the highest usable base (a compacted ``base_W``: W below the lowest open write id and at
+  most the high-water mark; an INSERT OVERWRITE base: W valid),
 * the deltas that cover the rest, chosen as ``findBestWorkingDeltas`` does: sorted, each kept
   if it reaches beyond what is covered so far and has a valid write id there, plus the other
   statements of the same write id and the ``delete_delta`` twin of a kept ``delta``,
 * obsolete directories (covered by the base or by a wider delta), which a cleaner may remove
   once no reader needs them,
 * aborted directories (every write id aborted, an aborted INSERT OVERWRITE base, or an
-  aborted compactor's output).
+  aborted compactor's ``_vT`` output).
 
-A ``_vT`` directory whose transaction T is neither committed nor aborted is ignored
-(`AcidState.pending`). One deliberate difference from Hive's source: Hive also accepts any
-base whose write id *equals* the lowest open write id; here a compacted base is usable only
-strictly below it (hive-bucketing.md), so a reader never sees rows of a write id its snapshot
-has open. A base without ``_vT`` is taken for an INSERT OVERWRITE base (versioned writes no
-``_metadata_acid`` files, Hive's older marker of compacted bases).
+Compaction names its output without a suffix (``base_W``, ``delta_MIN_MAX``: Hive 3's names,
+which Hive 2.3 reads too); such a directory counts as soon as it is passed in, which for our
+readers means once the catalog lists it. A ``_vT`` directory (Hive 4's naming, which versioned
+wrote before issue 28) whose transaction T is neither committed nor aborted is ignored
+(`AcidState.pending`). Every base is a compacted one unless built with
+``BaseDir(insert_overwrite=True)``: versioned writes bases only by compaction (each with
+Hive 3's ``_metadata_acid`` marker, `compacted_dirs`), so a parsed name is one. One
+deliberate difference from Hive's source: Hive also accepts any base whose write id *equals*
+the lowest open write id; here a compacted base is usable only strictly below it
+(hive-bucketing.md), so a reader never sees rows of a write id its snapshot has open.
 """
 
 from __future__ import annotations
@@ -41,7 +45,8 @@ class AcidState:
         deltas: The deltas and delete deltas to read, in Hive's order.
         obsolete: Directories covered by ``base`` or by a chosen delta.
         aborted: Directories holding only aborted writes (or an aborted compactor's output).
-        pending: ``_vT`` directories whose compactor transaction has not committed.
+        pending: ``_vT`` directories whose compactor transaction has not committed (suffix-less
+            names are never pending: the catalog lists only committed ones).
         has_uncompacted_aborts: Some chosen-or-current delta holds aborted write ids among
             valid ones (the cleaner must keep their metadata).
     """

@@ -6,18 +6,24 @@ id, so a delta holding a write id that is still open is never compacted. `acid_s
 the partition's committed directories with that list gives the base and the deltas to
 compact:
 
-* minor: the chosen deltas -> ``delta_MIN_MAX_vT`` and ``delete_delta_MIN_MAX_vT`` (events
+* minor: the chosen deltas -> ``delta_MIN_MAX`` and ``delete_delta_MIN_MAX`` (events
   unchanged); needs deltas of at least two write id ranges;
-* major: the base and the chosen deltas -> ``base_MAX_vT`` (delete events applied).
+* major: the base and the chosen deltas -> ``base_MAX`` (delete events applied).
 
-T is the compactor's transaction id. The commit retires the files of the compacted
-directories, and of obsolete or aborted ones still listed, and adds the new ones.
+The names carry no ``_vT`` suffix (Hive 3's names, which Hive 2.3, 3 and 4 read; earlier
+versioned releases wrote ``_vT``, which still parse). Every write id they cover is decided
+(committed or aborted) when the compactor plans, so what a name holds is fixed by the name:
+any compaction to it writes the same events. The commit retires the files of the compacted
+directories, and of obsolete or aborted ones still listed, and adds the new ones
+(`versioned.engine.acid.placement` says how the folders get their names safely).
 
 A major compaction also merges the partition's delete tombstones (tables with an ordering
 column: ``_tombstones/delete_delta_W_W_0000.orc``, and an earlier compaction's
 ``_tombstones/base_W_vT.orc``) of write ids up to its high-water mark into one
 ``_tombstones/base_MAX_vT.orc`` and retires them: the base covers those write ids, its
-tombstones cover their deletes, so a late change older than a delete stays stale.
+tombstones cover their deletes, so a late change older than a delete stays stale. That file
+keeps the compactor's ``_vT``: Hive never reads ``_tombstones/``, and a name unique to its
+transaction is written in place, claimed by it, and kept from vacuum while it runs.
 """
 
 from __future__ import annotations
@@ -97,17 +103,18 @@ class AcidCompactionPlan:
         """Size of the bucket files read."""
         return sum(f.size_bytes for f in self.inputs)
 
-    def outputs(self, txn_id: int) -> tuple[AcidDir, DeltaDir | None]:
-        """The directories written by compactor transaction ``txn_id``: where the insert
-        events (or the base's rows) go, and where the delete events go (minor only)."""
+    def outputs(self) -> tuple[AcidDir, DeltaDir | None]:
+        """The directories the compaction writes: where the insert events (or the base's
+        rows) go, and where the delete events go (minor only). Their names carry no ``_vT``."""
         if self.kind == "major":
-            return BaseDir(self.max_write_id, txn_id), None
+            return BaseDir(self.max_write_id), None
         low, high = self.min_write_id, self.max_write_id
-        return DeltaDir(low, high, None, txn_id), DeltaDir(low, high, None, txn_id, delete=True)
+        return DeltaDir(low, high), DeltaDir(low, high, delete=True)
 
     def tombstone_output(self, txn_id: int) -> str | None:
         """Where a major compaction by ``txn_id`` writes the merged tombstones (relative to
-        the table), or ``None`` when there are none to merge."""
+        the table), or ``None`` when there are none to merge. The name is
+        ``base_MAX_vT.orc``, unique to the transaction (see the module's docstring)."""
         if not self.tombstones:
             return None
         name = f"{BaseDir(self.max_write_id, txn_id).name}.orc"
@@ -153,6 +160,7 @@ def plan_partition(
             by_dir[directory_of(f)].append(f)
     parsed = {name: parse_directory(name) for name in by_dir}
     dirs = {name: d for name, d in parsed.items() if d is not None}
+    # an old ``_vT`` directory in the manifest was committed by its compactor
     txns = {d.visibility_txn_id for d in dirs.values() if d.visibility_txn_id}
     state = acid_state(dirs.values(), compactor, committed_txns=txns)
 

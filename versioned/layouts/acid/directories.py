@@ -2,14 +2,20 @@
 
 Inside a table partition::
 
-    base_%07d[_v%07d]                          major compaction or INSERT OVERWRITE output
+    base_%07d[_v%07d]                          major compaction output
     delta_%07d_%07d[_%04d][_v%07d]             insert events of a write id range [statement]
     delete_delta_%07d_%07d[_%04d][_v%07d]      delete events, the same way
       bucket_%05d[_<attempt>]                  one ORC file per bucket
       bucket_%05d_flush_length                 a streaming batch's side file (while open)
       _orc_acid_version                        marker file, contents "2"
 
-``_vT`` names the compactor's transaction T: such a directory is ignored until T commits.
+Compaction writes ``base_W`` and ``delta_MIN_MAX`` / ``delete_delta_MIN_MAX``: Hive 3's names,
+which Hive 2.3, 3 and 4 all read (`versioned.layouts.acid.compacted_dirs` says what else such a
+folder holds). Versioned releases before issue 28 wrote ``_vT`` (Hive 4's suffix naming the
+compactor's transaction T; Hive 4 ignores such a directory until T commits, Hive 2.3 and 3
+cannot parse it); those names still parse, so tables written then still read, compact and
+vacuum. Every base is taken for a compactor's (its history erased), since only compaction
+writes bases here; Hive's INSERT OVERWRITE base is modelled by ``BaseDir.insert_overwrite``.
 Names starting with ``_`` or ``.`` are hidden from readers. Parsing is strict: a name must be
 exactly what the formatter writes (Hive pads every number, so its names always are).
 """
@@ -51,15 +57,25 @@ class BaseDir:
 
     Attributes:
         write_id: The highest write id it holds.
-        visibility_txn_id: The compactor's transaction id (0: no suffix).
+        visibility_txn_id: The compactor's transaction id of a ``_vT`` name (0: no suffix,
+            what compaction writes since issue 28).
+        insert_overwrite: An INSERT OVERWRITE base (Hive tells one by its missing
+            ``_metadata_acid``), which keeps its history; versioned writes none, so no
+            name parses to one.
     """
 
     write_id: int
     visibility_txn_id: int = 0
+    insert_overwrite: bool = False
 
     def __post_init__(self) -> None:
         _non_negative(self.write_id, "base write id")
         _non_negative(self.visibility_txn_id, "visibility transaction id")
+        if self.insert_overwrite and self.visibility_txn_id:
+            raise AcidNameError(
+                f"an INSERT OVERWRITE base has no _v suffix, got {self.visibility_txn_id}",
+                visibility_txn_id=self.visibility_txn_id,
+            )
 
     @property
     def name(self) -> str:
@@ -69,7 +85,7 @@ class BaseDir:
     @property
     def compacted(self) -> bool:
         """Whether a compactor wrote it (its history is erased), not INSERT OVERWRITE."""
-        return self.visibility_txn_id > 0
+        return not self.insert_overwrite
 
 
 @dataclass(frozen=True)
@@ -81,7 +97,7 @@ class DeltaDir:
         max_write_id: The highest write id it holds.
         statement_id: The statement of a single-transaction delta, or ``None`` (Hive's -1:
             a streaming batch or minor compaction output).
-        visibility_txn_id: The compactor's transaction id (0: no suffix).
+        visibility_txn_id: The compactor's transaction id of a ``_vT`` name (0: no suffix).
         delete: Whether it holds delete events (``delete_delta_``).
     """
 
@@ -126,7 +142,9 @@ class DeltaDir:
     @property
     def may_contain_side_file(self) -> bool:
         """Whether a streaming batch may have left ``_flush_length`` files in it
-        (``ParsedDeltaLight.mayContainSideFile``)."""
+        (``ParsedDeltaLight.mayContainSideFile``). Without a ``_vT`` suffix a minor
+        compaction's ``delta_MIN_MAX`` may be one too by its name (as in Hive 3); it has no
+        side file, so its readers find none and read the whole file."""
         return (
             not self.delete
             and self.min_write_id != self.max_write_id

@@ -2,8 +2,10 @@
 
 The catalog lists every file a commit made visible (DESIGN.md invariant 1: readers never
 list directories). Per partition, the directories of those files go through `acid_state`
-with the snapshot's `ValidWriteIdList`; a ``_vT`` directory in the manifest was committed by
-its compactor (the catalog lists nothing else), so its T counts as committed.
+with the snapshot's `ValidWriteIdList`. Compaction output (``base_W``, ``delta_MIN_MAX``)
+counts once listed, like any directory; a ``_vT`` directory (written by versioned before
+issue 28) in the manifest was committed by its compactor (the catalog lists nothing else),
+so its T counts as committed.
 """
 
 from __future__ import annotations
@@ -23,7 +25,9 @@ INSERT_KINDS = ("base", "delta")
 DELETE_KIND = "delete_delta"
 """Catalog file kind holding delete events."""
 MARKER_KIND = "acid_marker"
-"""Catalog file kind of a directory's ``_orc_acid_version`` marker."""
+"""Catalog file kind of a directory's marker files: ``_orc_acid_version``, and in a
+compaction's output Hive 3's ``_metadata_acid`` (bases) and the compactor's mark
+(`compacted_dirs`). Retired and vacuumed with their directory."""
 STREAM_OPEN = "stream_open"
 """File stat: an open streaming batch still appends to this bucket file; read only its
 first ``size_bytes`` (the last committed flush, a complete ORC file)."""

@@ -1,0 +1,199 @@
+"""Giving a compaction's folders their Hive names: written out of sight, renamed just before
+the commit (plain Python over the catalog and `FileIO`).
+
+Hive's readers list a partition's folders (ours read the catalog's manifest). So a compactor
+writes its folders under its staging folder (``_staging/txn=T/compacted/<partition>/<name>``:
+hidden from Hive, claimed by T, so an abort removes them and vacuum leaves them while T
+runs) and, once they are complete, moves each to its name with one rename and commits. Hive
+sees a compacted folder whole or not at all.
+
+The names carry no ``_vT``, so a folder may already be at the name (`folder_state`):
+
+* ``committed``: the catalog lists a file in it (another compaction of the same write ids
+  committed first, or one retired but not yet vacuumed): `CommitConflictError`, and the
+  compactor plans again;
+* ``writing``: unlisted, marked (`compacted_dirs`) by a transaction still open: another
+  compaction of the same write ids is between its rename and its commit:
+  `CommitConflictError` too;
+* ``orphan``: unlisted, and its mark's transaction is not open: its compactor died between
+  its rename and its commit, or its commit failed. It can never commit the folder: an
+  aborted transaction stays aborted, and a committed one would be listed (the catalog is
+  read after the transaction states). `remove_orphan_folder` moves it under a hidden folder
+  of ours (one rename: Hive never sees it half deleted) and deletes it there; then ours takes
+  the name. What it held is what ours holds: a name's events are fixed by the name
+  (`compaction_plan`);
+* ``foreign``: unlisted files without a mark: no versioned compactor wrote them, so they are
+  left alone and the compaction fails saying so.
+
+Two parties may judge one orphan at once (two compactions of the same write ids, or one and
+vacuum): the one that moves it second may find another compactor's fresh folder at the name
+instead, so what is moved aside is checked again and moved back unless it bears the same
+mark. If the commit then loses a race (`CommitConflictError`), the transaction is still open,
+so nobody else touches its folders: `unplace_folders` moves them back under its staging
+folder before it aborts. Vacuum removes orphans through `remove_orphan_folder` too, never
+file by file.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Sequence
+from typing import Literal
+
+from versioned.catalog.records import TableInfo
+from versioned.catalog.store import MetaStore
+from versioned.errors import CommitConflictError, StorageError
+from versioned.layouts.acid.compacted_dirs import compactor_of
+from versioned.storage.filesystem import FileIO
+
+log = logging.getLogger(__name__)
+FolderState = Literal["absent", "committed", "writing", "orphan", "foreign"]
+
+
+def folder_state(store: MetaStore, fileio: FileIO, table: TableInfo, rel: str) -> FolderState:
+    """What is at ``rel`` (a compaction folder, relative to the table); see the module."""
+    return _inspect(store, fileio, table, rel)[0]
+
+
+def remove_orphan_folder(
+    store: MetaStore, fileio: FileIO, table: TableInfo, rel: str, hidden: str
+) -> bool:
+    """Remove the folder at ``rel`` (relative to the table) if it is an orphan.
+
+    It moves to a new folder under ``hidden`` (a folder Hive does not read, on the table's
+    file system) and is deleted there.
+
+    Returns:
+        Whether nothing is left at ``rel``.
+
+    Raises:
+        StorageError: A folder moved aside turned out not to be the orphan (another
+            compactor's took the name meanwhile) and could not be moved back; the message
+            says where it is.
+    """
+    return _clear(store, fileio, table, rel, hidden) == "absent"
+
+
+def _inspect(
+    store: MetaStore, fileio: FileIO, table: TableInfo, rel: str
+) -> tuple[FolderState, int | None]:
+    """The folder's state and the compactor its mark names."""
+    folder = f"{table.location}/{rel}"
+    if not fileio.exists(folder):
+        return "absent", None
+    names = _names(fileio, folder)
+    owner = compactor_of(names)
+    # The transaction states first, then the catalog: a compactor that commits in between
+    # is then listed, so "not open" and "unlisted" together mean it never commits.
+    store.reap_expired()
+    open_ids = store.txn_snapshot().open_ids
+    if any(f.path.startswith(f"{rel}/") for f in store.all_files(table.spec.name)):
+        return "committed", owner
+    if owner is not None and owner in open_ids:
+        return "writing", owner
+    if owner is None and fileio.list_files(folder):
+        return "foreign", owner
+    return "orphan", owner
+
+
+def _clear(
+    store: MetaStore, fileio: FileIO, table: TableInfo, rel: str, hidden: str
+) -> FolderState:
+    """Remove an orphan at ``rel``; the state that keeps the name taken, or ``absent``."""
+    state, owner = _inspect(store, fileio, table, rel)
+    if state != "orphan":
+        return state
+    folder = f"{table.location}/{rel}"
+    aside = f"{hidden}/orphan.{uuid.uuid4().hex}"
+    try:
+        fileio.move(folder, f"{aside}/{rel}")
+    except StorageError as err:
+        if getattr(err, "not_found", False):
+            return "absent"  # someone else removed it first
+        raise
+    if compactor_of(_names(fileio, f"{aside}/{rel}")) != owner:
+        # Another compactor removed the orphan and put its own folder there meanwhile.
+        _move_back(fileio, f"{aside}/{rel}", folder)
+        fileio.delete_dir(aside, missing_ok=True)
+        return "writing"
+    fileio.delete_dir(aside, missing_ok=True)
+    log.info("removed %s of %s: an orphan of compactor %s", rel, table.spec.name, owner)
+    return "absent"
+
+
+def place_folders(
+    store: MetaStore, fileio: FileIO, table: TableInfo, staged: str, rels: Sequence[str]
+) -> list[str]:
+    """Move each folder ``<staged>/<rel>`` to ``<table>/<rel>``, removing an orphan of
+    that name first (its remains go under ``staged``).
+
+    Returns:
+        The folders moved (a compaction that wrote nothing into one has no folder there).
+
+    Raises:
+        CommitConflictError: A folder of that name is committed, or another compactor's
+            is about to be; nothing stays moved.
+        StorageError: Files no versioned compactor wrote are at the name.
+    """
+    placed: list[str] = []
+    try:
+        for rel in rels:
+            if not fileio.exists(f"{staged}/{rel}"):
+                continue
+            _make_room(store, fileio, table, rel, staged)
+            try:
+                fileio.move(f"{staged}/{rel}", f"{table.location}/{rel}")
+            except StorageError as err:  # the name was taken after all (local file systems)
+                if folder_state(store, fileio, table, rel) in ("committed", "writing"):
+                    raise _taken(table, rel, "was taken meanwhile") from err
+                raise
+            placed.append(rel)
+    except BaseException:
+        unplace_folders(fileio, table, staged, placed)
+        raise
+    return placed
+
+
+def unplace_folders(fileio: FileIO, table: TableInfo, staged: str, rels: Sequence[str]) -> None:
+    """Move placed folders back under ``staged`` (before the transaction aborts, while no
+    one else may touch them), so that Hive no longer sees them."""
+    for rel in reversed(rels):
+        fileio.move(f"{table.location}/{rel}", f"{staged}/{rel}")
+
+
+def _make_room(store: MetaStore, fileio: FileIO, table: TableInfo, rel: str, hidden: str) -> None:
+    state = _clear(store, fileio, table, rel, hidden)
+    if state == "absent":
+        return
+    if state == "foreign":
+        raise StorageError(
+            f"{table.location}/{rel} holds files that no versioned commit lists and no versioned "
+            "compactor wrote; move them out of the table's folder and compact again",
+            path=rel,
+        )
+    what = "is committed" if state == "committed" else "is being committed by another compaction"
+    raise _taken(table, rel, what)
+
+
+def _taken(table: TableInfo, rel: str, what: str) -> CommitConflictError:
+    return CommitConflictError(
+        f"{table.spec.name}: {rel} {what}; planning again",
+        table=str(table.spec.name),
+        path=rel,
+    )
+
+
+def _move_back(fileio: FileIO, aside: str, folder: str) -> None:
+    try:
+        fileio.move(aside, folder)
+    except StorageError as err:
+        raise StorageError(
+            f"moved {folder} aside to {aside} as an orphan, but another compactor's folder had "
+            f"taken its name, and moving it back failed ({err}); move {aside} back to {folder}",
+            path=folder,
+        ) from err
+
+
+def _names(fileio: FileIO, folder: str) -> list[str]:
+    return [s.path.rpartition("/")[2] for s in fileio.list_files(folder, recursive=False)]

@@ -179,7 +179,30 @@ def _compaction(r: dict[str, Any]) -> list[str]:
         f"{last['bytes_after'] / 2**20:.1f} MiB after); others used "
         f"{s['compaction_contention']:.0%} of the cores meanwhile.",
         "",
+        *_footer_lines(r),
     ]
+
+
+def _footer_lines(r: dict[str, Any]) -> list[str]:
+    """The share of the driver's hive.acid.* step (issue 28 item 2) in the Spark-written load
+    and compaction, when the run measured it (`benchmarks/acid_footer.py`)."""
+    s, load = r["summary"], r["loads"].get("acid", {})
+    if "compaction_footer_share" not in s:
+        return []
+    last = r["compaction"]["compaction"][-1]["footer"]
+    lines = [
+        "Hive's `hive.acid.*` ORC metadata on Spark-written bucket files (the driver reads each "
+        "file, adds the metadata to its footer, writes it to its ACID name; a move before): "
+        f"{s['compaction_footer_share']:.0%} of the major compaction's wall time "
+        f"({last['seconds']:.2f} s for {last['files']:.0f} files, {last['mb']:.0f} MB; "
+        f"the metadata alone {last['metadata_s']:.2f} s)"
+    ]
+    if "load_footer_share" in s:
+        lines[0] += (
+            f", {s['load_footer_share']:.0%} of the initial load's ({load['footer']['seconds']:.2f}"
+            f" s for {load['footer']['files']:.0f} files)"
+        )
+    return [lines[0] + ".", ""]
 
 
 def _targets(runs: list[dict[str, Any]]) -> list[str]:

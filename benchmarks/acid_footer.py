@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from versioned.engine.acid import event_writer
+from versioned.layouts.acid.engine import event_writer
 from versioned.storage.filesystem import FileIO
 
 

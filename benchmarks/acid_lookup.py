@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-import versioned.engine.acid.events as events
+import versioned.layouts.acid.engine.events as events
 from versioned.api.catalog import connect
 
 _read: list[int] = []

@@ -67,8 +67,8 @@ def build(spark: SparkSession, rows: int, work: Path) -> AcidEngine:
 
 def steps(spark: SparkSession, engine: AcidEngine, work: Path) -> dict[str, Callable[[], Any]]:
     """The query at each step (the plain copy's ORC folder under ``work/plain/orc``)."""
-    from versioned.engine.acid.events import _load_events, read_events
-    from versioned.engine.acid.reader import files_of
+    from versioned.layouts.acid.engine.events import _load_events, read_events
+    from versioned.layouts.acid.engine.reader import files_of
 
     catalog = engine.catalog
     snapshot = engine.table.snapshot()

@@ -14,8 +14,8 @@ from typing import Any
 import pyarrow as pa
 from pybloom_live import BloomFilter
 
-from versioned.layouts.version_partition.bloom import KeyBloomFilter, KeyDigests
-from versioned.layouts.version_partition.keys import encode_key, encode_keys
+from versioned.keys.bloom import KeyBloomFilter, KeyDigests
+from versioned.keys.encoding import encode_key, encode_keys
 
 
 def _best(repeat: int, fn: Callable[[], Any]) -> float:

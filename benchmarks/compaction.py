@@ -94,7 +94,7 @@ def _noop_read(frame: Any) -> None:
 
 def _plain_rewrite(frame: Any, live_rows: int, out: str) -> None:
     """Write ``frame`` into files of the compactor's target size, shaped as it shapes them."""
-    from versioned.engine.version_partition.compacted_version import file_shaping
+    from versioned.layouts.version_partition.engine.compacted_version import file_shaping
     from versioned.options import CompactionOptions
 
     files = max(1, math.ceil(live_rows / CompactionOptions().rows_per_file))

@@ -30,11 +30,11 @@ import numpy as np
 import pyarrow as pa
 
 from versioned.catalog.records import DataFile, PartitionInfo
-from versioned.layouts.version_partition.bloom import WRITE_HEADROOM, KeyBloomFilter, KeyDigests
+from versioned.keys.bloom import WRITE_HEADROOM, KeyBloomFilter, KeyDigests
+from versioned.keys.encoding import encode_keys
+from versioned.keys.stats import key_stats
 from versioned.layouts.version_partition.elsewhere import part_column, probe_elsewhere
-from versioned.layouts.version_partition.keys import encode_keys
 from versioned.layouts.version_partition.probe import probe_partition
-from versioned.layouts.version_partition.stats import key_stats
 from versioned.storage.filesystem import FileIO
 
 RESULTS = Path(__file__).parent / "results"

@@ -88,7 +88,7 @@ def build(spark: SparkSession, rows: int, work: Path) -> tuple[Any, DataFrame]:
 
 def steps(spark: SparkSession, cat: Any, plain: DataFrame) -> dict[str, Callable[[], int]]:
     """The query at each step, as a function returning its (checked) group count."""
-    from versioned.engine.version_partition.reader import (
+    from versioned.layouts.version_partition.engine.reader import (
         SnapshotFrames,
         latest_rows,
         snapshot_frames,

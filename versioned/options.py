@@ -11,7 +11,7 @@ from typing import Literal
 
 from versioned.catalog.records import DEFAULT_TXN_TIMEOUT_S, StreamMark
 from versioned.errors import InputError
-from versioned.layouts.version_partition.bloom import DEFAULT_ERROR_RATE
+from versioned.keys.bloom import DEFAULT_ERROR_RATE
 
 TXN_TIMEOUT_S = DEFAULT_TXN_TIMEOUT_S
 """Timeout of a write's transaction: a writer heartbeats it; one silent this long is aborted."""

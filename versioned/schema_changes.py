@@ -12,7 +12,7 @@ renaming columns, narrowing, and any other type change are refused: they would c
 stored rows mean. Partition columns cannot be widened (their values name directories and
 catalog partitions), nor bucket columns (Hive's bucket hash depends on the type);
 primary-key columns can, because the key encoding of Bloom filters
-(`versioned.layouts.version_partition.keys`) does not depend on an integer's or decimal's
+(`versioned.keys.encoding`) does not depend on an integer's or decimal's
 width. Added columns never become key or partition columns.
 """
 

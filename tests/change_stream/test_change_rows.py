@@ -6,7 +6,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from versioned.engine.change_stream.change_rows import (
+from versioned.change_stream.change_rows import (
     CommitStamp,
     Images,
     change_rows,

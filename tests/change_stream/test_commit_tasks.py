@@ -8,7 +8,7 @@ import pytest
 
 from versioned.catalog.change_log import ChangeLog, LoggedCommit
 from versioned.catalog.records import CommitInfo, DataFile, PartitionInfo, TableInfo
-from versioned.engine.change_stream.commit_tasks import ROWS_PER_TASK, plan_tasks
+from versioned.change_stream.commit_tasks import ROWS_PER_TASK, plan_tasks
 from versioned.errors import NoSuchVersionError, SchemaError
 from versioned.schema import Column, TableSpec
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from versioned.engine.change_stream.options import LATEST, stream_options
+from versioned.change_stream.options import LATEST, stream_options
 from versioned.errors import InputError
 
 

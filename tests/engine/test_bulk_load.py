@@ -18,8 +18,8 @@ from tests.support.jvm_processes import JvmProcesses
 from tests.support.typed_rows import TYPED_COLUMNS, typed_batch
 from versioned.api.catalog import Catalog, connect
 from versioned.errors import SchemaError
-from versioned.layouts.version_partition.bloom import KeyBloomFilter
-from versioned.layouts.version_partition.keys import encode_key
+from versioned.keys.bloom import KeyBloomFilter
+from versioned.keys.encoding import encode_key
 from versioned.layouts.version_partition.table_rules import BULK_LOAD_MIN_BYTES_PROPERTY
 
 BULK = "in bulk"
@@ -320,7 +320,7 @@ def test_a_bulk_load_killed_midway_leaves_nothing_visible(
 
 
 def test_key_tasks_read_whole_partitions_unless_one_outweighs_a_task() -> None:
-    from versioned.engine.version_partition.staged_keys import _assign
+    from versioned.layouts.version_partition.engine.staged_keys import _assign
 
     files = [(f"p{p}/f{t}", (f"p{p}",), 1000 + p) for p in range(20) for t in range(3)]
     tasks = _assign(files, 4)

@@ -15,7 +15,7 @@ import pytest
 
 from versioned.api.catalog import Catalog, connect
 from versioned.api.table import Table
-from versioned.engine.version_partition.compactor import compact_table
+from versioned.layouts.version_partition.engine.compactor import compact_table
 
 
 def _table(cat: Catalog, name: str = "t.items", file_format: str = "parquet") -> Table:

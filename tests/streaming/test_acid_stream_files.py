@@ -1,5 +1,5 @@
 """What a streaming batch leaves on an acid table's storage, read as Hive's reader reads it
-(tests/engine/acid/hive_walk.py, honouring ``_flush_length`` side files): one
+(tests/layouts/acid/engine/hive_walk.py, honouring ``_flush_length`` side files): one
 ``delta_FIRST_LAST`` per batch with one file per bucket, each commit a readable prefix whose
 length the side file and the catalog both record, replaced keys as per-transaction delete
 deltas, and complete files with key filters once the batch closes."""

@@ -9,7 +9,7 @@ from decimal import Decimal
 import pytest
 
 from tests.streaming.writers import ALERTS, Endpoint, one_column
-from versioned.streaming.errors import SerializationError
+from versioned.layouts.ingest_errors import SerializationError
 from versioned.streaming.record_writers import StrictJsonWriter
 
 MALFORMED = "malformed JSON record (expected one JSON object, keys unique)"

@@ -12,8 +12,8 @@ import pytest
 
 from tests.streaming.writers import ALERTS, ALERTS2, EVENTS, Endpoint, one_column
 from versioned.errors import InputError
+from versioned.layouts.ingest_errors import InvalidColumn, SerializationError
 from versioned.streaming.encoding import RejectedRecord
-from versioned.streaming.errors import InvalidColumn, SerializationError
 from versioned.streaming.record_writers import DelimitedInputWriter, StrictRegexWriter
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -280,7 +280,7 @@ def test_records_may_be_any_iterable() -> None:
 
 def test_the_writers_need_no_spark() -> None:
     code = (
-        "import sys, versioned.streaming.record_writers, versioned.streaming.errors; "
+        "import sys, versioned.streaming.record_writers, versioned.layouts.ingest_errors; "
         "bad = sorted(m for m in sys.modules if m.startswith(('pyspark', 'versioned.engine'))); "
         "print(bad); sys.exit(1 if bad else 0)"
     )

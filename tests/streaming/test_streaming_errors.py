@@ -9,7 +9,7 @@ import pytest
 
 from versioned import errors as base
 from versioned.cli.main import UserError
-from versioned.streaming.errors import (
+from versioned.layouts.ingest_errors import (
     InvalidColumn,
     InvalidPartition,
     InvalidTable,

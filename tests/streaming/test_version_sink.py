@@ -14,9 +14,9 @@ import pytest
 
 from tests.support.lake_rows import lake_rows
 from versioned.errors import CommitConflictError, NotSupportedError
+from versioned.layouts.ingest import PreparedCommit, SinkContext
+from versioned.layouts.version_partition.ingest_sink import VersionStreamSink
 from versioned.storage.filesystem import FileIO
-from versioned.streaming.sinks import PreparedCommit, SinkContext
-from versioned.streaming.version_sink import VersionStreamSink
 
 NAME = "testing.alerts"
 ASIA = ("Asia", "India")

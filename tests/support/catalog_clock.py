@@ -1,6 +1,6 @@
 """Move a table's creation time back in its catalog, as if it had been created ``hours`` ago.
 
-Vacuum never deletes a file older than its table (`versioned.engine.vacuum`). A test that ages
+Vacuum never deletes a file older than its table (`versioned.layouts.vacuum`). A test that ages
 orphan files past the grace period ages their table first, so that the files are younger than
 the table, as a crashed write's files are.
 """

@@ -17,7 +17,7 @@ HIVE_COMPACTOR = (
     "Hive's compactor never conflicts with writers: its base_W / delta_MIN_MAX cover "
     "only write ids below every open one and keep ROW__IDs, so a write committed during the "
     "compaction lands in a newer delta and both commit on their first attempt "
-    "(tests/engine/acid/test_acid_compaction.py)"
+    "(tests/layouts/acid/engine/test_acid_compaction.py)"
 )
 VERSION_FILES = (
     "inspects version-partition files (one version of data and Bloom files per partition)"

@@ -36,7 +36,7 @@ CLIENTS = ("streaming", "mutation")
 they import the layers below the engine (layouts, catalog, storage) and plain modules, never
 the engine (Spark), the API or the CLI."""
 
-LAZY_ENGINE_EXPORTS = {("mutation.__init__", "versioned.engine.acid.mutation_apply")}
+LAZY_ENGINE_EXPORTS = {("mutation.__init__", "versioned.layouts.acid.engine.mutation_apply")}
 """The one exception: ``versioned.mutation`` re-exports the Spark form of the mutation API
 (``vm.apply``, issue 14's public name) from the engine, imported inside its module
 ``__getattr__`` on first use, so importing the client never imports Spark."""

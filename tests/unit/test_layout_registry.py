@@ -32,7 +32,7 @@ def test_unsupported_operation_names_layout_and_operation() -> None:
         capabilities=frozenset({"create", "read"}),
         file_formats=("orc",),
         transaction_dirs=r"^txn=(\d+)$",
-        engine="versioned.engine.acid.table_engine:AcidEngine",
+        engine="versioned.layouts.acid.engine.table_engine:AcidEngine",
     )
     with pytest.raises(NotSupportedError) as caught:
         narrow.require("views", "db.t")

@@ -10,9 +10,9 @@ import datetime as dt
 
 import pyarrow as pa
 
-from versioned.layouts.orc_values import orc_problems
 from versioned.schema import TableSpec
 from versioned.streaming import DelimitedInputWriter
+from versioned.values.orc_values import orc_problems
 
 UTC = dt.UTC
 

@@ -302,7 +302,7 @@ class Catalog:
         session catalog.
         """
         from versioned.engine.spark.catalog_views import shows_commit
-        from versioned.engine.table_engine import engine_for
+        from versioned.layouts.engine_protocol import engine_for
 
         source = f"{self.settings.catalog_url}|{self.fileio.full_path('')}"
         registered = []

@@ -63,7 +63,7 @@ def export_table(
     See `Catalog.export`.
     """
     from versioned.engine.spark.collection_writer import write_collection
-    from versioned.engine.table_engine import engine_for
+    from versioned.layouts.engine_protocol import engine_for
 
     started = time.monotonic()
     dest = os.fspath(dest)

@@ -45,13 +45,14 @@ from versioned.collections.matching import (
 )
 from versioned.collections.metadata import CollectionFile
 from versioned.errors import NoSuchTableError, VersionedError
-from versioned.layouts.base import layout_of
-from versioned.layouts.version_partition.bloom import (
+from versioned.keys.bloom import (
     DEFAULT_ERROR_RATE,
     WRITE_HEADROOM,
     KeyBloomFilter,
     KeyDigests,
 )
+from versioned.keys.stats import key_stats
+from versioned.layouts.base import layout_of
 from versioned.layouts.version_partition.elsewhere import (
     blooms_by_partition,
     keyed_partition_columns,
@@ -71,7 +72,6 @@ from versioned.layouts.version_partition.paths import (
     version_dir,
 )
 from versioned.layouts.version_partition.probe import BLOOM_KIND
-from versioned.layouts.version_partition.stats import key_stats
 from versioned.names import TableName
 from versioned.options import TXN_TIMEOUT_S
 from versioned.schema import TableSpec

@@ -51,7 +51,7 @@ def upsert_collection(
         CommitConflictError: Another writer committed first; nothing was imported.
     """
     from versioned.engine.feeds.collection import collection_feed
-    from versioned.engine.table_engine import engine_for
+    from versioned.layouts.engine_protocol import engine_for
 
     spec = info.spec
     engine = engine_for(layout_of(spec.layout), "import", spec.name)

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
     from versioned.api.catalog import Catalog
-    from versioned.engine.table_engine import TableEngine
+    from versioned.layouts.engine_protocol import TableEngine
     from versioned.options import CompactionOptions, CompactionThresholds, WriteOptions
     from versioned.results import CompactionResult, VacuumResult
 
@@ -403,7 +403,7 @@ class Table(TableStreams):
         Raises:
             NotSupportedError: The layout does not implement it.
         """
-        from versioned.engine.table_engine import engine_for
+        from versioned.layouts.engine_protocol import engine_for
 
         return engine_for(layout_of(self.spec.layout), operation, self.name)
 

@@ -15,10 +15,10 @@ import pyarrow.parquet as pq
 
 from versioned.collections.errors import CollectionError
 from versioned.collections.metadata import CollectionFile
-from versioned.layouts.arrow_types import arrow_type
-from versioned.layouts.version_partition.keys import encode_keys
+from versioned.keys.encoding import encode_keys
 from versioned.schema import Column
 from versioned.storage.filesystem import FileIO
+from versioned.values.arrow_types import arrow_type
 
 
 def row_count(fileio: FileIO, rel: str, file_format: str) -> int:

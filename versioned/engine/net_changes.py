@@ -10,7 +10,7 @@ from pyspark.sql import functions as F
 
 from versioned.catalog.records import Snapshot
 from versioned.engine.spark.types import spark_schema
-from versioned.engine.version_partition.reader import with_columns_of
+from versioned.layouts.version_partition.engine.reader import with_columns_of
 
 CHANGE = "_change"
 SnapshotReader = Callable[[Snapshot], DataFrame]

@@ -5,7 +5,7 @@ storage. Everything else a user sees of a table (upsert semantics, dead letters,
 changes, permissions, compaction, crash safety) is the same for every layout, so the API
 never asks which layout a table has: it asks the registry for the table's `TableLayout`
 (plain Python: names, capabilities, path rules) and, for the work itself, for the layout's
-engine (`versioned.engine.table_engine.TableEngine`, loaded lazily because it needs Spark).
+engine (`versioned.layouts.engine_protocol.TableEngine`, loaded lazily because it needs Spark).
 
 This module is the only place that tells layouts apart by name.
 """
@@ -193,7 +193,7 @@ register(
         capabilities=frozenset(OPERATIONS),
         file_formats=("parquet", "orc"),
         transaction_dirs=r"^(?:version_id|txn)=(\d+)$",
-        engine="versioned.engine.version_partition.table_engine:VersionPartitionEngine",
+        engine="versioned.layouts.version_partition.engine.table_engine:VersionPartitionEngine",
         imports_by_copy=True,
         table_rules="versioned.layouts.version_partition.table_rules:version_table_settings",
     )
@@ -211,7 +211,7 @@ register(
             r"^(?:(?:base|delta|delete_delta)_\d+(?:_\d+)?(?:_\d{4})?_v|txn="
             r"|_versioned_compactor_txn=)(\d+)(?:\.orc)?$"
         ),
-        engine="versioned.engine.acid.table_engine:AcidEngine",
+        engine="versioned.layouts.acid.engine.table_engine:AcidEngine",
         reserved_columns=frozenset({"ROW__ID"}),
         table_rules="versioned.layouts.acid.table_rules:acid_table_settings",
         data_kinds=frozenset({"base", "delta"}),

@@ -80,7 +80,7 @@ from versioned.mutation.validators import GroupingValidator, SequenceValidator
 from versioned.transaction_state import TransactionState
 
 if TYPE_CHECKING:
-    from versioned.engine.acid.mutation_apply import OP_COLUMN, ApplySummary, apply
+    from versioned.layouts.acid.engine.mutation_apply import OP_COLUMN, ApplySummary, apply
 
 _SPARK_NAMES = ("OP_COLUMN", "ApplySummary", "apply")
 
@@ -88,7 +88,7 @@ _SPARK_NAMES = ("OP_COLUMN", "ApplySummary", "apply")
 def __getattr__(name: str) -> Any:
     """The Spark form's names, imported on first use."""
     if name in _SPARK_NAMES:
-        import versioned.engine.acid.mutation_apply as spark_form
+        import versioned.layouts.acid.engine.mutation_apply as spark_form
 
         return getattr(spark_form, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

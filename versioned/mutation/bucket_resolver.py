@@ -18,9 +18,9 @@ from versioned.errors import SchemaError
 from versioned.layouts.acid.bucket_codec import RecordIdentifier, encode_bucket_property
 from versioned.layouts.acid.bucket_hash import bucket_ids
 from versioned.layouts.acid.table_rules import bucketing_version
-from versioned.layouts.arrow_types import arrow_type
 from versioned.mutation.records import ROW_ID, as_mapping
 from versioned.schema import TableSpec
+from versioned.values.arrow_types import arrow_type
 
 
 def table_spec(table: Any) -> TableSpec:

@@ -35,7 +35,6 @@ from versioned.catalog.store import MetaStore
 from versioned.errors import InputError, NoSuchPartitionError, SchemaError
 from versioned.layouts.acid.bucket_codec import RecordIdentifier
 from versioned.layouts.acid.paths import partition_dir
-from versioned.layouts.orc_values import value_problem
 from versioned.mutation.bucket_resolver import BucketIdResolver
 from versioned.mutation.errors import (
     BucketIdError,
@@ -52,6 +51,7 @@ from versioned.mutation.records import as_mapping, row_id_of
 from versioned.mutation.target import MutationTarget
 from versioned.mutation.validators import GroupingValidator, SequenceValidator
 from versioned.storage.filesystem import FileIO
+from versioned.values.orc_values import value_problem
 
 _INSERT, _UPDATE, _DELETE = "insert", "update", "delete"
 

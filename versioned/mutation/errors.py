@@ -52,7 +52,7 @@ class PartitionColumnUpdateError(MutationError, base.InputError):
 class UnstorableValueError(MutationError, base.InputError):
     """An insert or update's DATE or TIMESTAMP value is one ORC's readers would not give
     back as written (a day of 1582-10-05..14, a time in the last second before 1970): the
-    record is refused instead of stored changed (`versioned.layouts.orc_values`)."""
+    record is refused instead of stored changed (`versioned.values.orc_values`)."""
 
 
 class MissingPartitionError(MutationError, base.NoSuchPartitionError):

@@ -27,10 +27,10 @@ from versioned.layouts.acid.key_filters import KEY_BLOOM_KIND, write_key_filter
 from versioned.layouts.acid.orc_files import AcidBucketWriter, open_bucket_writer
 from versioned.layouts.acid.paths import bucket_file_path, marker_path, write_acid_version_marker
 from versioned.layouts.acid.snapshot_dirs import DELETE_KIND, MARKER_KIND
-from versioned.layouts.arrow_types import arrow_type
 from versioned.mutation.manifest import WrittenFile
 from versioned.mutation.target import STATEMENT_ID, MutationTarget
 from versioned.storage.filesystem import FileIO
+from versioned.values.arrow_types import arrow_type
 
 INSERT_KIND = "delta"
 _CHUNK = 8192  # insert rows buffered before they go to the ORC writer

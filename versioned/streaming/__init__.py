@@ -3,10 +3,7 @@ small committed transactions, written straight to files (no Spark), with the cat
 visibility. See issue 13 and ``seeds/hive-streaming-ingest-api.txt``.
 """
 
-from versioned.streaming.connection import StreamingConnection
-from versioned.streaming.encoding import EncodedRecords, RejectedRecord
-from versioned.streaming.endpoint import EndPoint
-from versioned.streaming.errors import (
+from versioned.layouts.ingest_errors import (
     InvalidColumn,
     InvalidPartition,
     InvalidTable,
@@ -16,6 +13,9 @@ from versioned.streaming.errors import (
     StreamingIOFailure,
     TransactionError,
 )
+from versioned.streaming.connection import StreamingConnection
+from versioned.streaming.encoding import EncodedRecords, RejectedRecord
+from versioned.streaming.endpoint import EndPoint
 from versioned.streaming.record_writers import (
     DelimitedInputWriter,
     StrictJsonWriter,

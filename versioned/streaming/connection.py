@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from versioned.catalog.records import PartitionInfo
+from versioned.layouts.ingest_errors import TransactionError
 from versioned.streaming.encoding import RecordWriter
-from versioned.streaming.errors import TransactionError
 
 if TYPE_CHECKING:
     from versioned.streaming.endpoint import EndPoint

@@ -19,11 +19,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from versioned.errors import InputError
-from versioned.layouts.arrow_types import arrow_type
-from versioned.layouts.orc_values import orc_problems
+from versioned.layouts.ingest_errors import SerializationError
 from versioned.schema import Column, TableSpec
-from versioned.streaming.errors import SerializationError
 from versioned.values.arrow_text import cast_locating, convert_text_column
+from versioned.values.arrow_types import arrow_type
+from versioned.values.orc_values import orc_problems
 from versioned.values.text_rules import REPLACE_INVALID_UTF8, Lenience, null_problem
 
 _STRING = pa.string()

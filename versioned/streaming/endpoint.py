@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING, Protocol
 from versioned.catalog.records import PartitionInfo, TableInfo
 from versioned.catalog.store import MetaStore
 from versioned.errors import NoSuchPartitionError, NoSuchTableError
+from versioned.layouts.ingest_errors import InvalidPartition, InvalidTable, StreamingConnectionError
 from versioned.names import TableName
 from versioned.schema import TableSpec
 from versioned.storage.filesystem import FileIO
-from versioned.streaming.errors import InvalidPartition, InvalidTable, StreamingConnectionError
 
 if TYPE_CHECKING:
     from versioned.streaming.connection import StreamingConnection

@@ -19,9 +19,9 @@ from typing import Any
 
 import pyarrow as pa
 
-from versioned.layouts.arrow_types import arrow_type
 from versioned.schema import TableSpec
 from versioned.streaming.encoding import HasSpec, RecordWriter, TextRecords
+from versioned.values.arrow_types import arrow_type
 from versioned.values.text_rules import article
 
 _STRING = pa.string()

@@ -20,9 +20,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from versioned.errors import InputError
+from versioned.layouts.ingest_errors import InvalidColumn, SerializationError
 from versioned.schema import Column, TableSpec
 from versioned.streaming.encoding import HasSpec, RecordWriter, TextRecords
-from versioned.streaming.errors import InvalidColumn, SerializationError
 from versioned.streaming.json_writer import StrictJsonWriter
 
 __all__ = ["DelimitedInputWriter", "StrictJsonWriter", "StrictRegexWriter"]

@@ -26,11 +26,11 @@ from versioned.errors import (
     TransactionStateError,
 )
 from versioned.errors import TransactionError as CatalogTransactionError
+from versioned.layouts.ingest import SinkContext, StreamSink, sink_for
+from versioned.layouts.ingest_errors import StreamingIOFailure, TransactionError
 from versioned.streaming.auto_heartbeat import AutoHeartbeat
 from versioned.streaming.dead_letters import write_dead_letters
 from versioned.streaming.encoding import RecordWriter, RejectedRecord
-from versioned.streaming.errors import StreamingIOFailure, TransactionError
-from versioned.streaming.sinks import SinkContext, StreamSink, sink_for
 from versioned.transaction_state import TransactionState
 
 if TYPE_CHECKING:

@@ -19,8 +19,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from versioned.layouts.arrow_types import arrow_type
 from versioned.schema import Column
+from versioned.values.arrow_types import arrow_type
 from versioned.values.text_rules import (
     BOOLEANS,
     DATE_PATTERN,

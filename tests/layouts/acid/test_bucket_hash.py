@@ -21,7 +21,7 @@ from versioned.layouts.acid.bucket_hash import (
     hive_hash,
 )
 from versioned.layouts.acid.errors import UnsupportedBucketTypeError
-from versioned.layouts.arrow_types import arrow_type
+from versioned.values.arrow_types import arrow_type
 
 # hive-bucketing.md, "Test vectors" (Trino's TestHiveBucketing, checked against Hive).
 VECTORS: list[tuple[str, Any, int, int]] = [

@@ -10,6 +10,7 @@ import pyarrow as pa
 import pytest
 
 from versioned.catalog.records import DataFile, PartitionInfo
+from versioned.keys.bloom import KeyBloomFilter
 from versioned.layouts.acid.bucket_codec import encode_bucket_property
 from versioned.layouts.acid.file_pruning import (
     NO_PARTITION,
@@ -28,7 +29,6 @@ from versioned.layouts.acid.key_filters import (
 )
 from versioned.layouts.acid.orc_files import open_bucket_writer
 from versioned.layouts.acid.snapshot_dirs import BucketFileRef
-from versioned.layouts.version_partition.bloom import KeyBloomFilter
 from versioned.names import TableName
 from versioned.schema import Column, TableSpec
 from versioned.storage.filesystem import FileIO
@@ -74,7 +74,7 @@ def test_filters_hold_every_key_of_the_file_and_its_key_range(tmp_path: Path) ->
     assert written.bloom_path == "delta_0000001_0000001_0000/_key_bloom_00002"
     assert written.stats == {"keys": len(ids), BLOOM_STAT: True, "min_key": 100, "max_key": 3098}
     bloom = KeyBloomFilter.read(fileio, f"t/{written.bloom_path}")
-    from versioned.layouts.version_partition.keys import encode_keys
+    from versioned.keys.encoding import encode_keys
 
     stored = pa.table({"id": ids, "code": [f"c{i}" for i in ids]})
     assert all(bloom.might_contain_many(encode_keys(stored, ["id", "code"])))

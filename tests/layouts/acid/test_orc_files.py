@@ -26,9 +26,9 @@ from versioned.layouts.acid.orc_files import (
     read_bucket_file,
 )
 from versioned.layouts.acid.orc_schema import acid_arrow_schema, acid_orc_schema, orc_type
-from versioned.layouts.arrow_types import arrow_schema
 from versioned.schema import Column, TableSpec
 from versioned.storage.filesystem import FileIO
+from versioned.values.arrow_types import arrow_schema
 
 B0 = encode_bucket_property(0)
 B3 = encode_bucket_property(3)

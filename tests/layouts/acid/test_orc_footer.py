@@ -1,7 +1,7 @@
 """User metadata appended to a finished ORC file's footer (issue 28 item 2): the rows stay,
 the items are there for pyarrow's and pyorc's readers (Spark's and Hive's read them in
-tests/engine/acid/test_acid_compaction.py and tests/interop), compressed or not, over several
-stripes."""
+tests/layouts/acid/engine/test_acid_compaction.py and tests/interop), compressed or not,
+over several stripes."""
 
 from __future__ import annotations
 

@@ -15,13 +15,13 @@ from pybloom_live.pybloom import make_hashfuncs
 
 from tests.layouts.version_partition.key_samples import random_key
 from versioned.errors import InputError, StorageError
-from versioned.layouts.version_partition.bloom import (
+from versioned.keys.bloom import (
     MIN_CAPACITY,
     KeyBloomFilter,
     KeyDigests,
     _HashScheme,
 )
-from versioned.layouts.version_partition.keys import encode_key
+from versioned.keys.encoding import encode_key
 from versioned.storage.filesystem import FileIO
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from versioned.errors import InputError
-from versioned.layouts.version_partition.bloom import KeyBloomFilter
-from versioned.layouts.version_partition.keys import encode_key
+from versioned.keys.bloom import KeyBloomFilter
+from versioned.keys.encoding import encode_key
 
 
 def _keys(start: int, stop: int) -> list[bytes]:

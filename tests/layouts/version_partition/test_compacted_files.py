@@ -15,14 +15,14 @@ from versioned.options import CompactionOptions
 
 def _bloom(cat: Catalog, t: Any) -> tuple[Any, Any]:
     """The table's only live Bloom file (one partition, compacted) and its filter."""
-    from versioned.layouts.version_partition.bloom import KeyBloomFilter
+    from versioned.keys.bloom import KeyBloomFilter
 
     (f,) = [f for f in t.snapshot().files if f.kind == "bloom"]
     return f, KeyBloomFilter.read(cat.fileio, f"{t.info.location}/{f.path}")
 
 
 def test_bloom_filter_holds_every_key_and_is_reused_while_it_has_room(cat: Catalog) -> None:
-    from versioned.layouts.version_partition.keys import encode_key
+    from versioned.keys.encoding import encode_key
 
     t = make_table(cat, layout="versioned")
     t.upsert(batch([(i, float(i), "I", "a") for i in range(1200)]))
@@ -56,7 +56,7 @@ def test_bloom_filter_holds_every_key_and_is_reused_while_it_has_room(cat: Catal
 
 def test_bloom_filter_is_rebuilt_when_no_filter_holds_most_keys(cat: Catalog) -> None:
     """Three equal batches of new keys: extending one filter would hash most keys twice."""
-    from versioned.layouts.version_partition.keys import encode_key
+    from versioned.keys.encoding import encode_key
 
     t = make_table(cat, layout="versioned")
     for b in range(3):

@@ -8,13 +8,13 @@ from typing import Any
 import pytest
 
 from versioned.catalog.records import DataFile, PartitionInfo
-from versioned.engine.version_partition.compacted_version import file_shaping
 from versioned.errors import InputError
 from versioned.layouts.version_partition.compaction_plan import (
     parse_partition_spec,
     partition_values,
     plan_partition,
 )
+from versioned.layouts.version_partition.engine.compacted_version import file_shaping
 from versioned.options import CompactionOptions, CompactionThresholds
 
 PART = PartitionInfo(1, 1, ("a",), "p=a", 9, 0.0)

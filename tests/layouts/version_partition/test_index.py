@@ -11,7 +11,6 @@ import pyarrow.parquet as pq
 import pytest
 
 from versioned.errors import SchemaError, StorageError
-from versioned.layouts.arrow_types import arrow_schema, arrow_type
 from versioned.layouts.version_partition.index import (
     OP_COLUMN,
     VERSION_COLUMN,
@@ -22,6 +21,7 @@ from versioned.layouts.version_partition.index import (
 )
 from versioned.schema import TableSpec
 from versioned.storage.filesystem import FileIO
+from versioned.values.arrow_types import arrow_schema, arrow_type
 
 TYPES = [
     ("BOOLEAN", pa.bool_()),

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from tests.table.sales import batch, latest, make_table
 from versioned.api.catalog import Catalog
-from versioned.engine.version_partition.reader import CompactionNeededWarning
+from versioned.layouts.version_partition.engine.reader import CompactionNeededWarning
 from versioned.storage.filesystem import FileIO
 
 

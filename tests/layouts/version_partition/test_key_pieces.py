@@ -16,19 +16,19 @@ import pytest
 from pybloom_live import BloomFilter
 
 from versioned.errors import InputError
-from versioned.layouts.version_partition.bloom import (
+from versioned.keys.bloom import (
     WRITE_HEADROOM,
     KeyBloomFilter,
     capacity_for,
 )
+from versioned.keys.encoding import encode_keys
+from versioned.keys.stats import key_stats
 from versioned.layouts.version_partition.key_pieces import (
     FLUSH_KEYS,
     KeyPieceBuilder,
     merge_pieces,
     repeats,
 )
-from versioned.layouts.version_partition.keys import encode_keys
-from versioned.layouts.version_partition.stats import key_stats
 
 KEYS = ["id", "name"]
 

@@ -18,7 +18,7 @@ import pytest
 
 from tests.layouts.version_partition.key_samples import random_key
 from versioned.errors import SchemaError
-from versioned.layouts.version_partition.keys import (
+from versioned.keys.encoding import (
     encode_key,
     encode_key_array,
     encode_keys,
@@ -132,7 +132,7 @@ def test_encoding_is_stable_in_a_fresh_process() -> None:
     script = (
         "import random, sys\n"
         "from tests.layouts.version_partition.key_samples import random_key\n"
-        "from versioned.layouts.version_partition.keys import encode_key\n"
+        "from versioned.keys.encoding import encode_key\n"
         "rng = random.Random(3)\n"
         "for _ in range(2000):\n"
         "    print(encode_key(random_key(rng)).hex())\n"

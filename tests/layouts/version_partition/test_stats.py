@@ -11,7 +11,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from versioned.layouts.version_partition.stats import (
+from versioned.keys.stats import (
     MAX_STRING_BOUND,
     json_bound,
     key_stats,

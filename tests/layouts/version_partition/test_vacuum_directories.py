@@ -12,8 +12,8 @@ import pyarrow as pa
 
 from tests.support.catalog_clock import backdate_table
 from versioned.api.catalog import Catalog
-from versioned.engine import vacuum
-from versioned.engine.version_partition import staging
+from versioned.layouts import vacuum
+from versioned.layouts.version_partition.engine import staging
 
 
 def _on_disk(cat: Catalog, t: Any) -> set[str]:

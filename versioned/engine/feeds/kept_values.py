@@ -65,7 +65,7 @@ def kept_values_filled(
     Args:
         spark: The session.
         read_latest: The table layout's reader: the live rows of a snapshot with the
-            version that wrote each (`versioned.engine.table_engine.TableEngine.read`).
+            version that wrote each (`versioned.layouts.engine_protocol.TableEngine.read`).
         spec: The table.
         feed: The normalised feed.
         snapshot: Resolves the table's latest committed snapshot (called only when some

@@ -14,7 +14,6 @@ from pyspark.sql import types as T
 from versioned.engine.feeds.text_values import REPLACE_INVALID_UTF8, ROUND_DECIMALS, Lenience
 from versioned.engine.feeds.value_conversion import ConvertedValue
 from versioned.engine.spark.types import max_length
-from versioned.layouts import orc_values
 from versioned.schema import Column as TableColumn
 from versioned.schema import TableSpec
 from versioned.storage.partition_paths import (
@@ -23,6 +22,7 @@ from versioned.storage.partition_paths import (
     escape_path_name,
     escaped_chars_pattern,
 )
+from versioned.values import orc_values
 
 _QUOTE_LIMIT = 60
 

@@ -12,7 +12,7 @@ most ``TARGET_BYTES_PER_PARTITION`` a partition, at least one per core), and ada
 execution coalesces small shuffle partitions by size (``parallelismFirst`` off), so a small
 batch runs a few tasks whatever the caller's session says. Writes shape their files by the
 table partitions touched themselves (``repartition`` with an explicit count, see
-`versioned.engine.version_partition.staging`), independent of these settings.
+`versioned.layouts.version_partition.engine.staging`), independent of these settings.
 
 Spark's runtime configuration belongs to a session, not to an operation: operations that run
 at the same time in one session (threads sharing a `Catalog`, or the caller's own queries

@@ -35,8 +35,8 @@ from versioned.errors import InputError, SchemaError
 from versioned.layouts.acid import murmur3
 from versioned.layouts.acid.errors import UnsupportedBucketTypeError
 from versioned.layouts.acid.string_hash import string_hashes
-from versioned.layouts.arrow_types import arrow_type
 from versioned.schema import normalise_type
+from versioned.values.arrow_types import arrow_type
 
 BucketingVersion = Literal[1, 2]
 _MASK = 0xFFFFFFFF

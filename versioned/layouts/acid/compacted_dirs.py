@@ -16,7 +16,7 @@ The mark names the transaction that wrote the folder, which its name no longer s
 ``_vT``): between the moment a compactor gives its folder its Hive name and its commit, the
 folder is on storage under a name another compaction of the same write ids also wants, and
 the mark tells whether the writer may still commit it (its transaction is open) or never will
-(`versioned.engine.acid.placement`). Both files are listed in the commit's manifest
+(`versioned.layouts.acid.engine.placement`). Both files are listed in the commit's manifest
 (``MARKER_KIND``), so they are retired and vacuumed with their folder; only the folder of a
 compactor that died before its commit has them unlisted.
 """
@@ -90,7 +90,7 @@ def marked_folders(unlisted: Iterable[str]) -> dict[str, str]:
     folder holding a compactor's mark, each mapped to that folder.
 
     Such a folder is a compaction's output that no commit lists (yet): vacuum must treat it
-    whole (`versioned.engine.acid.placement.remove_orphan_folder`), never file by file.
+    whole (`versioned.layouts.acid.engine.placement.remove_orphan_folder`), never file by file.
     Folders under a hidden one (``_staging/``) are the compactor's own, not Hive-visible.
     """
     rels = list(unlisted)

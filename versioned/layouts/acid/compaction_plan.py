@@ -15,7 +15,7 @@ versioned releases wrote ``_vT``, which still parse). Every write id they cover 
 (committed or aborted) when the compactor plans, so what a name holds is fixed by the name:
 any compaction to it writes the same events. The commit retires the files of the compacted
 directories, and of obsolete or aborted ones still listed, and adds the new ones
-(`versioned.engine.acid.placement` says how the folders get their names safely).
+(`versioned.layouts.acid.engine.placement` says how the folders get their names safely).
 
 A major compaction also merges the partition's delete tombstones (tables with an ordering
 column: ``_tombstones/delete_delta_W_W_0000.orc``, and an earlier compaction's

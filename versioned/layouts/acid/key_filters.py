@@ -29,14 +29,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.orc as paorc
 
+from versioned.keys.bloom import MIN_CAPACITY, KeyBloomFilter
+from versioned.keys.encoding import encode_keys, key_range
+from versioned.keys.stats import json_bound
 from versioned.layouts.acid import orc_schema as s
 from versioned.layouts.acid.directories import parse_bucket_file
-from versioned.layouts.arrow_types import arrow_type
-from versioned.layouts.version_partition.bloom import MIN_CAPACITY, KeyBloomFilter
-from versioned.layouts.version_partition.keys import encode_keys, key_range
-from versioned.layouts.version_partition.stats import json_bound
 from versioned.schema import TableSpec
 from versioned.storage.filesystem import FileIO
+from versioned.values.arrow_types import arrow_type
 
 KEY_BLOOM_KIND = "acid_key_bloom"
 """Catalog file kind of a bucket file's key Bloom filter."""

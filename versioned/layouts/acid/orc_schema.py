@@ -18,8 +18,8 @@ from collections.abc import Sequence
 import pyarrow as pa
 
 from versioned.errors import SchemaError
-from versioned.layouts.arrow_types import arrow_type
 from versioned.schema import Column, normalise_type
+from versioned.values.arrow_types import arrow_type
 
 INSERT = 0
 UPDATE = 1

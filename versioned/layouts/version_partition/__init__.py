@@ -5,7 +5,14 @@ Plain Python and pyarrow; the Spark writer and reader of this layout live in the
 
 from __future__ import annotations
 
-from versioned.layouts.version_partition.bloom import KeyBloomFilter, KeyDigests
+from versioned.keys.bloom import KeyBloomFilter, KeyDigests
+from versioned.keys.encoding import (
+    encode_key,
+    encode_key_array,
+    encode_keys,
+    key_range,
+)
+from versioned.keys.stats import key_stats, may_contain_range
 from versioned.layouts.version_partition.index import (
     DELETE,
     OP_COLUMN,
@@ -16,19 +23,12 @@ from versioned.layouts.version_partition.index import (
     read_index,
     write_index,
 )
-from versioned.layouts.version_partition.keys import (
-    encode_key,
-    encode_key_array,
-    encode_keys,
-    key_range,
-)
 from versioned.layouts.version_partition.paths import (
     bloom_file_name,
     index_dir,
     index_file_name,
     version_dir,
 )
-from versioned.layouts.version_partition.stats import key_stats, may_contain_range
 
 __all__ = [
     "DELETE",

@@ -19,10 +19,10 @@ import pyarrow.parquet as pq
 
 from versioned.catalog.records import FileAdd, PartitionInfo
 from versioned.errors import SchemaError
-from versioned.layouts.arrow_types import arrow_schema
-from versioned.layouts.version_partition.bloom import WRITE_HEADROOM, KeyBloomFilter
+from versioned.keys.bloom import WRITE_HEADROOM, KeyBloomFilter
+from versioned.keys.encoding import encode_key_array
+from versioned.keys.stats import key_stats
 from versioned.layouts.version_partition.index import MOVED, UPSERT, build_index, write_index
-from versioned.layouts.version_partition.keys import encode_key_array
 from versioned.layouts.version_partition.paths import (
     bloom_file_name,
     index_dir,
@@ -30,9 +30,9 @@ from versioned.layouts.version_partition.paths import (
     version_dir,
 )
 from versioned.layouts.version_partition.probe import BLOOM_KIND, ProbeResult
-from versioned.layouts.version_partition.stats import key_stats
 from versioned.schema import TableSpec
 from versioned.storage.filesystem import FileIO
+from versioned.values.arrow_types import arrow_schema
 
 _POSITION = "__position"
 

@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from versioned.catalog.records import DataFile, FileAdd
-from versioned.layouts.version_partition.bloom import KeyBloomFilter
+from versioned.keys.bloom import KeyBloomFilter
 from versioned.storage.filesystem import FileIO
 
 

@@ -27,15 +27,15 @@ import pyarrow.parquet as pq
 
 from versioned.catalog.records import DataFile
 from versioned.errors import InputError
-from versioned.layouts.version_partition.bloom import (
+from versioned.keys.bloom import (
     CAPACITY_STAT,
     ERROR_RATE_STAT,
     MIN_CAPACITY,
     KeyBloomFilter,
 )
+from versioned.keys.encoding import encode_key_array
+from versioned.keys.stats import KeyBounds
 from versioned.layouts.version_partition.index import index_key_columns
-from versioned.layouts.version_partition.keys import encode_key_array
-from versioned.layouts.version_partition.stats import KeyBounds
 from versioned.schema import TableSpec
 from versioned.storage.filesystem import FileIO
 

@@ -19,7 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from versioned.catalog.records import DataFile, PartitionInfo
-from versioned.layouts.version_partition.bloom import KeyBloomFilter, KeyDigests
+from versioned.keys.bloom import KeyBloomFilter, KeyDigests
 from versioned.layouts.version_partition.probe import BLOOM_KIND
 from versioned.schema import TableSpec
 from versioned.storage.filesystem import FileIO

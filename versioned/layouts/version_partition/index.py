@@ -17,9 +17,9 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from versioned.errors import SchemaError, StorageError
-from versioned.layouts.arrow_types import arrow_type
 from versioned.schema import TableSpec
 from versioned.storage.filesystem import FileIO
+from versioned.values.arrow_types import arrow_type
 
 VERSION_COLUMN = "_version"
 OP_COLUMN = "_op"

@@ -25,9 +25,9 @@ import pyarrow as pa
 import xxhash
 
 from versioned.errors import InputError
-from versioned.layouts.version_partition.bloom import KeyBloomFilter
-from versioned.layouts.version_partition.keys import encode_key_array
-from versioned.layouts.version_partition.stats import KeyBounds
+from versioned.keys.bloom import KeyBloomFilter
+from versioned.keys.encoding import encode_key_array
+from versioned.keys.stats import KeyBounds
 
 PartitionValues = tuple[str | None, ...]
 FLUSH_KEYS = 1 << 17

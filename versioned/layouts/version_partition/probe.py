@@ -13,9 +13,9 @@ import numpy as np
 import pyarrow as pa
 
 from versioned.catalog.records import DataFile
-from versioned.layouts.version_partition.bloom import KeyBloomFilter, KeyDigests
-from versioned.layouts.version_partition.keys import encode_keys, key_range
-from versioned.layouts.version_partition.stats import may_contain_range
+from versioned.keys.bloom import KeyBloomFilter, KeyDigests
+from versioned.keys.encoding import encode_keys, key_range
+from versioned.keys.stats import may_contain_range
 from versioned.storage.filesystem import FileIO
 
 BLOOM_KIND = "bloom"

@@ -1,0 +1,56 @@
+"""Reading a snapshot of an acid table: the live rows in the table's columns."""
+
+from __future__ import annotations
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from versioned.catalog.records import Snapshot
+from versioned.catalog.store import MetaStore
+from versioned.layouts.acid import orc_schema as s
+from versioned.layouts.acid.engine.events import live_events, row_id_struct
+from versioned.layouts.acid.snapshot_dirs import SnapshotFiles, snapshot_files
+from versioned.storage.filesystem import FileIO
+
+VERSION_KEY = "version_id"
+"""Column of `read_rows` ``with_version``: the version (transaction) that wrote the row."""
+ROW_ID_COLUMN = "ROW__ID"
+"""Column of `read_rows` ``with_row_id``: Hive's ``struct<writeid, bucketid, rowid>``."""
+
+
+def files_of(store: MetaStore, snapshot: Snapshot) -> SnapshotFiles:
+    """The bucket files ``snapshot`` reads, with the catalog's write ids of its commit."""
+    return snapshot_files(snapshot, store.write_ids(snapshot.table.spec.name, snapshot.seq))
+
+
+def read_rows(
+    spark: SparkSession,
+    store: MetaStore,
+    fileio: FileIO,
+    snapshot: Snapshot,
+    *,
+    broadcast_limit: int,
+    with_version: bool = False,
+    with_row_id: bool = False,
+) -> DataFrame:
+    """The live rows of ``snapshot``: the table's columns in order (partition columns from
+    the paths), plus ``version_id`` and ``ROW__ID`` when asked."""
+    spec = snapshot.table.spec
+    ids = store.write_ids(spec.name, snapshot.seq)
+    files = snapshot_files(snapshot, ids)
+    events = live_events(spark, fileio, snapshot, files, broadcast_limit=broadcast_limit)
+    columns = [
+        F.col(c.name)
+        if c.name in spec.partition_by
+        else F.col(s.ROW).getField(c.name).alias(c.name)
+        for c in spec.columns
+    ]
+    if with_row_id:
+        columns.append(row_id_struct().alias(ROW_ID_COLUMN))
+    if not with_version:
+        return events.select(*columns)
+    versions = spark.createDataFrame(
+        sorted(ids.versions.items()), f"`#w` bigint, `{VERSION_KEY}` bigint"
+    )
+    joined = events.join(F.broadcast(versions), F.col(s.CURRENT_WRITE_ID) == F.col("#w"), "left")
+    return joined.select(*columns, F.col(VERSION_KEY))

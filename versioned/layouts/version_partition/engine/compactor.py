@@ -1,0 +1,370 @@
+"""Compacting a version-partition table, one partition and one catalog commit at a time.
+
+Per partition, with its own transaction C:
+
+1. Resolve the snapshot. The partition's head version is the high-water mark (hwm); C is
+   opened after that, so C is above every version the partition holds.
+2. Read the latest rows of the partition's live files (the ordinary reader restricted to
+   them) and, for tables with an ordering column, the delete tombstones within retention.
+3. Write them into ``<partition>/version_id=C/`` with a Bloom filter over the keys and an
+   index file of the kept tombstones (`compacted_version`).
+4. Commit: retire every live file of the partition, add the new ones, and move the head
+   from hwm to C with compare-and-swap.
+
+A writer that commits to the partition first makes the compaction's CAS fail (it re-plans
+once, then reports a conflict; nothing is lost). Each attempt is one `write_transaction`: a
+failed one is aborted and the files it wrote are removed. A writer that planned against hwm and
+commits after the compaction fails its own CAS and its retry re-plans above C. Two
+compactions of one partition cannot both move the head from hwm.
+
+One commit per partition keeps the blast radius of a conflict to one partition: a busy
+partition does not undo the work done on quiet ones. Partitions are compacted
+``CompactionOptions.parallelism`` at a time (threads sharing the SparkSession).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import time
+import warnings
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+
+from pyspark.sql import SparkSession
+
+from versioned.catalog.records import (
+    CommitInfo,
+    PartitionCommit,
+    PartitionInfo,
+    Snapshot,
+    TableInfo,
+)
+from versioned.catalog.store import MetaStore
+from versioned.catalog.write_transaction import (
+    WriteTransaction,
+    retry_on_conflict,
+    write_transaction,
+)
+from versioned.errors import CommitConflictError, InputError
+from versioned.layouts.version_partition.compaction_plan import (
+    DEFAULT_TOMBSTONE_RETENTION_HOURS,
+    TOMBSTONE_RETENTION_PROPERTY,
+    PartitionPlan,
+    partition_files,
+    plan_compaction,
+    plan_partition,
+)
+from versioned.layouts.version_partition.engine.compacted_version import (
+    CompactedFiles,
+    write_compacted_version,
+)
+from versioned.layouts.version_partition.engine.reader import (
+    CompactionNeededWarning,
+    latest_rows,
+    snapshot_frames,
+)
+from versioned.layouts.version_partition.engine.staging import staging_dir
+from versioned.layouts.version_partition.engine.tombstones import live_tombstones
+from versioned.layouts.version_partition.index import index_schema
+from versioned.layouts.version_partition.paths import index_dir, version_dir
+from versioned.layouts.version_partition.probe import BLOOM_KIND
+from versioned.options import CompactionOptions, CompactionThresholds
+from versioned.results import CompactionResult, PartitionCompaction
+from versioned.schema import TableSpec
+from versioned.storage.filesystem import FileIO
+
+log = logging.getLogger(__name__)
+Progress = Callable[[str], None]
+
+
+@dataclasses.dataclass(frozen=True)
+class _Context:
+    session: Callable[[], SparkSession]
+    store: MetaStore
+    fileio: FileIO
+    table: TableInfo
+    options: CompactionOptions
+    broadcast_limit: int
+    say: Progress
+
+
+def compact_table(
+    session: Callable[[], SparkSession],
+    store: MetaStore,
+    fileio: FileIO,
+    table: TableInfo,
+    *,
+    partitions: Sequence[PartitionInfo] | None = None,
+    thresholds: CompactionThresholds | None = None,
+    options: CompactionOptions | None = None,
+    dry_run: bool = False,
+    broadcast_limit: int,
+    progress: Progress | None = None,
+) -> CompactionResult:
+    """Compact the chosen partitions of ``table``; each commits on its own.
+
+    Args:
+        session: Returns the SparkSession; called only when there is work to do, so a
+            scheduled run with nothing to compact starts no Spark.
+        partitions: Only these partitions (default: every partition that needs it).
+        thresholds: Only partitions past one of these (the scheduled form).
+        dry_run: Plan only; write nothing.
+    """
+    opts = options or CompactionOptions()
+    say = progress or (lambda _msg: None)
+    started = time.monotonic()
+    name = table.spec.name
+    snapshot = store.snapshot(name)
+    history = store.history(name)
+    plans = plan_compaction(
+        snapshot,
+        opts,
+        partitions=partitions,
+        thresholds=thresholds,
+        expired_tombstone_versions=_expired_versions(table.spec, history),
+    )
+    if not plans:
+        say(f"{name}: nothing to compact")
+        return CompactionResult(str(name), dry_run, (), _since(started))
+    say(f"{name}: {len(plans)} partition(s) to compact")
+    if dry_run:
+        planned = tuple(
+            PartitionCompaction(
+                partition=p.path,
+                status="planned",
+                high_water_mark=p.high_water_mark,
+                versions_compacted=p.versions,
+                rows=p.estimated_rows,
+                files_removed=p.live_files,
+                files_added=p.files_to_write,
+                bytes_before=p.data_bytes,
+                message="; ".join(p.reasons),
+            )
+            for p in plans
+        )
+        return CompactionResult(str(name), True, planned, _since(started))
+
+    def compact_one(numbered: tuple[int, PartitionPlan]) -> PartitionCompaction:
+        i, plan = numbered
+        label = f"{name} [{i}/{len(plans)}] {plan.path or '(table)'}"
+        ctx = _Context(session, store, fileio, table, opts, broadcast_limit, _labelled(say, label))
+        return _compact_with_retry(ctx, plan.partition, snapshot, history)
+
+    numbered = list(enumerate(plans, 1))
+    if opts.parallelism == 1 or len(plans) == 1:
+        done = [compact_one(n) for n in numbered]
+    else:
+        workers = min(opts.parallelism, len(plans))
+        with ThreadPoolExecutor(workers, thread_name_prefix="versioned-compact") as pool:
+            try:
+                done = list(pool.map(compact_one, numbered))
+            except KeyboardInterrupt:  # Ctrl-C: partitions not begun yet stay as they are
+                pool.shutdown(cancel_futures=True)
+                raise
+    return CompactionResult(str(name), False, tuple(done), _since(started))
+
+
+def _compact_with_retry(
+    ctx: _Context, partition: PartitionInfo, snapshot: Snapshot, history: list[CommitInfo]
+) -> PartitionCompaction:
+    """Compact one partition: first against the planning snapshot (a stale one only costs
+    a failed compare-and-swap), then against a fresh one after each conflict."""
+    started = time.monotonic()
+    name = ctx.table.spec.name
+
+    def attempt(n: int) -> PartitionCompaction:
+        nonlocal snapshot, history
+        if n > 1:
+            snapshot, history = ctx.store.snapshot(name), ctx.store.history(name)
+        current = snapshot.partitions.get(partition.id, partition)
+        plan = plan_partition(
+            current,
+            partition_files(snapshot, partition.id),
+            ctx.options,
+            expired_tombstone_versions=_expired_versions(ctx.table.spec, history),
+        )
+        if plan is None:
+            ctx.say("nothing left to compact (compacted concurrently)")
+            return PartitionCompaction(
+                partition.path,
+                "skipped",
+                high_water_mark=current.head_version,
+                attempts=n,
+                seconds=_since(started),
+                message="nothing left to compact: another compaction committed first",
+            )
+        done = _compact_partition(ctx, snapshot, plan, history)
+        return dataclasses.replace(done, attempts=n, seconds=_since(started))
+
+    try:
+        return retry_on_conflict(
+            ctx.options.max_attempts,
+            attempt,
+            on_retry=lambda _n, _err: ctx.say("a writer committed first; planning again"),
+        )
+    except CommitConflictError as gave_up:
+        ctx.say("writers kept committing first; left as it was")
+        return PartitionCompaction(
+            partition.path,
+            "conflict",
+            high_water_mark=partition.head_version,
+            attempts=ctx.options.max_attempts,
+            seconds=_since(started),
+            message=str(gave_up),
+        )
+
+
+def _compact_partition(
+    ctx: _Context, snapshot: Snapshot, plan: PartitionPlan, history: list[CommitInfo]
+) -> PartitionCompaction:
+    """One attempt: write version C of the partition and commit it, or raise."""
+    # The columns as of the snapshot, not as of planning: a column added (and written)
+    # in between must survive the rewrite.
+    spec = snapshot.table.spec
+    location = ctx.table.location
+    files = partition_files(snapshot, plan.partition.id)
+    hwm = plan.high_water_mark
+    if hwm is None or max(f.version for f in files) != hwm:
+        raise CommitConflictError(
+            f"{spec.name} partition {plan.path!r}: its head moved while the snapshot was read",
+            table=str(spec.name),
+        )
+    # Opened after the snapshot: C is above every committed version, so above hwm.
+    with write_transaction(
+        ctx.store,
+        spec.name,
+        timeout_s=ctx.options.txn_timeout_s,
+        fileio=ctx.fileio,
+        staging=lambda txn: staging_dir(location, txn),
+    ) as tx:
+        tx.own_dir(f"{location}/{version_dir(plan.path, tx.id)}")
+        tx.own_dir(f"{location}/{index_dir(plan.path, tx.id)}")
+        ctx.say(
+            f"reading {plan.versions} version(s) up to {hwm}: {plan.data_rows} rows, "
+            f"{plan.index_entries} index entries"
+        )
+        part_snapshot = dataclasses.replace(snapshot, files=files)
+        written = _write_partition(ctx, tx, part_snapshot, plan, history)
+        ctx.say(f"committing {written.rows} rows, {written.tombstones} tombstones")
+        tx.commit(
+            operation="compact",
+            partitions=[
+                PartitionCommit(
+                    partition_id=plan.partition.id,
+                    expected_head=hwm,
+                    new_head=tx.id,
+                    add=written.adds,
+                    remove=tuple(f.path for f in files),
+                )
+            ],
+            metrics={
+                "partition": plan.path,
+                "high_water_mark": hwm,
+                "versions_compacted": plan.versions,
+                "rows": written.rows,
+                "tombstones": written.tombstones,
+                "files_removed": len(files),
+                "files_written": len(written.adds),
+                "bytes_written": sum(a.size_bytes for a in written.adds),
+            },
+        )
+    ctx.say(f"committed version {tx.id}")
+    return PartitionCompaction(
+        partition=plan.path,
+        status="compacted",
+        version=tx.id,
+        high_water_mark=hwm,
+        versions_compacted=plan.versions,
+        rows=written.rows,
+        tombstones=written.tombstones,
+        files_removed=len(files),
+        files_added=len(written.adds),
+        bytes_before=plan.data_bytes,
+        bytes_after=written.data_bytes,
+    )
+
+
+def _write_partition(
+    ctx: _Context,
+    tx: WriteTransaction,
+    part_snapshot: Snapshot,
+    plan: PartitionPlan,
+    history: list[CommitInfo],
+) -> CompactedFiles:
+    """Read the latest rows of the partition's live files and write them as version C."""
+    spec = part_snapshot.table.spec
+    files = part_snapshot.files
+    spark = ctx.session()
+    frames = snapshot_frames(spark, ctx.fileio, part_snapshot)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CompactionNeededWarning)
+        latest = latest_rows(spark, part_snapshot, frames, broadcast_limit=ctx.broadcast_limit)
+    rows = latest.select(*[c.name for c in spec.data_columns])
+    tombstones = index_schema(spec).empty_table()
+    if spec.ordering_column:
+        tombstones = live_tombstones(
+            ctx.session(),
+            spec,
+            ctx.fileio,
+            ctx.table.location,
+            [f for f in files if f.kind == "index"],
+            _young_versions(spec, history),
+        )
+    ctx.say(f"writing {plan.files_to_write} data file(s) as version {tx.id}")
+    assert tx.staging_dir is not None
+    return write_compacted_version(
+        rows,
+        spec,
+        ctx.fileio,
+        ctx.table.location,
+        stage=tx.staging_dir,
+        partition_id=plan.partition.id,
+        partition_path=plan.path,
+        version=tx.id,
+        files=plan.files_to_write,
+        scan_splits=frames.data.rdd.getNumPartitions(),
+        rows_estimate=plan.estimated_rows,
+        source_files=[f for f in files if f.kind == "data"],
+        bloom_files=[f for f in files if f.kind == BLOOM_KIND],
+        tombstones=tombstones,
+        bloom_error_rate=ctx.options.bloom_error_rate,
+    )
+
+
+def tombstone_retention_hours(spec: TableSpec) -> float:
+    """The table's ``tombstone_retention_hours`` (default 168)."""
+    raw = spec.properties.get(TOMBSTONE_RETENTION_PROPERTY)
+    if raw is None:
+        return DEFAULT_TOMBSTONE_RETENTION_HOURS
+    try:
+        hours = float(raw)
+    except ValueError:
+        hours = -1.0
+    if not hours >= 0:
+        raise InputError(
+            f"{spec.name}: table property {TOMBSTONE_RETENTION_PROPERTY}={raw!r} must be a "
+            "number of hours >= 0",
+            table=str(spec.name),
+        )
+    return hours
+
+
+def _young_versions(spec: TableSpec, history: list[CommitInfo]) -> frozenset[int]:
+    cutoff = time.time() - tombstone_retention_hours(spec) * 3600
+    return frozenset(c.version for c in history if c.committed_at >= cutoff)
+
+
+def _expired_versions(spec: TableSpec, history: list[CommitInfo]) -> frozenset[int]:
+    if not spec.ordering_column:
+        return frozenset()
+    cutoff = time.time() - tombstone_retention_hours(spec) * 3600
+    return frozenset(c.version for c in history if c.committed_at < cutoff)
+
+
+def _labelled(say: Progress, label: str) -> Progress:
+    return lambda message: say(f"{label}: {message}")
+
+
+def _since(started: float) -> float:
+    return round(time.monotonic() - started, 3)

@@ -9,8 +9,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from versioned.catalog.records import Snapshot
-from versioned.engine.spark.types import spark_schema
-from versioned.layouts.version_partition.engine.reader import with_columns_of
+from versioned.engine.spark.types import spark_schema, with_columns_of
 
 CHANGE = "_change"
 SnapshotReader = Callable[[Snapshot], DataFrame]

@@ -84,3 +84,11 @@ def escaped_chars_pattern() -> str:
     """A Java regular expression character class matching each character
     `escape_path_name` escapes (for computing escaped lengths in Spark)."""
     return "[" + "".join(f"\\x{{{ord(c):X}}}" for c in sorted(_ESCAPED | {"\x00"})) + "]"
+
+
+def is_hidden(path: str) -> bool:
+    """Whether Spark would skip the file when listing: a segment starts with ``.``, or with
+    ``_`` and is not a ``key=value`` partition directory."""
+    return any(
+        s.startswith(".") or (s.startswith("_") and "=" not in s) for s in path.split("/") if s
+    )

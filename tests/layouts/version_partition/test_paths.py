@@ -8,11 +8,10 @@ from versioned.layouts.version_partition.paths import (
     bloom_file_name,
     index_dir,
     index_file_name,
-    is_hidden,
     version_dir,
     version_of,
 )
-from versioned.storage.partition_paths import partition_path
+from versioned.storage.partition_paths import is_hidden, partition_path
 
 
 def test_version_dir_under_a_partition_and_unpartitioned() -> None:

@@ -38,9 +38,8 @@ from versioned.catalog.records import Snapshot
 from versioned.engine.feeds.op_codes import DELETE
 from versioned.engine.feeds.reader import Feed
 from versioned.engine.feeds.rows import IN_KEEP, OP, RAW, REASON, SEQ, SOURCE
-from versioned.engine.spark.types import spark_type
+from versioned.engine.spark.types import VERSION_KEY, spark_type
 from versioned.errors import InputError
-from versioned.layouts.version_partition.paths import VERSION_KEY
 from versioned.schema import TableSpec
 
 Progress = Callable[[str], None]

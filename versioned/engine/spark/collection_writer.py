@@ -24,11 +24,10 @@ from versioned.collections.metadata import (
     CollectionPartition,
 )
 from versioned.errors import InputError, SchemaError, StorageError
-from versioned.layouts.version_partition.paths import is_hidden
 from versioned.names import identifier
 from versioned.schema import Column
 from versioned.storage.filesystem import FileIO
-from versioned.storage.partition_paths import parse_partition_path, partition_path
+from versioned.storage.partition_paths import is_hidden, parse_partition_path, partition_path
 
 ROWS_PER_FILE = 2_000_000
 _SIMPLE: list[tuple[type[T.DataType], str]] = [

@@ -5,10 +5,15 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from versioned.errors import SchemaError
 from versioned.schema import TableSpec, normalise_type
+
+VERSION_KEY = "version_id"
+"""The column (and folder key) holding the version or write id a row was read from."""
 
 _SIMPLE: dict[str, T.DataType] = {
     "BOOLEAN": T.BooleanType(),
@@ -78,3 +83,19 @@ def spark_schema(spec: TableSpec, columns: Sequence[str] | None = None) -> T.Str
         column = spec.column(name)
         fields.append(T.StructField(column.name, spark_type(column.type), column.nullable))
     return T.StructType(fields)
+
+
+def with_columns_of(frame: DataFrame, spec: TableSpec) -> DataFrame:
+    """Rows read under an older schema of the table, shaped like ``spec``'s columns.
+
+    Columns added since read null; widened columns are cast to their new type (lossless).
+    """
+    have = set(frame.columns)
+    return frame.select(
+        *[
+            (F.col(f"`{c.name}`") if c.name in have else F.lit(None))
+            .cast(spark_type(c.type))
+            .alias(c.name)
+            for c in spec.columns
+        ]
+    )

@@ -20,11 +20,11 @@ import pyarrow.compute as pc
 from versioned.catalog.records import DataFile, PartitionInfo
 from versioned.keys.bloom import KeyBloomFilter, KeyDigests
 from versioned.keys.encoding import encode_keys
+from versioned.keys.ranges import KeyRangeTester
 from versioned.layouts.acid.directories import BaseDir, DeltaDir, parse_directory
 from versioned.layouts.acid.errors import AcidNameError
 from versioned.layouts.acid.key_filters import BLOOM_STAT, KEY_BLOOM_KIND, key_bloom_path
 from versioned.layouts.acid.snapshot_dirs import BucketFileRef
-from versioned.layouts.version_partition.elsewhere import KeyRangeTester
 from versioned.storage.filesystem import FileIO
 
 _MAX = 1 << 62

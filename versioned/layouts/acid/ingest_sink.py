@@ -34,6 +34,7 @@ import pyarrow.compute as pc
 
 from versioned.catalog.records import FileAdd, FileGrowth, PartitionCommit
 from versioned.errors import NotSupportedError
+from versioned.keys.latest import last_per_key
 from versioned.layouts.acid import orc_schema as s
 from versioned.layouts.acid.bucket_codec import encode_bucket_property
 from versioned.layouts.acid.bucket_hash import bucket_ids
@@ -46,7 +47,6 @@ from versioned.layouts.acid.paths import bucket_file_path, marker_path, write_ac
 from versioned.layouts.acid.snapshot_dirs import DELETE_KIND, MARKER_KIND, STREAM_OPEN
 from versioned.layouts.acid.table_rules import bucketing_version
 from versioned.layouts.ingest import PreparedCommit, SinkContext
-from versioned.layouts.version_partition.arrow_version import last_per_key
 from versioned.storage.filesystem import FileIO
 
 INSERT_KIND = "delta"

@@ -13,14 +13,12 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from versioned.catalog.records import FileAdd, PartitionInfo
 from versioned.errors import SchemaError
 from versioned.keys.bloom import WRITE_HEADROOM, KeyBloomFilter
-from versioned.keys.encoding import encode_key_array
 from versioned.keys.stats import key_stats
 from versioned.layouts.version_partition.index import MOVED, UPSERT, build_index, write_index
 from versioned.layouts.version_partition.paths import (
@@ -33,27 +31,6 @@ from versioned.layouts.version_partition.probe import BLOOM_KIND, ProbeResult
 from versioned.schema import TableSpec
 from versioned.storage.filesystem import FileIO
 from versioned.values.arrow_types import arrow_schema
-
-_POSITION = "__position"
-
-
-def last_per_key(rows: pa.Table, key_columns: Sequence[str]) -> tuple[pa.Table, int]:
-    """Keep the last row of every key (input order), as upsert's in-batch dedup does
-    without an ordering column; the kept rows stay in input order.
-
-    Returns:
-        The kept rows and how many rows were superseded by a later row of their key.
-    """
-    if rows.num_rows == 0:
-        return rows, 0
-    keyed = pa.table(
-        {"k": encode_key_array(rows, key_columns), _POSITION: np.arange(rows.num_rows)}
-    )
-    last = keyed.group_by("k", use_threads=False).aggregate([(_POSITION, "max")])
-    keep = np.sort(last.column(f"{_POSITION}_max").to_numpy())
-    if len(keep) == rows.num_rows:
-        return rows, 0
-    return rows.take(pa.array(keep)), rows.num_rows - len(keep)
 
 
 @dataclass(frozen=True)

@@ -41,11 +41,11 @@ from versioned.catalog.records import (
 )
 from versioned.errors import NotSupportedError, StorageError
 from versioned.keys.bloom import DEFAULT_ERROR_RATE, KeyDigests
+from versioned.keys.latest import last_per_key
 from versioned.layouts.ingest import PreparedCommit, SinkContext
 from versioned.layouts.ingest_errors import SerializationError, StreamingIOFailure, TransactionError
 from versioned.layouts.version_partition.arrow_version import (
     PartitionVersion,
-    last_per_key,
     write_index_entries,
     write_partition_version,
 )

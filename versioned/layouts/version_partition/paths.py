@@ -63,11 +63,3 @@ def version_of(path: str) -> int | None:
         if match:
             return int(match.group(1))
     return None
-
-
-def is_hidden(path: str) -> bool:
-    """Whether Spark would skip the file when listing: a segment starts with ``.``, or with
-    ``_`` and is not a ``key=value`` partition directory."""
-    return any(
-        s.startswith(".") or (s.startswith("_") and "=" not in s) for s in path.split("/") if s
-    )

@@ -7,12 +7,12 @@ from pyspark.sql import functions as F
 
 from versioned.catalog.records import Snapshot
 from versioned.catalog.store import MetaStore
+from versioned.engine.spark.types import VERSION_KEY
 from versioned.layouts.acid import orc_schema as s
 from versioned.layouts.acid.engine.events import live_events, row_id_struct
 from versioned.layouts.acid.snapshot_dirs import SnapshotFiles, snapshot_files
 from versioned.storage.filesystem import FileIO
 
-VERSION_KEY = "version_id"
 """Column of `read_rows` ``with_version``: the version (transaction) that wrote the row."""
 ROW_ID_COLUMN = "ROW__ID"
 """Column of `read_rows` ``with_row_id``: Hive's ``struct<writeid, bucketid, rowid>``."""

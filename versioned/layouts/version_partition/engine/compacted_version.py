@@ -31,12 +31,12 @@ from versioned.layouts.version_partition.paths import (
     bloom_file_name,
     index_dir,
     index_file_name,
-    is_hidden,
     version_dir,
 )
 from versioned.layouts.version_partition.probe import BLOOM_KIND
 from versioned.schema import TableSpec
 from versioned.storage.filesystem import FileIO
+from versioned.storage.partition_paths import is_hidden
 
 
 @dataclass(frozen=True)

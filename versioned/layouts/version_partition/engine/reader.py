@@ -15,7 +15,6 @@ import warnings
 from dataclasses import dataclass
 
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from versioned.catalog.records import Snapshot
@@ -24,7 +23,6 @@ from versioned.engine.spark.sql_templates import template
 from versioned.engine.spark.types import spark_schema, spark_type
 from versioned.layouts.version_partition.index import VERSION_COLUMN, index_key_columns
 from versioned.layouts.version_partition.paths import INDEX_DIR, VERSION_KEY
-from versioned.schema import TableSpec
 from versioned.storage.filesystem import FileIO
 
 log = logging.getLogger(__name__)
@@ -155,19 +153,3 @@ def latest_view_sql(
 def empty_frame(spark: SparkSession, snapshot: Snapshot) -> DataFrame:
     """An empty DataFrame with the table's schema."""
     return spark.createDataFrame([], spark_schema(snapshot.table.spec))
-
-
-def with_columns_of(frame: DataFrame, spec: TableSpec) -> DataFrame:
-    """Rows read under an older schema of the table, shaped like ``spec``'s columns.
-
-    Columns added since read null; widened columns are cast to their new type (lossless).
-    """
-    have = set(frame.columns)
-    return frame.select(
-        *[
-            (F.col(f"`{c.name}`") if c.name in have else F.lit(None))
-            .cast(spark_type(c.type))
-            .alias(c.name)
-            for c in spec.columns
-        ]
-    )

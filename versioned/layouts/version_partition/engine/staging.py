@@ -25,10 +25,10 @@ from pyspark.sql import DataFrame
 from versioned.catalog.records import FileAdd
 from versioned.layouts.base import STAGING_DIR
 from versioned.layouts.version_partition.arrow_version import data_rows, write_data_file
-from versioned.layouts.version_partition.paths import is_hidden, version_dir
+from versioned.layouts.version_partition.paths import version_dir
 from versioned.schema import TableSpec
 from versioned.storage.filesystem import FileIO
-from versioned.storage.partition_paths import parse_partition_path, partition_path
+from versioned.storage.partition_paths import is_hidden, parse_partition_path, partition_path
 
 DEFAULT_ROWS_PER_FILE = 2_000_000
 

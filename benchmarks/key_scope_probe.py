@@ -31,9 +31,14 @@ import pyarrow as pa
 
 from versioned.catalog.records import DataFile, PartitionInfo
 from versioned.keys.bloom import WRITE_HEADROOM, KeyBloomFilter, KeyDigests
+from versioned.keys.columns import (
+    part_column,
+)
 from versioned.keys.encoding import encode_keys
 from versioned.keys.stats import key_stats
-from versioned.layouts.version_partition.elsewhere import part_column, probe_elsewhere
+from versioned.layouts.version_partition.elsewhere import (
+    probe_elsewhere,
+)
 from versioned.layouts.version_partition.probe import probe_partition
 from versioned.storage.filesystem import FileIO
 

@@ -14,10 +14,8 @@ from typing import Any, Literal
 from versioned.errors import SchemaError
 from versioned.names import RESERVED_COLUMNS, TableName, identifier
 
-Layout = Literal["versioned", "acid"]
 FileFormat = Literal["parquet", "orc"]
 KeyScope = Literal["partition", "table"]
-LAYOUTS: tuple[str, ...] = ("versioned", "acid")
 FILE_FORMATS: tuple[str, ...] = ("parquet", "orc")
 
 _SIMPLE_TYPES = {
@@ -152,7 +150,7 @@ class TableSpec:
     partition_by: tuple[str, ...] = ()
     op_code_column: str | None = None
     ordering_column: str | None = None
-    layout: Layout = "versioned"
+    layout: str = "versioned"
     file_format: FileFormat = "parquet"
     bucket_by: tuple[str, ...] = ()
     buckets: int | None = None
@@ -192,8 +190,6 @@ class TableSpec:
             raise SchemaError("a partition column is listed twice")
         if len(self.partition_by) >= len(self.columns):
             raise SchemaError("at least one column must not be a partition column")
-        if self.layout not in LAYOUTS:
-            raise SchemaError(f"unknown layout {self.layout!r}; use one of {', '.join(LAYOUTS)}")
         if self.file_format not in FILE_FORMATS:
             raise SchemaError(
                 f"unknown format {self.file_format!r}; use one of {', '.join(FILE_FORMATS)}"
@@ -340,7 +336,7 @@ class TableSpec:
             ordering_column=(
                 identifier(ordering_column, "ordering column") if ordering_column else None
             ),
-            layout=layout,  # type: ignore[arg-type]  # validated in __post_init__
+            layout=layout,
             file_format=fmt,  # type: ignore[arg-type]
             bucket_by=_names(bucket_by, "bucket column"),
             buckets=buckets,

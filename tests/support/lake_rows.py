@@ -25,10 +25,12 @@ import pyarrow.orc as porc
 import pyarrow.parquet as pq
 
 from versioned.catalog.records import Snapshot
+from versioned.keys.columns import (
+    index_key_columns,
+)
 from versioned.layouts.acid import orc_schema as s
 from versioned.layouts.acid.orc_files import read_committed_fields
 from versioned.layouts.acid.snapshot_dirs import BucketFileRef, snapshot_files
-from versioned.layouts.version_partition.index import index_key_columns
 from versioned.layouts.version_partition.paths import version_of
 from versioned.storage.partition_paths import parse_partition_path
 

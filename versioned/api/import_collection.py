@@ -6,8 +6,9 @@ partition keys and values), that no partition to add holds data yet, and every l
 file (inside the folder, listed size, format, columns, row count, no null or repeated key,
 no key in two partitions when the key is unique table-wide).
 
-A layout that imports by copy (`TableLayout.imports_by_copy`, the version layout) then, in
-one catalog transaction V, copies each partition's files into ``<partition>/version_id=V/``
+A layout that imports by copy (its ``import_files`` hook: the version layout's
+`versioned.layouts.version_partition.collection_import`) then, in one catalog transaction V,
+copies each partition's files into ``<partition>/version_id=V/``
 with a Bloom filter over its keys (so later upserts find the imported keys), and one commit
 makes them visible; that needs no Spark. A failed import aborts its transaction, which
 removes the files it copied (`write_transaction`). Other layouts (acid) upsert the rows
@@ -19,63 +20,35 @@ from __future__ import annotations
 import logging
 import os
 import time
-import uuid
 from collections.abc import Mapping
 from contextlib import suppress
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import pyarrow as pa
 
 from versioned.api.import_rows import ImportedRows, upsert_collection
-from versioned.catalog.records import FileAdd, PartitionCommit, Snapshot, TableInfo
+from versioned.catalog.records import TableInfo
 from versioned.catalog.store import MetaStore
-from versioned.catalog.write_transaction import WriteTransaction, write_transaction
+from versioned.collections.checked import CheckedPartition, import_keys
 from versioned.collections.data_files import encode_partition_keys, read_key_columns
-from versioned.collections.errors import CollectionError, PartitionExistsError
 from versioned.collections.folder import CollectionFolder
 from versioned.collections.matching import (
     ImportPlan,
-    PlannedPartition,
     label,
     plan_import,
     refuse_existing_partitions,
     target_name,
 )
-from versioned.collections.metadata import CollectionFile
 from versioned.errors import NoSuchTableError, VersionedError
 from versioned.keys.bloom import (
     DEFAULT_ERROR_RATE,
-    WRITE_HEADROOM,
-    KeyBloomFilter,
-    KeyDigests,
 )
-from versioned.keys.stats import key_stats
-from versioned.layouts.base import layout_of
-from versioned.layouts.version_partition.elsewhere import (
-    blooms_by_partition,
-    keyed_partition_columns,
-    part_column,
-    probe_elsewhere,
-)
-from versioned.layouts.version_partition.index import (
-    MOVED,
-    build_index,
+from versioned.keys.columns import (
     index_key_columns,
-    write_index,
 )
-from versioned.layouts.version_partition.paths import (
-    bloom_file_name,
-    index_dir,
-    index_file_name,
-    version_dir,
-)
-from versioned.layouts.version_partition.probe import BLOOM_KIND
+from versioned.layouts.base import layout_of
 from versioned.names import TableName
-from versioned.options import TXN_TIMEOUT_S
-from versioned.schema import TableSpec
-from versioned.storage.filesystem import FileIO
 
 if TYPE_CHECKING:
     from versioned.api.catalog import Catalog
@@ -113,18 +86,6 @@ class ImportResult:
         return asdict(self)
 
 
-@dataclass(frozen=True)
-class _CheckedPartition:
-    planned: PlannedPartition
-    files: tuple[CollectionFile, ...]
-    keys: pa.Table
-    encoded: list[bytes]
-
-    @property
-    def rows(self) -> int:
-        return sum(f.row_count for f in self.files)
-
-
 def import_collection(
     catalog: Catalog,
     src: str | os.PathLike[str],
@@ -145,7 +106,7 @@ def import_collection(
         refuse_existing_partitions(plan, _partitions_with_data(store, name))
     checked = _check_data(folder, plan)
     if plan.spec.keys_move and checked:
-        _import_keys(plan.spec, checked)  # refuses a key in two partitions of the collection
+        import_keys(plan.spec, checked)  # refuses a key in two partitions of the collection
     # Every check passed: from here on the import writes.
     info = existing or catalog.create_table_from_spec(plan.spec).info
     try:
@@ -171,16 +132,19 @@ def _write(
     catalog: Catalog,
     folder: CollectionFolder,
     info: TableInfo,
-    checked: list[_CheckedPartition],
+    checked: list[CheckedPartition],
     error_rate: float,
 ) -> ImportedRows:
     """Commit the checked partitions: by copying their files, or through the engine."""
     if not checked:
         return ImportedRows(version=None, rows=0, files=0, bytes_written=0)
-    if not layout_of(info.spec.layout).imports_by_copy:
+    if not layout_of(info.spec.layout).has("import_files"):
         parts = [(c.files, c.planned.values) for c in checked]
         return upsert_collection(catalog, folder, info, parts)
-    version, written = _commit(catalog.store, catalog.fileio, folder, info, checked, error_rate)
+    import_files = layout_of(info.spec.layout).hook("import_files", "import", info.spec.name)
+    version, written = import_files(
+        catalog.store, catalog.fileio, folder, info, checked, error_rate=error_rate
+    )
     return ImportedRows(
         version=version,
         rows=sum(c.rows for c in checked),
@@ -211,11 +175,11 @@ def _partitions_with_data(
     }
 
 
-def _check_data(folder: CollectionFolder, plan: ImportPlan) -> list[_CheckedPartition]:
+def _check_data(folder: CollectionFolder, plan: ImportPlan) -> list[CheckedPartition]:
     """Check the files of every planned partition and read their keys."""
     metadata = folder.metadata
     key_columns = index_key_columns(plan.spec)
-    checked: list[_CheckedPartition] = []
+    checked: list[CheckedPartition] = []
     for planned in plan.partitions:
         # Spark writes one empty file for an empty unpartitioned frame: it holds no rows.
         files = tuple(f for f in planned.source.files if f.row_count > 0)
@@ -240,168 +204,5 @@ def _check_data(folder: CollectionFolder, plan: ImportPlan) -> list[_CheckedPart
             else "the collection"
         )
         encoded = encode_partition_keys(keys, key_columns, where)
-        checked.append(_CheckedPartition(planned, files, keys, encoded))
+        checked.append(CheckedPartition(planned, files, keys, encoded))
     return checked
-
-
-def _commit(
-    store: MetaStore,
-    fileio: FileIO,
-    folder: CollectionFolder,
-    info: TableInfo,
-    checked: list[_CheckedPartition],
-    error_rate: float,
-) -> tuple[int | None, int]:
-    """Copy, write the Bloom filters, commit; returns the version and the bytes written.
-
-    One `write_transaction`: if anything fails before the commit, the transaction is aborted
-    and the folders it wrote are removed.
-    """
-    if not checked:
-        return None, 0
-    spec = info.spec
-    with write_transaction(store, spec.name, timeout_s=TXN_TIMEOUT_S, fileio=fileio) as tx:
-        snapshot = store.snapshot(spec.name)
-        changes = _retire_moved_keys(fileio, info, snapshot, checked, tx)
-        for item in checked:
-            changes.append(_copy_partition(store, fileio, folder, info, item, tx, error_rate))
-        files = [a for c in changes for a in c.add]
-        total = sum(a.size_bytes for a in files)
-        tx.commit(
-            operation="import",
-            partitions=changes,
-            expected_seq=snapshot.seq if spec.keys_move else None,
-            metrics={
-                "inserted": sum(c.rows for c in checked),
-                "moved": sum(a.row_count for a in files if a.kind == "index"),
-                "partitions": len(changes),
-                "files_written": len(files),
-                "bytes_written": total,
-                "source": folder.location,
-                "source_table": str(folder.metadata.table or ""),
-                "source_version": _version(folder.metadata.source.get("version")),
-            },
-        )
-    return tx.id, total
-
-
-def _copy_partition(
-    store: MetaStore,
-    fileio: FileIO,
-    folder: CollectionFolder,
-    info: TableInfo,
-    item: _CheckedPartition,
-    tx: WriteTransaction,
-    error_rate: float,
-) -> PartitionCommit:
-    """Copy one partition's files into version ``tx.id`` and write its Bloom filter."""
-    spec = info.spec
-    part = store.add_partition(spec.name, list(item.planned.values))
-    if part.head_version is not None:  # a writer got there since the check
-        raise PartitionExistsError(
-            f"{spec.name} partition {part.path!r} received data (version "
-            f"{part.head_version}) while importing; nothing was imported",
-            table=str(spec.name),
-        )
-    tx.own_dir(f"{info.location}/{version_dir(part.path, tx.id)}")
-    tx.own_dir(f"{info.location}/{index_dir(part.path, tx.id)}")
-    adds: list[FileAdd] = []
-    for i, f in enumerate(item.files):
-        rel = f"{version_dir(part.path, tx.id)}/part-{i:05d}-{uuid.uuid4().hex}.{spec.file_format}"
-        target = f"{info.location}/{rel}"
-        folder.fileio.copy_file(f.path, fileio, target)
-        size = fileio.size(target)
-        if size != f.size_bytes:
-            raise CollectionError(
-                f"file {f.path!r} of {folder.location} changed while it was "
-                f"imported ({size} bytes copied, {f.size_bytes} listed)",
-                path=f.path,
-            )
-        adds.append(FileAdd(part.id, rel, "data", tx.id, size, f.row_count))
-    bloom = KeyBloomFilter.build(item.encoded, error_rate=error_rate, headroom=WRITE_HEADROOM)
-    rel = f"{index_dir(part.path, tx.id)}/{bloom_file_name()}"
-    size = bloom.write(fileio, f"{info.location}/{rel}")
-    stats = {**key_stats(item.keys, index_key_columns(spec)), **bloom.sizing_stats()}
-    adds.append(FileAdd(part.id, rel, BLOOM_KIND, tx.id, size, len(item.encoded), stats))
-    return PartitionCommit(part.id, expected_head=None, new_head=tx.id, add=tuple(adds))
-
-
-def _retire_moved_keys(
-    fileio: FileIO,
-    info: TableInfo,
-    snapshot: Snapshot,
-    checked: list[_CheckedPartition],
-    tx: WriteTransaction,
-) -> list[PartitionCommit]:
-    """For a table-wide key: retire the imported keys' rows in the table's other partitions.
-
-    The imported row wins, as in an upsert: every partition whose Bloom filters may hold an
-    imported key gets an ``M`` (moved) index entry for it. Reads no data file.
-
-    Raises:
-        CollectionError: A key appears in two partitions of the collection.
-    """
-    spec = info.spec
-    if not spec.keys_move or not snapshot.partitions:
-        return []
-    keys, own_rows = _import_keys(spec, checked)
-    probe = probe_elsewhere(
-        fileio,
-        info.location,
-        keys,
-        KeyDigests([k for item in checked for k in item.encoded]),
-        own_rows=own_rows,
-        partitions=list(snapshot.partitions.values()),
-        blooms=blooms_by_partition(snapshot.files),
-        key_columns=index_key_columns(spec),
-        keyed_partition_columns=keyed_partition_columns(spec),
-    )
-    changes = []
-    ordering = spec.ordering_column
-    for pid, rows in probe.hits.items():
-        part = snapshot.partitions[pid]
-        moved = keys.take(pa.array(rows))
-        if ordering and ordering not in moved.column_names:  # unknown here: no ordering value
-            moved = moved.append_column(ordering, pa.nulls(moved.num_rows))
-        entries = build_index(spec, moved, version=tx.id, ops=MOVED)
-        tx.own_dir(f"{info.location}/{index_dir(part.path, tx.id)}")
-        rel = f"{index_dir(part.path, tx.id)}/{index_file_name()}"
-        size = write_index(fileio, f"{info.location}/{rel}", entries)
-        add = FileAdd(pid, rel, "index", tx.id, size, entries.num_rows)
-        changes.append(PartitionCommit(pid, part.head_version, tx.id, add=(add,)))
-    return changes
-
-
-def _import_keys(
-    spec: TableSpec, checked: list[_CheckedPartition]
-) -> tuple[pa.Table, dict[tuple[str | None, ...], np.ndarray]]:
-    """The keys of every imported partition in one table (key columns and partition values
-    as strings), with their positions per partition; refuses a key in two partitions."""
-    tables, own_rows, start = [], {}, 0
-    key_cols = list(index_key_columns(spec))
-    keyed = [i for i, _ in keyed_partition_columns(spec)]
-    seen: dict[tuple[Any, ...], tuple[str | None, ...]] = {}
-    for item in checked:
-        values = item.planned.values
-        for encoded in item.encoded:
-            identity = (*[values[i] for i in keyed], encoded)
-            other = seen.setdefault(identity, values)
-            if other != values:
-                raise CollectionError(
-                    f"key {encoded.decode(errors='replace')} is in two partitions of the "
-                    f"collection ({label(spec.partition_by, other)} and "
-                    f"{label(spec.partition_by, values)}), but {spec.name}'s primary key is "
-                    "unique table-wide; keep one row per key",
-                )
-        table = item.keys.select(key_cols)
-        for i in range(len(spec.partition_by)):
-            column = pa.array([values[i]] * table.num_rows, pa.string())
-            table = table.append_column(part_column(i), column)
-        tables.append(table)
-        own_rows[values] = np.arange(start, start + table.num_rows)
-        start += table.num_rows
-    return pa.concat_tables(tables), own_rows
-
-
-def _version(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None

@@ -8,8 +8,8 @@ import click
 
 from versioned.cli.context import CliContext, output_option, pass_cli
 from versioned.cli.render import echo, render_record, render_rows, utc_time
-from versioned.layouts.base import layout_of
-from versioned.schema import FILE_FORMATS, LAYOUTS
+from versioned.layouts.base import layout_names, layout_of
+from versioned.schema import FILE_FORMATS
 
 
 @click.command("init")
@@ -33,7 +33,7 @@ def init(state: CliContext) -> None:
 @click.option("--ordering-column", default=None, help="Column ordering changes (timestamp/LSN).")
 @click.option(
     "--layout",
-    type=click.Choice(LAYOUTS),
+    type=click.Choice(layout_names()),
     default="versioned",
     show_default=True,
     help="How rows are stored: versioned or acid (see Layouts above).",

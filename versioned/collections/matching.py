@@ -295,7 +295,7 @@ def _definition_differences(
             f"{_sorted_by(table_sort)} in the table"
         )
     # A layout that writes the rows through its engine reads any format; a copy does not.
-    copies = layout_of(table.layout).imports_by_copy
+    copies = layout_of(table.layout).has("import_files")
     if copies and metadata.file_format != table.file_format:
         out.append(
             f"storage format differs: {metadata.file_format} in the collection, "

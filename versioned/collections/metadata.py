@@ -157,7 +157,7 @@ class CollectionMetadata:
             partition_by=self.partition_by,
             op_code_column=self.op_code_column,
             ordering_column=self.ordering_column,
-            layout=self.layout,  # type: ignore[arg-type]  # validated by TableSpec
+            layout=self.layout,
             file_format=self.file_format,  # type: ignore[arg-type]
             bucket_by=self.bucket_by,
             buckets=self.buckets,

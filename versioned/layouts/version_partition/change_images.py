@@ -22,8 +22,13 @@ import pyarrow.parquet as pq
 from versioned.catalog.records import DataFile
 from versioned.change_stream.change_rows import Images, shaped
 from versioned.change_stream.commit_tasks import CommitTask
+from versioned.keys.columns import (
+    index_key_columns,
+)
 from versioned.keys.encoding import encode_key_array
-from versioned.layouts.version_partition.index import index_key_columns, read_index
+from versioned.layouts.version_partition.index import (
+    read_index,
+)
 from versioned.layouts.version_partition.paths import version_of
 from versioned.layouts.version_partition.probe import BLOOM_KIND, probe_partition
 from versioned.storage.filesystem import FileIO

@@ -33,9 +33,11 @@ from versioned.keys.bloom import (
     MIN_CAPACITY,
     KeyBloomFilter,
 )
+from versioned.keys.columns import (
+    index_key_columns,
+)
 from versioned.keys.encoding import encode_key_array
 from versioned.keys.stats import KeyBounds
-from versioned.layouts.version_partition.index import index_key_columns
 from versioned.schema import TableSpec
 from versioned.storage.filesystem import FileIO
 

@@ -19,24 +19,10 @@ import pyarrow.compute as pc
 
 from versioned.catalog.records import DataFile, PartitionInfo
 from versioned.keys.bloom import KeyBloomFilter, KeyDigests
+from versioned.keys.columns import PartitionValues
 from versioned.keys.ranges import KeyRangeTester
 from versioned.layouts.version_partition.probe import BLOOM_KIND
-from versioned.schema import TableSpec
 from versioned.storage.filesystem import FileIO
-
-PartitionValues = tuple[str | None, ...]
-PART = "__p"
-"""Prefix of a batch's partition-value columns (strings): ``__p0``, ``__p1``, ..."""
-
-
-def part_column(i: int) -> str:
-    """The batch column holding the value of partition column ``i`` as a string."""
-    return f"{PART}{i}"
-
-
-def keyed_partition_columns(spec: TableSpec) -> list[tuple[int, str]]:
-    """``(i, batch column)`` of the partition columns that are part of the primary key."""
-    return [(i, part_column(i)) for i, p in enumerate(spec.partition_by) if p in spec.primary_key]
 
 
 def blooms_by_partition(files: Sequence[DataFile]) -> dict[int, list[DataFile]]:

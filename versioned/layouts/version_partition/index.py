@@ -17,6 +17,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from versioned.errors import SchemaError, StorageError
+from versioned.keys.columns import index_key_columns
 from versioned.schema import TableSpec
 from versioned.storage.filesystem import FileIO
 from versioned.values.arrow_types import arrow_type
@@ -29,12 +30,6 @@ MOVED = "M"
 """The key's row moved to another partition as of the entry's version (table-wide keys):
 it supersedes the key's older rows here like ``U``, but is no delete (no tombstone)."""
 OPS = (UPSERT, DELETE, MOVED)
-
-
-def index_key_columns(spec: TableSpec) -> tuple[str, ...]:
-    """Key columns stored in index files and Bloom filters: the primary key less partition
-    columns (those come from the file's path, like a data row's)."""
-    return tuple(c for c in spec.primary_key if c not in spec.partition_by)
 
 
 def index_schema(spec: TableSpec) -> pa.Schema:

@@ -22,9 +22,11 @@ import pyarrow as pa
 
 from versioned.catalog.records import DataFile, PartitionInfo, SinceCheck
 from versioned.keys.bloom import KeyBloomFilter, KeyDigests
+from versioned.keys.columns import (
+    keyed_partition_columns,
+)
 from versioned.layouts.version_partition.elsewhere import (
     blooms_by_partition,
-    keyed_partition_columns,
     probe_elsewhere,
 )
 from versioned.layouts.version_partition.probe import BLOOM_KIND

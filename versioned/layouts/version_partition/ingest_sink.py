@@ -41,6 +41,11 @@ from versioned.catalog.records import (
 )
 from versioned.errors import NotSupportedError, StorageError
 from versioned.keys.bloom import DEFAULT_ERROR_RATE, KeyDigests
+from versioned.keys.columns import (
+    index_key_columns,
+    keyed_partition_columns,
+    part_column,
+)
 from versioned.keys.latest import last_per_key
 from versioned.layouts.ingest import PreparedCommit, SinkContext
 from versioned.layouts.ingest_errors import SerializationError, StreamingIOFailure, TransactionError
@@ -53,11 +58,11 @@ from versioned.layouts.version_partition.bloom_cache import LiveBlooms, Partitio
 from versioned.layouts.version_partition.elsewhere import (
     ElsewhereProbe,
     blooms_by_partition,
-    keyed_partition_columns,
-    part_column,
     probe_elsewhere,
 )
-from versioned.layouts.version_partition.index import MOVED, index_key_columns
+from versioned.layouts.version_partition.index import (
+    MOVED,
+)
 from versioned.layouts.version_partition.ingest_races import SincePlan, since_plan
 from versioned.layouts.version_partition.probe import BLOOM_KIND, ProbeResult, probe_partition
 

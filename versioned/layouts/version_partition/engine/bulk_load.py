@@ -43,6 +43,9 @@ from versioned.engine.spark.operation_conf import estimated_bytes
 from versioned.engine.spark.types import spark_type
 from versioned.errors import CommitConflictError
 from versioned.keys.bloom import WRITE_HEADROOM, capacity_for
+from versioned.keys.columns import (
+    index_key_columns,
+)
 from versioned.layouts.base import DEAD_LETTER_DIR
 from versioned.layouts.version_partition.engine.staged_keys import StagedKeys, staged_keys
 from versioned.layouts.version_partition.engine.staging import (
@@ -51,7 +54,6 @@ from versioned.layouts.version_partition.engine.staging import (
     move_staged,
     staging_dir,
 )
-from versioned.layouts.version_partition.index import index_key_columns
 from versioned.layouts.version_partition.paths import bloom_file_name, index_dir
 from versioned.layouts.version_partition.probe import BLOOM_KIND
 from versioned.layouts.version_partition.table_rules import bulk_load_min_bytes

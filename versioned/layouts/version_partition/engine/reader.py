@@ -21,7 +21,12 @@ from versioned.catalog.records import Snapshot
 from versioned.engine.spark.file_scans import driver_listing
 from versioned.engine.spark.sql_templates import template
 from versioned.engine.spark.types import spark_schema, spark_type
-from versioned.layouts.version_partition.index import VERSION_COLUMN, index_key_columns
+from versioned.keys.columns import (
+    index_key_columns,
+)
+from versioned.layouts.version_partition.index import (
+    VERSION_COLUMN,
+)
 from versioned.layouts.version_partition.paths import INDEX_DIR, VERSION_KEY
 from versioned.storage.filesystem import FileIO
 

@@ -21,8 +21,10 @@ from pyspark.sql import SparkSession
 from pyspark.sql import types as T
 
 from versioned.engine.spark.python_workers import require_python_workers
+from versioned.keys.columns import (
+    index_key_columns,
+)
 from versioned.layouts.version_partition.compacted_bloom import key_chunks
-from versioned.layouts.version_partition.index import index_key_columns
 from versioned.layouts.version_partition.key_pieces import (
     FLUSH_KEYS,
     KeyPiece,

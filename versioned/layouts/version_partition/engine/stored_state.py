@@ -19,7 +19,12 @@ from pyspark.sql import types as T
 from versioned.catalog.records import DataFile
 from versioned.engine.spark.file_scans import load_files
 from versioned.engine.spark.types import spark_type
-from versioned.layouts.version_partition.index import OP_COLUMN, index_key_columns
+from versioned.keys.columns import (
+    index_key_columns,
+)
+from versioned.layouts.version_partition.index import (
+    OP_COLUMN,
+)
 from versioned.layouts.version_partition.paths import VERSION_KEY
 from versioned.schema import TableSpec
 from versioned.storage.filesystem import FileIO

@@ -18,11 +18,13 @@ from pyspark.sql import types as T
 
 from versioned.catalog.records import DataFile
 from versioned.engine.spark.types import spark_type
+from versioned.keys.columns import (
+    index_key_columns,
+)
 from versioned.layouts.version_partition.index import (
     DELETE,
     OP_COLUMN,
     VERSION_COLUMN,
-    index_key_columns,
     index_schema,
 )
 from versioned.layouts.version_partition.paths import INDEX_DIR, VERSION_KEY

@@ -29,11 +29,16 @@ from versioned.engine.spark.catalog_views import (
     shows,
     view_fingerprint,
 )
+from versioned.keys.columns import (
+    index_key_columns,
+)
 from versioned.layouts.version_partition.engine.reader import (
     DEFAULT_BROADCAST_LIMIT,
     latest_view_sql,
 )
-from versioned.layouts.version_partition.index import VERSION_COLUMN, index_key_columns
+from versioned.layouts.version_partition.index import (
+    VERSION_COLUMN,
+)
 from versioned.layouts.version_partition.paths import INDEX_DIR, VERSION_KEY
 from versioned.storage.filesystem import FileIO
 from versioned.storage.partition_paths import parse_partition_path

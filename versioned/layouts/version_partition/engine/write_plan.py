@@ -22,13 +22,16 @@ from pyspark.sql import SparkSession
 from versioned.catalog.records import DataFile, FileAdd, PartitionInfo, Snapshot, TableInfo
 from versioned.engine.feeds.rows import OP
 from versioned.keys.bloom import KeyBloomFilter, KeyDigests
+from versioned.keys.columns import (
+    index_key_columns,
+    keyed_partition_columns,
+    part_column,
+)
 from versioned.keys.encoding import encode_keys
 from versioned.keys.stats import key_stats
 from versioned.layouts.version_partition.elsewhere import (
     ElsewhereProbe,
     blooms_by_partition,
-    keyed_partition_columns,
-    part_column,
     probe_elsewhere,
 )
 from versioned.layouts.version_partition.engine.stored_state import STORED_ORDER, stored_state
@@ -37,7 +40,6 @@ from versioned.layouts.version_partition.index import (
     MOVED,
     UPSERT,
     build_index,
-    index_key_columns,
     write_index,
 )
 from versioned.layouts.version_partition.paths import bloom_file_name, index_dir, index_file_name

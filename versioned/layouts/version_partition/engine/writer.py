@@ -46,6 +46,9 @@ from versioned.engine.feeds.dead_letters import write_dead_letters
 from versioned.engine.feeds.reader import Feed
 from versioned.engine.feeds.rows import OP
 from versioned.keys.bloom import WRITE_HEADROOM
+from versioned.keys.columns import (
+    index_key_columns,
+)
 from versioned.layouts.base import DEAD_LETTER_DIR
 from versioned.layouts.version_partition.engine.bulk_load import bulk_load_applies, load_in_bulk
 from versioned.layouts.version_partition.engine.staging import (
@@ -58,7 +61,6 @@ from versioned.layouts.version_partition.engine.write_plan import (
     part_column,
     plan_version,
 )
-from versioned.layouts.version_partition.index import index_key_columns
 from versioned.layouts.version_partition.table_rules import driver_write_max_rows
 from versioned.options import WriteOptions
 from versioned.results import CommitResult

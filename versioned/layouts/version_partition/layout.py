@@ -1,0 +1,20 @@
+"""The version-partition layout, as the registry sees it (`versioned.layouts.base`)."""
+
+from __future__ import annotations
+
+from versioned.layouts.layout import OPERATIONS, TableLayout
+
+LAYOUT = TableLayout(
+    name="versioned",
+    description="version partitions: one version_id=V folder per batch, with a "
+    "version index and Bloom filters over its keys",
+    capabilities=frozenset(OPERATIONS),
+    file_formats=("parquet", "orc"),
+    transaction_dirs=r"^(?:version_id|txn)=(\d+)$",
+    engine="versioned.layouts.version_partition.engine.table_engine:VersionPartitionEngine",
+    table_rules="versioned.layouts.version_partition.table_rules:version_table_settings",
+    ingest_sink="versioned.layouts.version_partition.ingest_sink:VersionStreamSink",
+    change_files="versioned.layouts.version_partition.change_images:changed_files",
+    change_images="versioned.layouts.version_partition.change_images:version_images",
+    import_files="versioned.layouts.version_partition.collection_import:import_files",
+)

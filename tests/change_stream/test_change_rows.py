@@ -6,13 +6,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from versioned.change_stream.change_rows import (
-    CommitStamp,
-    Images,
-    change_rows,
-    output_schema,
-    shaped,
-)
+from versioned.change_stream.change_rows import change_rows, output_schema
+from versioned.layouts.change_task import CommitStamp, Images, shaped
 from versioned.schema import Column
 
 COLUMNS = (Column("id", "INT"), Column("v", "STRING"), Column("n", "DOUBLE"))

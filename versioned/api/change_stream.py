@@ -19,7 +19,7 @@ def register_data_source(spark: SparkSession, catalog: Catalog | None = None) ->
     to its catalog URL, warehouse and user; without, to the ``VERSIONED_*`` environment of
     Spark's Python processes. Options given to a stream win either way.
     """
-    from versioned.engine.spark.change_source import register_data_source as register
+    from versioned.change_stream.engine.source import register_data_source as register
 
     register(spark, None if catalog is None else catalog.settings)
 
@@ -31,7 +31,7 @@ def change_stream(
     max_commits_per_trigger: int | None = None,
 ) -> DataFrame:
     """The streaming DataFrame of ``table``'s changes (see `Table.change_stream`)."""
-    from versioned.engine.spark.change_source import FORMAT
+    from versioned.change_stream.engine.source import FORMAT
 
     catalog = table.catalog
     settings = catalog.settings

@@ -11,13 +11,13 @@ whose values are all equal is left out, as `Table.changes` leaves it out.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from versioned.keys.encoding import encode_key_array
+from versioned.layouts.change_task import CommitStamp, Images
 from versioned.schema import Column
 from versioned.values.arrow_types import arrow_type
 
@@ -33,28 +33,6 @@ DELETE = "delete"
 TIMESTAMP = pa.timestamp("us", tz="UTC")
 
 
-@dataclass(frozen=True)
-class CommitStamp:
-    """Which commit the rows belong to (the values of the change columns but one)."""
-
-    seq: int
-    version: int
-    committed_at: float
-
-
-@dataclass(frozen=True)
-class Images:
-    """The rows around one commit, in the stream's columns.
-
-    Attributes:
-        before: Rows live just before the commit, of keys it touched (at most one per key).
-        after: Rows the commit wrote (at most one per key).
-    """
-
-    before: pa.Table
-    after: pa.Table
-
-
 def output_schema(columns: Sequence[Column]) -> pa.Schema:
     """The Arrow schema of the stream: the table's columns (nullable) and the change
     columns."""
@@ -66,21 +44,6 @@ def output_schema(columns: Sequence[Column]) -> pa.Schema:
         pa.field(COMMIT_SEQ, pa.int64()),
     ]
     return pa.schema(fields)
-
-
-def shaped(rows: pa.Table, columns: Sequence[Column]) -> pa.Table:
-    """``rows`` in exactly ``columns``: a column the rows lack (written before it was added)
-    is null, the others are cast to the column's type (widened columns read wider)."""
-    arrays = []
-    for c in columns:
-        kind = arrow_type(c.type)
-        if c.name in rows.column_names:
-            arrays.append(rows.column(c.name).cast(kind))
-        else:
-            arrays.append(pa.nulls(rows.num_rows, kind))
-    return pa.Table.from_arrays(
-        arrays, schema=pa.schema([pa.field(c.name, arrow_type(c.type)) for c in columns])
-    )
 
 
 def change_rows(

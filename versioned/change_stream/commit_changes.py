@@ -5,8 +5,9 @@ from __future__ import annotations
 import pyarrow as pa
 
 from versioned.change_stream.change_rows import change_rows
-from versioned.change_stream.commit_tasks import CommitTask
 from versioned.errors import StorageError
+from versioned.layouts.base import layout_of
+from versioned.layouts.change_task import CommitTask
 from versioned.storage.filesystem import FileIO
 
 
@@ -19,14 +20,9 @@ def commit_changes(task: CommitTask, schema: pa.Schema) -> pa.Table:
     """
     fileio = FileIO.for_root(task.warehouse)
     try:
-        if task.layout == "acid":
-            from versioned.layouts.acid.change_images import acid_images
-
-            images = acid_images(task, fileio)
-        else:
-            from versioned.layouts.version_partition.change_images import version_images
-
-            images = version_images(task, fileio)
+        images = layout_of(task.layout).hook("change_images", "changes", task.spec.name)(
+            task, fileio
+        )
     except StorageError as exc:
         raise StorageError(
             f"{task.spec.name}: cannot read the changes of version {task.stamp.version}: {exc}",

@@ -13,15 +13,13 @@ and after). Neither does a commit that wrote no row, index entry or event.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 
 from versioned.catalog.change_log import ChangeLog, LoggedCommit
 from versioned.catalog.records import DataFile
-from versioned.change_stream.change_rows import CommitStamp
 from versioned.errors import NoSuchVersionError, SchemaError
-from versioned.layouts.acid.directories import DeltaDir, parse_directory
-from versioned.layouts.acid.snapshot_dirs import DELETE_KIND, EVENT_KINDS, INSERT_KINDS
+from versioned.layouts.base import layout_of
+from versioned.layouts.change_task import CommitStamp, CommitTask
 from versioned.schema import Column, TableSpec
 from versioned.schema_changes import is_widening
 from versioned.values.arrow_types import arrow_type
@@ -31,37 +29,6 @@ UNCHANGING_OPERATIONS = frozenset({"compact", "alter"})
 ROWS_PER_TASK = 1_000_000
 """A commit that wrote more rows than this, into several partitions of a table whose key
 cannot move between partitions, is split into tasks of whole partitions."""
-VERSION_KINDS = ("data", "index", "bloom")
-
-
-@dataclass(frozen=True)
-class CommitTask:
-    """What an executor needs to compute (part of) one commit's change rows.
-
-    Attributes:
-        stamp: The commit.
-        layout: The table's layout.
-        warehouse: The warehouse root (an executor opens files below it).
-        location: The table's directory below the warehouse.
-        spec: The table at the commit (the columns its files may hold).
-        columns: The stream's columns (every row is shaped to them).
-        partitions: Values of the partitions the files below lie in, by partition id.
-        written: Files holding what the commit wrote: its data and index files (version
-            layout), or the delta and delete-delta files holding its events (acid).
-        before: Files live just before the commit in the partitions it touched.
-        write_ids: The write ids of the commit's events (acid).
-    """
-
-    stamp: CommitStamp
-    layout: str
-    warehouse: str
-    location: str
-    spec: TableSpec
-    columns: tuple[Column, ...]
-    partitions: Mapping[int, tuple[str | None, ...]]
-    written: tuple[DataFile, ...]
-    before: tuple[DataFile, ...]
-    write_ids: tuple[int, ...] = ()
 
 
 def plan_tasks(log: ChangeLog, columns: Sequence[Column], warehouse: str) -> list[CommitTask]:
@@ -72,16 +39,15 @@ def plan_tasks(log: ChangeLog, columns: Sequence[Column], warehouse: str) -> lis
         SchemaError: A commit has columns the stream does not (the table was altered after
             the query started).
     """
+    layout = layout_of(log.table.spec.layout)
+    changed_files = layout.hook("change_files", "changes", log.table.spec.name)
     tasks: list[CommitTask] = []
     for commit in log.commits:
         _check_readable(log, commit)
         _check_columns(log, commit, columns)
         if commit.info.operation in UNCHANGING_OPERATIONS:
             continue
-        if log.table.spec.layout == "acid":
-            written, before = _acid_files(log, commit)
-        else:
-            written, before = _version_files(log, commit)
+        written, before = changed_files(log, commit)
         if not written:
             continue
         for part in _split(commit.spec, written):
@@ -104,43 +70,6 @@ def plan_tasks(log: ChangeLog, columns: Sequence[Column], warehouse: str) -> lis
             )
             tasks.append(task)
     return tasks
-
-
-def _version_files(log: ChangeLog, commit: LoggedCommit) -> tuple[list[DataFile], list[DataFile]]:
-    """Version layout: the commit's data and index files; the data, index and Bloom files
-    live before it in the partitions they are in. A key's row in another partition is
-    retired by an index entry there, so its pre-image is in a touched partition too."""
-    seq = commit.info.seq
-    written = [f for f in log.added_at(seq) if f.kind in ("data", "index")]
-    touched = {f.partition_id for f in written}
-    before = [
-        f for f in log.live_at(seq - 1) if f.kind in VERSION_KINDS and f.partition_id in touched
-    ]
-    return written, before
-
-
-def _acid_files(log: ChangeLog, commit: LoggedCommit) -> tuple[list[DataFile], list[DataFile]]:
-    """Acid layout: the delta and delete-delta files live after the commit whose write-id
-    range holds one of its write ids (a streaming batch appends several write ids to one
-    file); the insert files live before it in the partitions those are in."""
-    ids = commit.write_ids
-    if not ids:
-        return [], []
-    seq = commit.info.seq
-    written = []
-    for f in log.live_at(seq):
-        if f.kind not in EVENT_KINDS or f.kind == "base":
-            continue
-        directory = parse_directory(f.path.rsplit("/", 2)[-2])
-        if isinstance(directory, DeltaDir) and any(
-            directory.min_write_id <= w <= directory.max_write_id for w in ids
-        ):
-            written.append(f)
-    touched = {f.partition_id for f in written if f.kind == DELETE_KIND}
-    before = [
-        f for f in log.live_at(seq - 1) if f.kind in INSERT_KINDS and f.partition_id in touched
-    ]
-    return written, before
 
 
 def _split(spec: TableSpec, written: list[DataFile]) -> list[list[DataFile]]:

@@ -17,16 +17,21 @@ from collections.abc import Iterable, Sequence
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from versioned.catalog.change_log import ChangeLog, LoggedCommit
 from versioned.catalog.records import DataFile
-from versioned.change_stream.change_rows import Images, shaped
-from versioned.change_stream.commit_tasks import CommitTask
 from versioned.errors import NotSupportedError
 from versioned.keys.encoding import encode_key_array
 from versioned.layouts.acid import orc_schema as s
 from versioned.layouts.acid.bucket_codec import decode_bucket_property
 from versioned.layouts.acid.directories import BaseDir, DeltaDir, parse_directory
 from versioned.layouts.acid.orc_files import read_committed_fields
-from versioned.layouts.acid.snapshot_dirs import DELETE_KIND, bucket_file_ref
+from versioned.layouts.acid.snapshot_dirs import (
+    DELETE_KIND,
+    EVENT_KINDS,
+    INSERT_KINDS,
+    bucket_file_ref,
+)
+from versioned.layouts.change_task import CommitTask, Images, shaped
 from versioned.storage.filesystem import FileIO
 from versioned.values.arrow_types import arrow_type
 
@@ -138,3 +143,27 @@ def _check_calendar(task: CommitTask, rows: pa.Table) -> None:
                     table=str(task.spec.name),
                     version=task.stamp.version,
                 )
+
+
+def changed_files(log: ChangeLog, commit: LoggedCommit) -> tuple[list[DataFile], list[DataFile]]:
+    """Acid layout: the delta and delete-delta files live after the commit whose write-id
+    range holds one of its write ids (a streaming batch appends several write ids to one
+    file); the insert files live before it in the partitions those are in."""
+    ids = commit.write_ids
+    if not ids:
+        return [], []
+    seq = commit.info.seq
+    written = []
+    for f in log.live_at(seq):
+        if f.kind not in EVENT_KINDS or f.kind == "base":
+            continue
+        directory = parse_directory(f.path.rsplit("/", 2)[-2])
+        if isinstance(directory, DeltaDir) and any(
+            directory.min_write_id <= w <= directory.max_write_id for w in ids
+        ):
+            written.append(f)
+    touched = {f.partition_id for f in written if f.kind == DELETE_KIND}
+    before = [
+        f for f in log.live_at(seq - 1) if f.kind in INSERT_KINDS and f.partition_id in touched
+    ]
+    return written, before

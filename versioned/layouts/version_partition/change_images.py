@@ -19,13 +19,13 @@ import pyarrow.compute as pc
 import pyarrow.orc as paorc
 import pyarrow.parquet as pq
 
+from versioned.catalog.change_log import ChangeLog, LoggedCommit
 from versioned.catalog.records import DataFile
-from versioned.change_stream.change_rows import Images, shaped
-from versioned.change_stream.commit_tasks import CommitTask
 from versioned.keys.columns import (
     index_key_columns,
 )
 from versioned.keys.encoding import encode_key_array
+from versioned.layouts.change_task import CommitTask, Images, shaped
 from versioned.layouts.version_partition.index import (
     read_index,
 )
@@ -35,6 +35,8 @@ from versioned.storage.filesystem import FileIO
 from versioned.values.arrow_types import arrow_type
 
 _VERSION = "__version"
+VERSION_KINDS = ("data", "index", "bloom")
+"""Catalog file kinds of the version layout a commit's pre-images may be in."""
 
 
 def version_images(task: CommitTask, fileio: FileIO) -> Images:
@@ -184,3 +186,16 @@ def _by_partition(files: Iterable[DataFile]) -> dict[int | None, list[DataFile]]
     for f in files:
         grouped.setdefault(f.partition_id, []).append(f)
     return grouped
+
+
+def changed_files(log: ChangeLog, commit: LoggedCommit) -> tuple[list[DataFile], list[DataFile]]:
+    """Version layout: the commit's data and index files; the data, index and Bloom files
+    live before it in the partitions they are in. A key's row in another partition is
+    retired by an index entry there, so its pre-image is in a touched partition too."""
+    seq = commit.info.seq
+    written = [f for f in log.added_at(seq) if f.kind in ("data", "index")]
+    touched = {f.partition_id for f in written}
+    before = [
+        f for f in log.live_at(seq - 1) if f.kind in VERSION_KINDS and f.partition_id in touched
+    ]
+    return written, before

@@ -29,7 +29,7 @@ from versioned.change_stream.change_rows import (
     output_schema,
 )
 from versioned.change_stream.commit_changes import commit_changes
-from versioned.change_stream.commit_tasks import CommitTask, plan_tasks
+from versioned.change_stream.commit_tasks import plan_tasks
 from versioned.change_stream.options import (
     CATALOG,
     LATEST,
@@ -43,6 +43,7 @@ from versioned.config import Settings
 from versioned.engine.spark.python_workers import require_python_workers
 from versioned.engine.spark.types import spark_type
 from versioned.errors import InputError, SchemaError
+from versioned.layouts.change_task import CommitTask
 from versioned.schema import Column, TableSpec, normalise_type
 
 FORMAT = "versioned"

@@ -16,6 +16,7 @@ from versioned.layouts.base import layout_of
 from versioned.names import TableName
 from versioned.results import CommitResult
 from versioned.schema import Column, TableSpec
+from versioned.storage.partition_spec import partition_values
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -344,8 +345,6 @@ class Table(TableStreams):
             NoSuchPartitionError: A named partition does not exist.
         """
         engine = self._engine("compact")
-        from versioned.layouts.version_partition.compaction_plan import partition_values
-
         store = self.catalog.store
         store.check(self.name, "write")
         info = self.refresh().info

@@ -138,9 +138,11 @@ def compact(
     thresholds = _thresholds(all_tables, min_versions, max_index_entries, min_small_files)
     say = progress_printer(quiet)
     tables = [state.table(name, "write")] if name else _writable_tables(state, say)
-    if name and kind and tables[0].info.spec.layout != "acid":
+    kinds = layout_of(tables[0].info.spec.layout).compaction_kinds if name else ()
+    if name and kind and kind not in kinds:
         raise click.UsageError(
-            f"--kind applies to acid tables; {name} uses the {tables[0].info.spec.layout} layout"
+            f"--kind applies to tables of a layout with compaction kinds (acid); {name} uses "
+            f"the {tables[0].info.spec.layout} layout"
         )
     options = {t.name: _options(t, rows_per_file, kind, all_tables) for t in tables}
     plans = [
@@ -184,13 +186,13 @@ def _options(
     major when named, as Hive's initiator rules decide under ``--all``."""
     from versioned.options import CompactionOptions
 
-    acid = table.info.spec.layout == "acid"
-    if not rows_per_file and not acid:
+    has_kinds = bool(layout_of(table.info.spec.layout).compaction_kinds)
+    if not rows_per_file and not has_kinds:
         return None
     chosen = kind or ("auto" if all_tables else "major")
     return CompactionOptions(
         rows_per_file=rows_per_file or CompactionOptions.rows_per_file,
-        kind=chosen if acid else None,
+        kind=chosen if has_kinds else None,
     )
 
 
@@ -202,7 +204,7 @@ def _thresholds(
 ) -> CompactionThresholds | None:
     """The thresholds partitions must pass: the defaults for --all, filled in where a threshold
     option is given; None (every partition worth compacting) otherwise."""
-    from versioned.layouts.version_partition.compaction_plan import CompactionThresholds
+    from versioned.options import CompactionThresholds
 
     given = (min_versions, max_index_entries, min_small_files)
     if not all_tables and all(v is None for v in given):

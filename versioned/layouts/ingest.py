@@ -102,17 +102,16 @@ class StreamSink(Protocol):
 
 
 SinkFactory = Callable[[SinkContext], StreamSink]
-_SINKS: dict[str, str] = {
-    "acid": "versioned.layouts.acid.ingest_sink:AcidStreamSink",
-    "versioned": "versioned.layouts.version_partition.ingest_sink:VersionStreamSink",
-}
 
 
 def sink_for(context: SinkContext) -> StreamSink:
-    """The sink of the table's layout for one batch."""
-    import importlib
+    """The sink of the table's layout for one batch (its ``ingest_sink`` hook).
 
-    target = _SINKS[context.table.spec.layout]
-    module, _, name = target.partition(":")
-    factory: SinkFactory = getattr(importlib.import_module(module), name)
+    Raises:
+        NotSupportedError: The table's layout has no streaming-ingest sink.
+    """
+    from versioned.layouts.base import layout_of
+
+    spec = context.table.spec
+    factory: SinkFactory = layout_of(spec.layout).hook("ingest_sink", "stream", spec.name)
     return factory(context)

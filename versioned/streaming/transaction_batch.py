@@ -26,6 +26,7 @@ from versioned.errors import (
     TransactionStateError,
 )
 from versioned.errors import TransactionError as CatalogTransactionError
+from versioned.layouts.base import layout_of
 from versioned.layouts.ingest import SinkContext, StreamSink, sink_for
 from versioned.layouts.ingest_errors import StreamingIOFailure, TransactionError
 from versioned.streaming.auto_heartbeat import AutoHeartbeat
@@ -74,7 +75,7 @@ class TransactionBatch:
         self._written = 0
         try:
             write_ids: tuple[int, ...] = ()
-            if self._table.spec.layout == "acid":
+            if layout_of(self._table.spec.layout).allocates_write_ids:
                 write_ids = tuple(self._store.allocate_write_ids(endpoint.table, self.txn_ids))
             self.write_ids = write_ids
             self._sink: StreamSink = sink_for(

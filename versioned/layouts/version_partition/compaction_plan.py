@@ -8,14 +8,11 @@ picks partitions past thresholds (`CompactionThresholds`). Nothing here reads a 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from versioned.catalog.records import DataFile, PartitionInfo, Snapshot
-from versioned.errors import InputError
 from versioned.options import CompactionOptions, CompactionThresholds
-from versioned.storage.partition_spec import PATH_SPEC
-from versioned.storage.partition_spec import parse_partition_spec as parse_spec
 
 TOMBSTONE_RETENTION_PROPERTY = "tombstone_retention_hours"
 DEFAULT_TOMBSTONE_RETENTION_HOURS = 168.0
@@ -192,40 +189,3 @@ def plan_compaction(
         if plan is not None:
             plans.append(plan)
     return plans
-
-
-def parse_partition_spec(text: str, partition_by: Sequence[str]) -> tuple[str | None, ...]:
-    """Partition values from a Hive-style path with unescaped values.
-
-    ``store_id=7/create_date=2024-01-01`` gives ``("7", "2024-01-01")``. The keys must be
-    the table's partition columns in order; a value runs up to ``/<next key>=``, so values may
-    contain ``/`` and ``=``. ``__HIVE_DEFAULT_PARTITION__`` (or an empty value) is the null
-    partition.
-
-    Raises:
-        InputError: The text does not name every partition column in order.
-    """
-    if not partition_by:
-        raise InputError("the table is not partitioned: compact it without --partition")
-    return tuple(value for _, value in parse_spec(text, PATH_SPEC, partition_by))
-
-
-def partition_values(
-    spec_partition_by: Sequence[str], partition: str | Mapping[str, object] | Sequence[object]
-) -> tuple[str | None, ...]:
-    """Partition values from a Hive-style path, a ``{column: value}`` mapping or a tuple."""
-    if isinstance(partition, str):
-        return parse_partition_spec(partition, spec_partition_by)
-    if isinstance(partition, Mapping):
-        unknown = sorted(set(map(str, partition)) - set(spec_partition_by))
-        missing = [k for k in spec_partition_by if k not in partition]
-        if unknown or missing:
-            raise InputError(
-                f"partition {dict(partition)!r} must give exactly the partition columns "
-                f"{', '.join(spec_partition_by)}",
-                partition=repr(partition),
-            )
-        raw = [partition[k] for k in spec_partition_by]
-    else:
-        raw = list(partition)
-    return tuple(None if v is None or v == "" else str(v) for v in raw)

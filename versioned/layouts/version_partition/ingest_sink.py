@@ -66,8 +66,6 @@ from versioned.layouts.version_partition.index import (
 from versioned.layouts.version_partition.ingest_races import SincePlan, since_plan
 from versioned.layouts.version_partition.probe import BLOOM_KIND, ProbeResult, probe_partition
 
-LAYOUT = "versioned"
-
 
 @dataclass(frozen=True)
 class _Plan:
@@ -358,12 +356,6 @@ class VersionStreamSink:
 
 def _check_table(context: SinkContext) -> None:
     spec = context.table.spec
-    if spec.layout != LAYOUT:
-        raise NotSupportedError(
-            f"{spec.name} uses the {spec.layout} layout; VersionStreamSink writes the "
-            f"{LAYOUT} layout (use `sinks.sink_for`)",
-            table=str(spec.name),
-        )
     reasons = []
     if spec.ordering_column is not None:
         reasons.append(
@@ -374,10 +366,10 @@ def _check_table(context: SinkContext) -> None:
         reasons.append(f"its data files are {spec.file_format}; streaming writes Parquet")
     if reasons:
         raise NotSupportedError(
-            f"cannot stream into {spec.name} on the {LAYOUT} layout: "
+            f"cannot stream into {spec.name} on the {spec.layout} layout: "
             + "; ".join(reasons)
             + ". Load it with `versioned upsert` instead",
-            layout=LAYOUT,
+            layout=spec.layout,
             operation="stream",
             table=str(spec.name),
         )

@@ -8,13 +8,13 @@ from collections.abc import Callable
 
 from versioned.catalog.records import TableInfo
 from versioned.catalog.store import MetaStore
-from versioned.layouts.base import layout_of
 from versioned.layouts.vacuum import (
     DEFAULT_GRACE_HOURS,
     DEFAULT_RETAIN_HOURS,
     VacuumPaths,
 )
 from versioned.layouts.vacuum import vacuum_table as _vacuum
+from versioned.layouts.version_partition.layout import LAYOUT
 from versioned.results import VacuumResult
 from versioned.storage.filesystem import FileIO
 
@@ -33,7 +33,7 @@ def vacuum_table(
 ) -> VacuumResult:
     """Delete the table's files no snapshot within ``retain_hours`` reads, and orphans
     (see `versioned.layouts.vacuum.vacuum_table`)."""
-    paths = VacuumPaths(layout_of("versioned"), TRANSACTION_DIR)
+    paths = VacuumPaths(LAYOUT, TRANSACTION_DIR)
     return _vacuum(
         store,
         fileio,

@@ -26,11 +26,14 @@ from versioned.collections.metadata import (
     CollectionPartition,
 )
 from versioned.errors import InputError, UnsafePathError
+from versioned.layouts.base import layouts
 from versioned.names import TableName
 from versioned.schema import TableSpec
 
 ORDERS = TableName("sales", "orders")
 COLUMNS = "id BIGINT, amt DOUBLE, store STRING, day INT"
+
+LAYOUTS = {each.name: each for each in layouts()}
 
 
 def _spec(**kw: Any) -> TableSpec:
@@ -149,7 +152,7 @@ def test_partition_spec_parsing_decodes_escapes_and_null() -> None:
 
 
 def test_plan_for_a_new_table_uses_the_metadata() -> None:
-    plan = plan_import(_metadata(), TableName("copy", "orders"), None)
+    plan = plan_import(_metadata(), TableName("copy", "orders"), None, layouts=LAYOUTS)
     assert plan.create and plan.spec.name == TableName("copy", "orders")
     assert plan.spec.columns == _spec().columns and plan.spec.sort_by == ("id",)
     assert [p.values for p in plan.partitions] == [("a/b", "1"), (None, "2")]
@@ -158,7 +161,7 @@ def test_plan_for_a_new_table_uses_the_metadata() -> None:
 def test_plan_lists_every_difference_of_an_existing_table() -> None:
     table = _spec(columns="id BIGINT, amt STRING, extra INT, store STRING, day INT", sort_by="amt")
     with pytest.raises(ImportMismatchError) as caught:
-        plan_import(_metadata(), ORDERS, table)
+        plan_import(_metadata(), ORDERS, table, layouts=LAYOUTS)
     message = str(caught.value)
     assert "schema differs: column amt is DOUBLE in the collection but STRING in the table" in (
         message
@@ -181,11 +184,13 @@ def test_partition_keys_missing_extra_or_wrong_are_refused(
 ) -> None:
     columns = COLUMNS + ", region STRING" if "region" in partition_by else COLUMNS
     with pytest.raises(ImportMismatchError, match=expected):
-        plan_import(_metadata(), ORDERS, _spec(columns=columns, partition_by=partition_by))
+        plan_import(
+            _metadata(), ORDERS, _spec(columns=columns, partition_by=partition_by), layouts=LAYOUTS
+        )
 
 
 def test_existing_partitions_are_named_in_the_refusal() -> None:
-    plan = plan_import(_metadata(), ORDERS, _spec())
+    plan = plan_import(_metadata(), ORDERS, _spec(), layouts=LAYOUTS)
     with pytest.raises(PartitionExistsError, match=r"\(store='a/b', day='1'\)"):
         refuse_existing_partitions(plan, {("a/b", "1"): 7, ("zzz", "1"): 8})
     refuse_existing_partitions(plan, {("zzz", "1"): 8})  # other partitions do not matter
@@ -203,12 +208,12 @@ def test_unpartitioned_collection_needs_all_partition_values_of_the_table() -> N
     part = CollectionPartition((), "", (CollectionFile("p.parquet", 9, 1),))
     loose = CollectionMetadata.from_spec(spec, table=ORDERS, partitions=(part,))
     with pytest.raises(ImportMismatchError, match=r"give them with --partition store=\.\.\."):
-        plan_import(loose, ORDERS, _spec())
+        plan_import(loose, ORDERS, _spec(), layouts=LAYOUTS)
     with pytest.raises(ImportMismatchError, match=r"day missing from the given partition"):
-        plan_import(loose, ORDERS, _spec(), {"store": "s1"})
+        plan_import(loose, ORDERS, _spec(), {"store": "s1"}, layouts=LAYOUTS)
     with pytest.raises(
         ImportMismatchError, match="partition value 'abc' of day is not a valid INT"
     ):
-        plan_import(loose, ORDERS, _spec(), {"store": "s1", "day": "abc"})
-    plan = plan_import(loose, ORDERS, _spec(), {"store": "s1", "day": "007"})
+        plan_import(loose, ORDERS, _spec(), {"store": "s1", "day": "abc"}, layouts=LAYOUTS)
+    plan = plan_import(loose, ORDERS, _spec(), {"store": "s1", "day": "007"}, layouts=LAYOUTS)
     assert [p.values for p in plan.partitions] == [("s1", "7")]  # spelled as Spark spells it

@@ -14,8 +14,8 @@ import pyarrow as pa
 import pytest
 
 from versioned.api.catalog import Catalog, connect
+from versioned.api.collection_files import write as write_collection
 from versioned.collections.errors import CollectionError
-from versioned.collections.write import write as write_collection
 from versioned.errors import CommitConflictError
 
 

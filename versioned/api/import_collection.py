@@ -47,7 +47,7 @@ from versioned.keys.bloom import (
 from versioned.keys.columns import (
     index_key_columns,
 )
-from versioned.layouts.base import layout_of
+from versioned.layouts.base import layout_of, layouts
 from versioned.names import TableName
 
 if TYPE_CHECKING:
@@ -101,7 +101,10 @@ def import_collection(
     name = target_name(metadata, table)
     store = catalog.store
     existing = _writable_table(store, name)
-    plan = plan_import(metadata, name, existing.spec if existing else None, partition)
+    registered = {each.name: each for each in layouts()}
+    plan = plan_import(
+        metadata, name, existing.spec if existing else None, partition, layouts=registered
+    )
     if existing is not None:
         refuse_existing_partitions(plan, _partitions_with_data(store, name))
     checked = _check_data(folder, plan)

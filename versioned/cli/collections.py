@@ -83,7 +83,7 @@ def collection() -> None:
 @pass_cli
 def show(state: CliContext, path: str) -> None:
     """Show what the collection at PATH holds: table, schema, keys, partitions, files."""
-    from versioned.collections.read import read_metadata
+    from versioned.collections.folder import read_metadata
 
     metadata = read_metadata(path)
     if state.output == "json":

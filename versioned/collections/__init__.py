@@ -14,6 +14,8 @@ collections.read(spark, "/data/orders-20101109").show()
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from versioned.collections.errors import (
     CollectionError,
     CollectionFormatError,
@@ -21,6 +23,7 @@ from versioned.collections.errors import (
     IncompleteCollectionError,
     PartitionExistsError,
 )
+from versioned.collections.folder import read_metadata
 from versioned.collections.metadata import (
     FORMAT_VERSION,
     METADATA_FILE,
@@ -28,8 +31,20 @@ from versioned.collections.metadata import (
     CollectionMetadata,
     CollectionPartition,
 )
-from versioned.collections.read import read, read_metadata
-from versioned.collections.write import write
+
+if TYPE_CHECKING:
+    from versioned.api.collection_files import read, write
+
+
+def __getattr__(name: str) -> Any:
+    """`read` and `write` need Spark: imported on first use (the one upward import of this
+    package, allowed by ``tests/unit/test_layers.py``)."""
+    if name in ("read", "write"):
+        from versioned.api import collection_files
+
+        return getattr(collection_files, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "FORMAT_VERSION",

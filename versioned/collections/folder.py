@@ -7,6 +7,7 @@ refused before anything reads it.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 from versioned.collections.errors import CollectionError, IncompleteCollectionError
@@ -105,3 +106,8 @@ class CollectionFolder:
                 "written",
                 path=f.path,
             )
+
+
+def read_metadata(path: str | os.PathLike[str]) -> CollectionMetadata:
+    """The validated metadata of the collection at ``path`` (no Spark needed)."""
+    return CollectionFolder.open(os.fspath(path)).metadata

@@ -11,6 +11,7 @@ import datetime as dt
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from versioned.collections.errors import (
     CollectionError,
@@ -20,11 +21,13 @@ from versioned.collections.errors import (
 )
 from versioned.collections.metadata import CollectionMetadata, CollectionPartition
 from versioned.errors import InputError
-from versioned.layouts.base import layout_of, layouts
 from versioned.names import TableName, identifier
 from versioned.schema import Column, TableSpec
 from versioned.storage.partition_spec import LIST_SPEC
 from versioned.storage.partition_spec import parse_partition_spec as parse_partitions
+
+if TYPE_CHECKING:
+    from versioned.layouts.layout import TableLayout
 
 PartitionSpec = Mapping[str, str | None]
 _INT_RANGES = {
@@ -112,6 +115,8 @@ def plan_import(
     name: TableName,
     existing: TableSpec | None,
     partition: PartitionSpec | None = None,
+    *,
+    layouts: Mapping[str, TableLayout],
 ) -> ImportPlan:
     """Check the collection against the target and decide which partitions it adds.
 
@@ -123,20 +128,23 @@ def plan_import(
         partition: Partition values the user gave: the values of a collection without
             partition columns (which then holds one partition), or a filter selecting some
             partitions of a partitioned collection.
+        layouts: The registered layouts by name (`versioned.layouts.base`): whether the
+            target's can import, and whether it copies files (then formats must match).
 
     Raises:
         ImportMismatchError: The collection does not fit; ``differences`` lists why.
         CollectionError: ``partition`` selects no partition of the collection.
     """
     spec = existing or _new_spec(metadata, name, partition)
-    layout = layout_of(spec.layout)
+    layout = layouts[spec.layout]
     if not layout.supports("import"):
+        able = ", ".join(x.name for x in layouts.values() if x.supports("import"))
         raise mismatch(
             str(name),
             [
                 f"the table's layout {spec.layout} cannot import collections in this release "
                 "(the collection's rows are plain files: import them into a table of a layout "
-                f"that can, e.g. {', '.join(x.name for x in layouts() if x.supports('import'))})"
+                f"that can, e.g. {able})"
             ],
         )
     if partition is not None and not metadata.partition_by:
@@ -147,7 +155,7 @@ def plan_import(
     if not metadata.partition_by:  # its partition values come from the user
         effective = _with_partition_columns(metadata.columns, spec)
     if existing is not None:
-        differences += _definition_differences(metadata, effective, existing)
+        differences += _definition_differences(metadata, effective, existing, layout)
     for p in planned:
         differences += _value_problems(spec, p.values)
     if differences:
@@ -275,7 +283,10 @@ def _with_partition_columns(columns: tuple[Column, ...], spec: TableSpec) -> tup
 
 
 def _definition_differences(
-    metadata: CollectionMetadata, columns: tuple[Column, ...], table: TableSpec
+    metadata: CollectionMetadata,
+    columns: tuple[Column, ...],
+    table: TableSpec,
+    layout: TableLayout,
 ) -> list[str]:
     out = _schema_differences(columns, table)
     parts = set(table.partition_by)
@@ -295,7 +306,7 @@ def _definition_differences(
             f"{_sorted_by(table_sort)} in the table"
         )
     # A layout that writes the rows through its engine reads any format; a copy does not.
-    copies = layout_of(table.layout).has("import_files")
+    copies = layout.has("import_files")
     if copies and metadata.file_format != table.file_format:
         out.append(
             f"storage format differs: {metadata.file_format} in the collection, "

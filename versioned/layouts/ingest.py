@@ -6,7 +6,7 @@ transactions (open, heartbeat, commit, abort). Sinks write files directly (no Sp
 
 The order of calls for one batch::
 
-    sink = sink_for(context)
+    sink = layout_of(spec.layout).hook("ingest_sink", "stream")(context)
     for each transaction the batch begins:
         sink.write(txn_id, write_id, rows)   # zero or more times
         then either
@@ -102,16 +102,3 @@ class StreamSink(Protocol):
 
 
 SinkFactory = Callable[[SinkContext], StreamSink]
-
-
-def sink_for(context: SinkContext) -> StreamSink:
-    """The sink of the table's layout for one batch (its ``ingest_sink`` hook).
-
-    Raises:
-        NotSupportedError: The table's layout has no streaming-ingest sink.
-    """
-    from versioned.layouts.base import layout_of
-
-    spec = context.table.spec
-    factory: SinkFactory = layout_of(spec.layout).hook("ingest_sink", "stream", spec.name)
-    return factory(context)

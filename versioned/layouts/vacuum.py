@@ -45,7 +45,7 @@ from versioned.catalog.retention import (
 )
 from versioned.catalog.store import MetaStore
 from versioned.errors import InputError
-from versioned.layouts.base import DEAD_LETTER_DIR, STAGING_DIR, TableLayout
+from versioned.layouts.layout import DEAD_LETTER_DIR, STAGING_DIR, TableLayout
 from versioned.results import VacuumResult
 from versioned.storage.filesystem import FileIO, FileStat
 

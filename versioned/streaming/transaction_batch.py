@@ -27,7 +27,7 @@ from versioned.errors import (
 )
 from versioned.errors import TransactionError as CatalogTransactionError
 from versioned.layouts.base import layout_of
-from versioned.layouts.ingest import SinkContext, StreamSink, sink_for
+from versioned.layouts.ingest import SinkContext, SinkFactory, StreamSink
 from versioned.layouts.ingest_errors import StreamingIOFailure, TransactionError
 from versioned.streaming.auto_heartbeat import AutoHeartbeat
 from versioned.streaming.dead_letters import write_dead_letters
@@ -78,7 +78,9 @@ class TransactionBatch:
             if layout_of(self._table.spec.layout).allocates_write_ids:
                 write_ids = tuple(self._store.allocate_write_ids(endpoint.table, self.txn_ids))
             self.write_ids = write_ids
-            self._sink: StreamSink = sink_for(
+            spec = self._table.spec
+            sink: SinkFactory = layout_of(spec.layout).hook("ingest_sink", "stream", spec.name)
+            self._sink: StreamSink = sink(
                 SinkContext(
                     self._store,
                     endpoint.catalog.fileio,

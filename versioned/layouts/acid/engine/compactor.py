@@ -57,7 +57,7 @@ from versioned.layouts.acid.snapshot_dirs import (
     valid_write_id_list,
 )
 from versioned.layouts.acid.write_ids import ValidWriteIdList
-from versioned.layouts.base import TableLayout
+from versioned.layouts.layout import TableLayout
 from versioned.options import CompactionOptions, CompactionThresholds
 from versioned.results import CompactionResult, PartitionCompaction
 from versioned.storage.filesystem import FileIO

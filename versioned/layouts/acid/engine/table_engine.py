@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
     from versioned.catalog.records import PartitionInfo, Snapshot, TableInfo
     from versioned.engine.feeds.reader import Feed
-    from versioned.layouts.base import TableLayout
+    from versioned.layouts.layout import TableLayout
     from versioned.options import CompactionOptions, CompactionThresholds, WriteOptions
     from versioned.results import CommitResult, CompactionResult, VacuumResult
 

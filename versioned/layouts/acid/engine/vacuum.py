@@ -37,7 +37,7 @@ from versioned.layouts.acid.directories import DeltaDir, parse_directory
 from versioned.layouts.acid.engine.placement import remove_orphan_folder
 from versioned.layouts.acid.errors import AcidNameError
 from versioned.layouts.acid.snapshot_dirs import TOMBSTONE_DIR
-from versioned.layouts.base import STAGING_DIR, TableLayout
+from versioned.layouts.layout import STAGING_DIR, TableLayout
 from versioned.layouts.vacuum import VacuumPaths, vacuum_table
 from versioned.results import VacuumResult
 from versioned.storage.filesystem import FileIO

@@ -58,7 +58,7 @@ from versioned.layouts.acid.engine.transaction import AcidTransaction, acid_tran
 from versioned.layouts.acid.key_filters import KEY_BLOOM_KIND
 from versioned.layouts.acid.snapshot_dirs import MARKER_KIND
 from versioned.layouts.acid.table_rules import driver_write_max_events
-from versioned.layouts.base import TableLayout
+from versioned.layouts.layout import TableLayout
 from versioned.options import WriteOptions
 from versioned.results import CommitResult
 from versioned.schema import TableSpec

@@ -46,7 +46,7 @@ from versioned.keys.bloom import WRITE_HEADROOM, capacity_for
 from versioned.keys.columns import (
     index_key_columns,
 )
-from versioned.layouts.base import DEAD_LETTER_DIR
+from versioned.layouts.layout import DEAD_LETTER_DIR
 from versioned.layouts.version_partition.engine.staged_keys import StagedKeys, staged_keys
 from versioned.layouts.version_partition.engine.staging import (
     StagedOutput,

@@ -23,7 +23,7 @@ import pyarrow.parquet as pq
 from pyspark.sql import DataFrame
 
 from versioned.catalog.records import FileAdd
-from versioned.layouts.base import STAGING_DIR
+from versioned.layouts.layout import STAGING_DIR
 from versioned.layouts.version_partition.arrow_version import data_rows, write_data_file
 from versioned.layouts.version_partition.paths import version_dir
 from versioned.schema import TableSpec

@@ -49,7 +49,7 @@ from versioned.keys.bloom import WRITE_HEADROOM
 from versioned.keys.columns import (
     index_key_columns,
 )
-from versioned.layouts.base import DEAD_LETTER_DIR
+from versioned.layouts.layout import DEAD_LETTER_DIR
 from versioned.layouts.version_partition.engine.bulk_load import bulk_load_applies, load_in_bulk
 from versioned.layouts.version_partition.engine.staging import (
     staging_dir,

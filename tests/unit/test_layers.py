@@ -1,8 +1,17 @@
-"""The layer rule of docs/architecture.md, checked on the source: dependencies point down.
+"""The layer rules of docs/architecture.md, checked on the source.
 
 Imports are read with `ast` (nothing is imported), including imports inside functions (the
 API imports the engine lazily, so Spark starts only when needed) and excluding those under
-``if TYPE_CHECKING:``, which never run.
+``if TYPE_CHECKING:``, which never run. The rules:
+
+1. Dependencies point down the floors of `FLOORS`.
+2. Nothing outside ``layouts/<name>/`` imports ``versioned.layouts.<name>``: a layout is
+   reached only through the registry (`versioned.layouts.base`), which loads each layout's
+   ``layout`` module by name. So neither layout imports the other.
+3. No code outside the registry compares a layout name (``spec.layout == "acid"``) or asks
+   for a layout by a literal name (``layout_of("acid")``).
+4. ``pyspark`` is imported only in the engine folders (`ENGINE_FOLDERS`).
+5. Every folder under ``layouts/`` is a registered layout with a ``layout.py``.
 """
 
 from __future__ import annotations
@@ -14,32 +23,45 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[2] / "versioned"
+LAYOUTS_DIR = PACKAGE / "layouts"
+REGISTRY = "layouts.base"
 
-LAYERS = ("cli", "api", "engine", "layouts", "catalog", "storage")
-"""Top to bottom: a module may import its own layer and the layers below it."""
-
-PLAIN = (
-    "errors",
-    "names",
-    "schema",
-    "schema_changes",
-    "config",
-    "results",
-    "options",
-    "values",
-    "transaction_state",
+FLOORS: tuple[frozenset[str], ...] = tuple(
+    frozenset(floor)
+    for floor in (
+        {"cli", "demo"},  # the script and the demo
+        {"api"},  # Catalog and Table: resolve a table once, hand its layout one request
+        {"streaming", "mutation", "change_stream"},  # clients of tables, beside the API
+        {REGISTRY},  # the registry: the one place that knows every layout
+        {"layouts.<name>"},  # one folder per layout, its engine in layouts/<name>/engine/
+        {"layouts"},  # what every layout implements: TableLayout, hooks' protocols, vacuum
+        {"engine"},  # Spark machinery every layout shares: feeds/, spark/
+        {"collections"},  # the data-collection format (folder, metadata, matching)
+        {"options"},  # options of table operations (frozen dataclasses)
+        {"catalog"},  # the SQLAlchemy metastore
+        {"keys"},  # key encoding, Bloom filters, ranges, stats, latest-per-key
+        {"storage", "values"},  # file systems and paths; typed values from text
+        {
+            "errors",
+            "names",
+            "schema",
+            "schema_changes",
+            "config",
+            "results",
+            "transaction_state",
+            "record_ids",
+        },
+    )
 )
-"""Plain modules beside the layers: any layer imports them; they import no layer that runs Spark."""
+"""Top to bottom: a module may import its own floor's area and the floors below it."""
 
-CLIENTS = ("streaming", "mutation")
-"""Clients beside the engine (DESIGN.md): they write files directly and use the catalog, so
-they import the layers below the engine (layouts, catalog, storage) and plain modules, never
-the engine (Spark), the API or the CLI."""
+FACES = {("collections.__init__", "versioned.api.collection_files")}
+"""Package faces allowed one upward import: ``versioned.collections`` re-exports `read` and
+`write` (they need Spark) from the API, imported inside its module ``__getattr__``."""
 
-LAZY_ENGINE_EXPORTS = {("mutation.__init__", "versioned.layouts.acid.engine.mutation_apply")}
-"""The one exception: ``versioned.mutation`` re-exports the Spark form of the mutation API
-(``vm.apply``, issue 14's public name) from the engine, imported inside its module
-``__getattr__`` on first use, so importing the client never imports Spark."""
+ENGINE_FOLDERS = ("engine", "layouts.*.engine", "change_stream.engine")
+"""Where pyspark may be imported: the shared engine, each layout's engine, the change
+stream's Spark data source."""
 
 
 def _runtime_imports(path: Path) -> Iterator[tuple[str, int]]:
@@ -62,67 +84,170 @@ def _modules() -> list[tuple[str, Path]]:
     return [(".".join(p.relative_to(PACKAGE).with_suffix("").parts), p) for p in paths]
 
 
+def _layout_folders() -> list[str]:
+    return sorted(p.parent.name for p in LAYOUTS_DIR.glob("*/__init__.py"))
+
+
+def _layout_folder(module: str) -> str | None:
+    """``acid`` for ``layouts.acid.engine.writer``; None outside a layout's folder."""
+    parts = module.split(".")
+    if parts[0] == "layouts" and len(parts) > 2 and parts[1] in _layout_folders():
+        return parts[1]
+    return None
+
+
 def _area(module: str) -> str:
-    """``engine`` for ``engine.feeds.reader``, ``results`` for ``results``."""
+    """The floor area of a module: ``engine`` for ``engine.feeds.reader``,
+    ``layouts.<name>`` for anything in a layout's folder, ``layouts.base`` for the registry,
+    ``layouts`` for the other shared layout modules, ``errors`` for ``errors``."""
+    if _layout_folder(module) is not None:
+        return "layouts.<name>"
+    if module == REGISTRY:
+        return REGISTRY
     return module.split(".")[0]
 
 
-def _imported_area(name: str) -> str | None:
+def _floor(area: str) -> int:
+    for i, floor in enumerate(FLOORS):
+        if area in floor:
+            return i
+    raise AssertionError(f"{area} is on no floor: add it to FLOORS (and docs/architecture.md)")
+
+
+def _imported_module(name: str) -> str | None:
     parts = name.split(".")
-    return parts[1] if parts[0] == "versioned" and len(parts) > 1 else None
+    return ".".join(parts[1:]) if parts[0] == "versioned" and len(parts) > 1 else None
 
 
-def test_layer_modules_exist() -> None:
-    """The check below would pass vacuously if a layer were renamed."""
-    areas = {_area(module) for module, _ in _modules()}
-    assert set(LAYERS) | set(PLAIN) <= areas
+def _in_engine_folder(module: str) -> bool:
+    parts = module.split(".")
+    return (
+        parts[0] == "engine"
+        or (parts[0] == "layouts" and len(parts) > 2 and parts[2] == "engine")
+        or parts[:2] == ["change_stream", "engine"]
+    )
 
 
-def test_pyspark_is_imported_only_under_versioned_engine() -> None:
+def test_every_module_is_on_a_floor() -> None:
+    """The checks below would pass vacuously for a module on no floor."""
+    areas = {_area(module) for module, _ in _modules() if module != "__init__"}
+    for area in areas:
+        _floor(area)
+    assert {"cli", "api", "layouts.<name>", "engine", "catalog", "keys", "storage"} <= areas
+
+
+def test_imports_point_down_the_floors() -> None:
+    offenders = [
+        f"versioned/{path.relative_to(PACKAGE)}:{line} ({_area(module)}) imports {name} "
+        f"({_area(target)})"
+        for module, path in _modules()
+        if module != "__init__"  # the package's face: versioned.connect and friends
+        for name, line in _runtime_imports(path)
+        if (target := _imported_module(name)) is not None
+        if _floor(_area(target)) < _floor(_area(module))
+        if (module, name) not in FACES
+    ]
+    assert offenders == []
+
+
+def test_nothing_outside_a_layout_folder_imports_it() -> None:
     offenders = [
         f"versioned/{path.relative_to(PACKAGE)}:{line} imports {name}"
         for module, path in _modules()
-        if _area(module) != "engine"
+        for name, line in _runtime_imports(path)
+        if (target := _imported_module(name)) is not None
+        if (folder := _layout_folder(target)) is not None
+        if _layout_folder(module) != folder
+    ]
+    assert offenders == []
+
+
+def test_type_only_imports_of_a_layout_stay_inside_it_too() -> None:
+    """Even ``if TYPE_CHECKING:`` imports: a signature outside a layout naming its types
+    would tie that code to the layout."""
+    offenders = []
+    for module, path in _modules():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                target = _imported_module(node.module)
+                folder = _layout_folder(target) if target else None
+                if folder is not None and _layout_folder(module) != folder:
+                    offenders.append(f"versioned/{path.relative_to(PACKAGE)}:{node.lineno}")
+    assert offenders == []
+
+
+def _compares_a_layout(node: ast.Compare) -> bool:
+    """``x.layout == ...``, ``layout != ...``, ``... in x.layout`` and the like."""
+    if not all(isinstance(op, ast.Eq | ast.NotEq | ast.In | ast.NotIn) for op in node.ops):
+        return False
+    for operand in (node.left, *node.comparators):
+        if isinstance(operand, ast.Attribute) and operand.attr == "layout":
+            return True
+        if isinstance(operand, ast.Name) and operand.id in {"layout", "layout_name"}:
+            return True
+    return False
+
+
+def _asks_by_literal(node: ast.Call) -> bool:
+    func = node.func
+    name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
+    return (
+        name == "layout_of"
+        and bool(node.args)
+        and isinstance(node.args[0], ast.Constant)
+        and isinstance(node.args[0].value, str)
+    )
+
+
+def test_no_code_outside_the_registry_tells_layouts_apart_by_name() -> None:
+    offenders = []
+    for module, path in _modules():
+        if module == REGISTRY:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (isinstance(node, ast.Compare) and _compares_a_layout(node)) or (
+                isinstance(node, ast.Call) and _asks_by_literal(node)
+            ):
+                offenders.append(
+                    f"versioned/{path.relative_to(PACKAGE)}:{node.lineno}: {ast.unparse(node)}"
+                )
+    assert offenders == []
+
+
+def test_pyspark_is_imported_only_in_the_engine_folders() -> None:
+    offenders = [
+        f"versioned/{path.relative_to(PACKAGE)}:{line} imports {name}"
+        for module, path in _modules()
+        if not _in_engine_folder(module)
         for name, line in _runtime_imports(path)
         if name.split(".")[0] == "pyspark"
     ]
     assert offenders == []
 
 
-@pytest.mark.parametrize("layer", LAYERS)
-def test_layer_imports_only_its_own_layer_and_those_below(layer: str) -> None:
-    above = set(LAYERS[: LAYERS.index(layer)])
-    offenders = [
-        f"versioned/{path.relative_to(PACKAGE)}:{line} imports {name}"
-        for module, path in _modules()
-        if _area(module) == layer
-        for name, line in _runtime_imports(path)
-        if _imported_area(name) in above
-    ]
-    assert offenders == []
+@pytest.mark.parametrize("folder", _layout_folders())
+def test_every_layout_folder_is_registered_with_its_layout_module(folder: str) -> None:
+    tree = ast.parse((LAYOUTS_DIR / "base.py").read_text(encoding="utf-8"))
+    listed = {
+        node.value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str)
+    }
+    assert f"versioned.layouts.{folder}.layout" in listed
+    source = (LAYOUTS_DIR / folder / "layout.py").read_text(encoding="utf-8")
+    assert "LAYOUT = TableLayout(" in source
 
 
-@pytest.mark.parametrize("client", CLIENTS)
-def test_clients_import_no_engine_api_or_cli(client: str) -> None:
-    modules = [(module, path) for module, path in _modules() if _area(module) == client]
-    assert modules, f"no versioned/{client}/ package to check"
-    offenders = [
-        f"versioned/{path.relative_to(PACKAGE)}:{line} imports {name}"
-        for module, path in modules
-        for name, line in _runtime_imports(path)
-        if _imported_area(name) in {"cli", "api", "engine"} or name.split(".")[0] == "pyspark"
-        if (module, name) not in LAZY_ENGINE_EXPORTS
-    ]
-    assert offenders == []
-
-
-def test_plain_modules_import_no_layer_that_runs_spark_or_serves_users() -> None:
-    upper = {"cli", "api", "engine"}
-    offenders = [
-        f"versioned/{path.relative_to(PACKAGE)}:{line} imports {name}"
-        for module, path in _modules()
-        if _area(module) in PLAIN
-        for name, line in _runtime_imports(path)
-        if _imported_area(name) in upper
-    ]
-    assert offenders == []
+def test_the_rules_catch_what_they_are_for() -> None:
+    """The checks themselves can fail: each finds a planted offence."""
+    assert _compares_a_layout(ast.parse('spec.layout == "acid"', mode="eval").body)  # type: ignore[arg-type]
+    assert _compares_a_layout(ast.parse('layout in ("acid",)', mode="eval").body)  # type: ignore[arg-type]
+    assert not _compares_a_layout(ast.parse("spec.name == other", mode="eval").body)  # type: ignore[arg-type]
+    assert _asks_by_literal(ast.parse('layout_of("acid")', mode="eval").body)  # type: ignore[arg-type]
+    assert not _asks_by_literal(ast.parse("layout_of(spec.layout)", mode="eval").body)  # type: ignore[arg-type]
+    assert _layout_folder("layouts.acid.engine.writer") == "acid"
+    assert _layout_folder("layouts.base") is None
+    assert _floor(_area("keys.bloom")) > _floor(_area("layouts.version_partition.index"))
+    assert _in_engine_folder("layouts.acid.engine.reader")
+    assert not _in_engine_folder("layouts.acid.orc_files")

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from versioned.catalog.records import StreamMark
 from versioned.catalog.stream_progress import check_mark
 from versioned.errors import InputError, StreamBatchCommittedError, StreamBatchInterruptedError
+from versioned.layouts.base import layout_of
 from versioned.options import WriteOptions
 
 if TYPE_CHECKING:
@@ -90,6 +91,7 @@ class StreamSink:
             raise InputError("the sink sets options.stream_mark for each micro-batch; leave it out")
         if writer_id is not None:
             check_mark(StreamMark(writer_id, 0))
+        layout_of(table.spec.layout).require("upsert", table.name)  # now, not at batch 0
         self.table = table
         self.writer_id = writer_id
         self._options = options or WriteOptions()

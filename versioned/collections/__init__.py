@@ -40,9 +40,9 @@ def __getattr__(name: str) -> Any:
     """`read` and `write` need Spark: imported on first use (the one upward import of this
     package, allowed by ``tests/unit/test_layers.py``)."""
     if name in ("read", "write"):
-        from versioned.api import collection_files
+        import versioned.api.collection_files as spark_half
 
-        return getattr(collection_files, name)
+        return getattr(spark_half, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

@@ -132,21 +132,13 @@ def plan_import(
             target's can import, and whether it copies files (then formats must match).
 
     Raises:
+        NotSupportedError: The target's layout cannot import collections.
         ImportMismatchError: The collection does not fit; ``differences`` lists why.
         CollectionError: ``partition`` selects no partition of the collection.
     """
     spec = existing or _new_spec(metadata, name, partition)
     layout = layouts[spec.layout]
-    if not layout.supports("import"):
-        able = ", ".join(x.name for x in layouts.values() if x.supports("import"))
-        raise mismatch(
-            str(name),
-            [
-                f"the table's layout {spec.layout} cannot import collections in this release "
-                "(the collection's rows are plain files: import them into a table of a layout "
-                f"that can, e.g. {able})"
-            ],
-        )
+    layout.require("import", name)
     if partition is not None and not metadata.partition_by:
         planned, differences = _assign_values(metadata, spec, dict(partition))
     else:

@@ -10,7 +10,7 @@ import pyarrow as pa
 import pytest
 
 from tests.collections.conftest import COLUMNS, HOSTILE, batch, rows, state
-from tests.engine.acid.hive_walk import walk
+from tests.layouts.acid.engine.hive_walk import walk
 from versioned import collections
 from versioned.api.catalog import Catalog
 from versioned.collections import PartitionExistsError

@@ -12,7 +12,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.orc as paorc
 
-from tests.engine.acid.hive_walk import walk
+from tests.layouts.acid.engine.hive_walk import walk
 from versioned import streaming as vs
 from versioned.layouts.acid.flush_length import parse_flush_lengths
 from versioned.layouts.acid.snapshot_dirs import STREAM_OPEN, valid_write_id_list

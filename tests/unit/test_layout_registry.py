@@ -5,12 +5,25 @@ from __future__ import annotations
 import pytest
 
 from versioned.errors import NotSupportedError, SchemaError
-from versioned.layouts.base import OPERATIONS, TableLayout, layout_of, layouts
-from versioned.schema import LAYOUTS, TableSpec
+from versioned.layouts.base import OPERATIONS, TableLayout, layout_names, layout_of, layouts
+from versioned.schema import TableSpec
 
 
-def test_every_layout_a_table_can_name_is_registered() -> None:
-    assert [layout.name for layout in layouts()] == list(LAYOUTS)
+def test_the_registry_lists_the_layouts_default_first() -> None:
+    assert [layout.name for layout in layouts()] == ["versioned", "acid"]
+    assert layout_names() == ("versioned", "acid")
+    assert TableSpec.build("db.t", columns="id BIGINT", primary_key="id").layout == "versioned"
+
+
+def test_creating_a_table_of_an_unknown_layout_names_the_known_ones(tmp_path) -> None:
+    from versioned.api.catalog import connect
+
+    unknown = r"unknown layout 'hudi'; use one of acid, versioned"
+    with (
+        connect(warehouse=str(tmp_path / "wh"), user="alice") as cat,
+        pytest.raises(SchemaError, match=unknown),
+    ):
+        cat.create_table("db.t", columns="id BIGINT, v STRING", primary_key="id", layout="hudi")
 
 
 def test_unknown_layout_names_the_known_ones() -> None:

@@ -79,7 +79,6 @@ def test_spec_round_trips_through_plain_data():
         ({"columns": "id BIGINT, id STRING, p STRING"}, "duplicate column"),
         ({"columns": "id BIGINT, version_id INT, p STRING"}, "reserved"),
         ({"columns": "id BIGINT, __key_hash BIGINT, p STRING"}, "reserved"),
-        ({"layout": "hudi"}, "unknown layout"),
         ({"bucket_by": "v"}, "--buckets"),
         ({"buckets": 4}, "--bucket-by"),
         ({"buckets": 5000, "bucket_by": "v"}, "4096"),

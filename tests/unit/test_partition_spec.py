@@ -4,11 +4,11 @@ import pytest
 
 from versioned.collections.matching import parse_partition_spec as parse_import_partition
 from versioned.errors import InputError
-from versioned.layouts.version_partition.compaction_plan import (
-    parse_partition_spec as parse_compaction_partition,
-)
 from versioned.storage.partition_paths import DEFAULT_PARTITION_NAME
 from versioned.storage.partition_spec import LIST_SPEC, PATH_SPEC, parse_partition_spec
+from versioned.storage.partition_spec import (
+    partition_path_values as parse_compaction_partition,
+)
 
 KEYS = ["store", "day"]
 

@@ -20,7 +20,7 @@ from versioned.collections.errors import (
     mismatch,
 )
 from versioned.collections.metadata import CollectionMetadata, CollectionPartition
-from versioned.errors import InputError
+from versioned.errors import InputError, SchemaError
 from versioned.names import TableName, identifier
 from versioned.schema import Column, TableSpec
 from versioned.storage.partition_spec import LIST_SPEC
@@ -137,7 +137,12 @@ def plan_import(
         CollectionError: ``partition`` selects no partition of the collection.
     """
     spec = existing or _new_spec(metadata, name, partition)
-    layout = layouts[spec.layout]
+    layout = layouts.get(spec.layout)
+    if layout is None:
+        raise SchemaError(
+            f"unknown layout {spec.layout!r}; use one of {', '.join(sorted(layouts))}",
+            table=str(name),
+        )
     layout.require("import", name)
     if partition is not None and not metadata.partition_by:
         planned, differences = _assign_values(metadata, spec, dict(partition))

@@ -9,13 +9,11 @@ import pytest
 
 from versioned.catalog.records import DataFile, PartitionInfo
 from versioned.errors import InputError
-from versioned.layouts.version_partition.compaction_plan import (
-    parse_partition_spec,
-    partition_values,
-    plan_partition,
-)
+from versioned.layouts.version_partition.compaction_plan import plan_partition
 from versioned.layouts.version_partition.engine.compacted_version import file_shaping
 from versioned.options import CompactionOptions, CompactionThresholds
+from versioned.storage.partition_spec import partition_path_values as parse_partition_spec
+from versioned.storage.partition_spec import partition_values
 
 PART = PartitionInfo(1, 1, ("a",), "p=a", 9, 0.0)
 OPTIONS = CompactionOptions(rows_per_file=1000, target_file_bytes=1 << 20)

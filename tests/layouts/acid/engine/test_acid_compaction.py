@@ -9,8 +9,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from tests.engine.acid.hive_walk import walk_table
-from tests.engine.acid.tables import acid_table
+from tests.layouts.acid.engine.hive_walk import walk_table
+from tests.layouts.acid.engine.tables import acid_table
 from versioned.layouts.acid import AcidStats, RecordIdentifier
 from versioned.layouts.acid.orc_files import read_bucket
 from versioned.options import CompactionOptions

@@ -14,8 +14,8 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from tests.engine.acid.hive_walk import walk_table
-from tests.engine.acid.tables import acid_table
+from tests.layouts.acid.engine.hive_walk import walk_table
+from tests.layouts.acid.engine.tables import acid_table
 from versioned.catalog.write_transaction import WriteTransaction, write_transaction
 from versioned.errors import CommitConflictError, StorageError
 from versioned.layouts.acid import BaseDir, DeltaDir, is_hidden

@@ -12,7 +12,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from tests.engine.acid.tables import acid_table
+from tests.layouts.acid.engine.tables import acid_table
 from versioned.errors import SchemaError
 
 

@@ -10,8 +10,8 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from tests.engine.acid.hive_walk import walk
-from tests.engine.acid.tables import acid_table
+from tests.layouts.acid.engine.hive_walk import walk
+from tests.layouts.acid.engine.tables import acid_table
 from versioned.errors import NotSupportedError
 from versioned.layouts.acid import (
     DeltaDir,

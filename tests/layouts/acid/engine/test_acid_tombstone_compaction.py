@@ -9,7 +9,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.orc as paorc
 
-from tests.engine.acid.tables import acid_table
+from tests.layouts.acid.engine.tables import acid_table
 from versioned.options import CompactionOptions
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from tests.engine.acid.tables import acid_table
+from tests.layouts.acid.engine.tables import acid_table
 from versioned.layouts.acid import DeltaDir, write_acid_version_marker
 
 

@@ -8,7 +8,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from tests.engine.acid.tables import acid_table
+from tests.layouts.acid.engine.tables import acid_table
 from versioned.layouts.acid.engine import delete_keys
 from versioned.layouts.acid.engine.delete_keys import KeyPacking, valid_rows
 from versioned.layouts.acid.write_ids import ValidWriteIdList

@@ -10,7 +10,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from tests.engine.acid.tables import acid_table
+from tests.layouts.acid.engine.tables import acid_table
 from versioned.catalog.records import DataFile
 from versioned.errors import SchemaError
 from versioned.layouts.acid.engine.driver_reads import DRIVER_FILE_MAX_ROWS, split_for_driver

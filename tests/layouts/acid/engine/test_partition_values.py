@@ -13,7 +13,7 @@ import pyarrow as pa
 import pytest
 import sqlalchemy as sa
 
-from tests.engine.acid.tables import acid_table
+from tests.layouts.acid.engine.tables import acid_table
 from versioned.layouts.acid.table_rules import DRIVER_READ_PROPERTY
 
 

@@ -6,12 +6,16 @@ build options without importing Spark.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
 from versioned.catalog.records import DEFAULT_TXN_TIMEOUT_S, StreamMark
 from versioned.errors import InputError
 from versioned.keys.bloom import DEFAULT_ERROR_RATE
+
+Progress = Callable[[str], None]
+"""Called with a short message at each stage of a long operation (the CLI prints it)."""
 
 TXN_TIMEOUT_S = DEFAULT_TXN_TIMEOUT_S
 """Timeout of a write's transaction: a writer heartbeats it; one silent this long is aborted."""

@@ -11,7 +11,7 @@ Feed normalisation (`versioned.engine.feeds`) is shared: an engine receives a ty
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
@@ -20,12 +20,10 @@ if TYPE_CHECKING:
     from versioned.catalog.records import PartitionInfo, Snapshot, TableInfo
     from versioned.catalog.store import MetaStore
     from versioned.engine.feeds.reader import Feed
-    from versioned.layouts.base import TableLayout
-    from versioned.options import CompactionOptions, CompactionThresholds, WriteOptions
+    from versioned.layouts.layout import TableLayout
+    from versioned.options import CompactionOptions, CompactionThresholds, Progress, WriteOptions
     from versioned.results import CommitResult, CompactionResult, VacuumResult
     from versioned.storage.filesystem import FileIO
-
-Progress = Callable[[str], None]
 
 
 class EngineContext(Protocol):

@@ -46,10 +46,10 @@ from versioned.catalog.retention import (
 from versioned.catalog.store import MetaStore
 from versioned.errors import InputError
 from versioned.layouts.layout import DEAD_LETTER_DIR, STAGING_DIR, TableLayout
+from versioned.options import Progress
 from versioned.results import VacuumResult
 from versioned.storage.filesystem import FileIO, FileStat
 
-Progress = Callable[[str], None]
 DEFAULT_RETAIN_HOURS = 168.0
 DEFAULT_GRACE_HOURS = 1.0
 _FORGET_CHUNK = 1000

@@ -40,9 +40,9 @@ from versioned.engine.feeds.reader import Feed
 from versioned.engine.feeds.rows import IN_KEEP, OP, RAW, REASON, SEQ, SOURCE
 from versioned.engine.spark.types import VERSION_KEY, spark_type
 from versioned.errors import InputError
+from versioned.options import Progress
 from versioned.schema import TableSpec
 
-Progress = Callable[[str], None]
 LatestReader = Callable[[Snapshot], DataFrame]
 """A snapshot's live rows with the version that wrote each (column ``version_id``)."""
 _PRIOR = "#prior_"

@@ -58,11 +58,9 @@ from versioned.layouts.acid.snapshot_dirs import (
 )
 from versioned.layouts.acid.write_ids import ValidWriteIdList
 from versioned.layouts.layout import TableLayout
-from versioned.options import CompactionOptions, CompactionThresholds
+from versioned.options import CompactionOptions, CompactionThresholds, Progress
 from versioned.results import CompactionResult, PartitionCompaction
 from versioned.storage.filesystem import FileIO
-
-Progress = Callable[[str], None]
 
 
 @dataclasses.dataclass(frozen=True)

@@ -15,7 +15,6 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -59,12 +58,11 @@ from versioned.layouts.acid.key_filters import KEY_BLOOM_KIND
 from versioned.layouts.acid.snapshot_dirs import MARKER_KIND
 from versioned.layouts.acid.table_rules import driver_write_max_events
 from versioned.layouts.layout import TableLayout
-from versioned.options import WriteOptions
+from versioned.options import Progress, WriteOptions
 from versioned.results import CommitResult
 from versioned.schema import TableSpec
 from versioned.storage.filesystem import FileIO
 
-Progress = Callable[[str], None]
 _FOUND, _STALE, _DELETED_AT = "#found", "#stale", "#deleted_at"
 _SIDE_KINDS = (MARKER_KIND, TOMBSTONE_KIND, KEY_BLOOM_KIND)
 """File kinds a commit adds besides bucket files (not counted as files written)."""

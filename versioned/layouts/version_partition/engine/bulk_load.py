@@ -27,7 +27,6 @@ import dataclasses
 import logging
 import time
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from pyspark.sql import DataFrame, SparkSession
@@ -57,14 +56,13 @@ from versioned.layouts.version_partition.engine.staging import (
 from versioned.layouts.version_partition.paths import bloom_file_name, index_dir
 from versioned.layouts.version_partition.probe import BLOOM_KIND
 from versioned.layouts.version_partition.table_rules import bulk_load_min_bytes
-from versioned.options import WriteOptions
+from versioned.options import Progress, WriteOptions
 from versioned.results import CommitResult
 from versioned.schema import TableSpec
 from versioned.storage.filesystem import FileIO
 from versioned.storage.partition_paths import partition_path
 
 log = logging.getLogger(__name__)
-Progress = Callable[[str], None]
 # Record keys are checked for repeats by a hash Spark computes; a floating-point key (where
 # -0.0 equals 0.0) goes the general way.
 _HASHED_KEY_TYPES = (

@@ -69,13 +69,12 @@ from versioned.layouts.version_partition.engine.tombstones import live_tombstone
 from versioned.layouts.version_partition.index import index_schema
 from versioned.layouts.version_partition.paths import index_dir, version_dir
 from versioned.layouts.version_partition.probe import BLOOM_KIND
-from versioned.options import CompactionOptions, CompactionThresholds
+from versioned.options import CompactionOptions, CompactionThresholds, Progress
 from versioned.results import CompactionResult, PartitionCompaction
 from versioned.schema import TableSpec
 from versioned.storage.filesystem import FileIO
 
 log = logging.getLogger(__name__)
-Progress = Callable[[str], None]
 
 
 @dataclasses.dataclass(frozen=True)

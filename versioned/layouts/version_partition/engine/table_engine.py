@@ -6,7 +6,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from versioned.errors import NotSupportedError
-from versioned.layouts.engine_protocol import EngineContext, Progress
+from versioned.layouts.engine_protocol import EngineContext
+from versioned.options import Progress
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession

@@ -22,7 +22,6 @@ from __future__ import annotations
 import dataclasses
 import logging
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -62,13 +61,12 @@ from versioned.layouts.version_partition.engine.write_plan import (
     plan_version,
 )
 from versioned.layouts.version_partition.table_rules import driver_write_max_rows
-from versioned.options import WriteOptions
+from versioned.options import Progress, WriteOptions
 from versioned.results import CommitResult
 from versioned.schema import TableSpec
 from versioned.storage.filesystem import FileIO
 
 log = logging.getLogger(__name__)
-Progress = Callable[[str], None]
 
 
 def write_batch(

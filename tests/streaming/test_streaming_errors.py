@@ -17,7 +17,7 @@ from versioned.layouts.ingest_errors import (
     StreamingConnectionError,
     StreamingError,
     StreamingIOFailure,
-    TransactionError,
+    StreamingTransactionError,
 )
 
 AREAS = [
@@ -26,7 +26,7 @@ AREAS = [
     (InvalidPartition, base.InputError, 2),
     (InvalidColumn, base.SchemaError, 2),
     (SerializationError, base.InputError, 2),
-    (TransactionError, base.TransactionError, 1),
+    (StreamingTransactionError, base.TransactionError, 1),
     (StreamingIOFailure, base.StorageError, 75),
 ]
 

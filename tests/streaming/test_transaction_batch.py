@@ -69,7 +69,7 @@ def test_a_batch_uses_its_contiguous_transactions_in_order(lake: Any, layout: st
             batch.commit()
             assert batch.current_transaction_state is TransactionState.COMMITTED
         assert batch.remaining_transactions() == 0
-        with pytest.raises(vs.TransactionError, match="no transaction left"):
+        with pytest.raises(vs.StreamingTransactionError, match="no transaction left"):
             batch.begin_next_transaction()
     # Hive's TestStreaming: OPEN after begin, COMMITTED after commit, INACTIVE after close
     assert done.closed and done.current_transaction_state is TransactionState.INACTIVE
@@ -167,16 +167,16 @@ def test_a_closed_batch_or_connection_refuses_work(lake: Any, layout: str) -> No
     assert all(lake.store.transaction(t).state == "aborted" for t in batch.txn_ids)
     assert batch.remaining_transactions() == 0 and len(unused) == 2
     for call in (batch.begin_next_transaction, lambda: batch.write("2,y"), batch.commit):
-        with pytest.raises(vs.TransactionError, match="has been closed"):
+        with pytest.raises(vs.StreamingTransactionError, match="has been closed"):
             call()
     batch.heartbeat()  # no-ops after close
     batch.abort()
     batch.close()
     other = conn.fetch_transaction_batch(1, writer)
     conn.close()
-    with pytest.raises(vs.TransactionError, match="connection has been closed"):
+    with pytest.raises(vs.StreamingTransactionError, match="connection has been closed"):
         other.begin_next_transaction()
-    with pytest.raises(vs.TransactionError, match="connection has been closed"):
+    with pytest.raises(vs.StreamingTransactionError, match="connection has been closed"):
         conn.fetch_transaction_batch(1, writer)
     other.close()
 
@@ -202,7 +202,7 @@ def test_a_transaction_not_heartbeated_expires(lake: Any, layout: str) -> None:
         batch.begin_next_transaction()
         batch.write("1,late")
         time.sleep(1.6)
-        with pytest.raises(vs.TransactionError, match="transaction_timeout_s=1"):
+        with pytest.raises(vs.StreamingTransactionError, match="transaction_timeout_s=1"):
             batch.commit()
         batch.close()
         with conn.fetch_transaction_batch(1, writer) as fresh:  # the connection still works
@@ -311,7 +311,7 @@ def test_an_io_failure_kills_the_batch_and_aborts_its_transactions(
         with pytest.raises(vs.StreamingIOFailure, match=r"(?i)exists"):
             batch.commit()
         assert all(lake.store.transaction(t).state == "aborted" for t in batch.txn_ids)
-        with pytest.raises(vs.TransactionError, match="I/O failure"):
+        with pytest.raises(vs.StreamingTransactionError, match="I/O failure"):
             batch.begin_next_transaction()
         batch.close()
     assert _rows(table) == []

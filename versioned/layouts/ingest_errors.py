@@ -10,7 +10,7 @@ catches the area (and the CLI's exit codes) treats a streaming error like any ot
 | `InvalidPartition` | `InputError` | 2 |
 | `InvalidColumn` | `SchemaError` (the writer's field names do not fit the table) | 2 |
 | `SerializationError` | `InputError` (a record cannot be parsed or typed) | 2 |
-| `TransactionError` | `versioned.errors.TransactionError` | 1 |
+| `StreamingTransactionError` | `versioned.errors.TransactionError` | 1 |
 | `StreamingIOFailure` | `StorageError`; retryable: abort, close, start a new batch | 75 |
 """
 
@@ -46,7 +46,7 @@ class SerializationError(StreamingError, base.InputError):
     records, or commit."""
 
 
-class TransactionError(StreamingError, base.TransactionError):
+class StreamingTransactionError(StreamingError, base.TransactionError):
     """A transaction batch cannot do what was asked: it is closed, or its transaction was
     aborted (e.g. not heartbeated within its timeout)."""
 

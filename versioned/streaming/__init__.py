@@ -3,6 +3,9 @@ small committed transactions, written straight to files (no Spark), with the cat
 visibility. See issue 13 and ``seeds/hive-streaming-ingest-api.txt``.
 """
 
+import warnings
+from typing import Any
+
 from versioned.layouts.ingest_errors import (
     InvalidColumn,
     InvalidPartition,
@@ -11,7 +14,7 @@ from versioned.layouts.ingest_errors import (
     StreamingConnectionError,
     StreamingError,
     StreamingIOFailure,
-    TransactionError,
+    StreamingTransactionError,
 )
 from versioned.streaming.connection import StreamingConnection
 from versioned.streaming.encoding import EncodedRecords, RejectedRecord
@@ -36,9 +39,22 @@ __all__ = [
     "StreamingConnectionError",
     "StreamingError",
     "StreamingIOFailure",
+    "StreamingTransactionError",
     "StrictJsonWriter",
     "StrictRegexWriter",
     "TransactionBatch",
-    "TransactionError",
     "TransactionState",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """``TransactionError``, the old name of `StreamingTransactionError` (Hive's name), with a
+    deprecation warning: ``versioned.errors.TransactionError`` is the catalog's, its base."""
+    if name == "TransactionError":
+        warnings.warn(
+            "versioned.streaming.TransactionError is now StreamingTransactionError",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return StreamingTransactionError
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

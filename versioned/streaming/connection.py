@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from versioned.catalog.records import PartitionInfo
-from versioned.layouts.ingest_errors import TransactionError
+from versioned.layouts.ingest_errors import StreamingTransactionError
 from versioned.streaming.encoding import RecordWriter
 
 if TYPE_CHECKING:
@@ -47,16 +47,16 @@ class StreamingConnection:
                 (with its own catalog connection) every ``transaction_timeout_s / 2``.
 
         Raises:
-            TransactionError: The connection is closed, or ``size`` is not positive.
+            StreamingTransactionError: The connection is closed, or ``size`` is not positive.
         """
         from versioned.streaming.transaction_batch import TransactionBatch
 
         if self.closed:
-            raise TransactionError(
+            raise StreamingTransactionError(
                 "cannot fetch a transaction batch: the connection has been closed"
             )
         if isinstance(size, bool) or not isinstance(size, int) or size < 1:
-            raise TransactionError(
+            raise StreamingTransactionError(
                 f"a transaction batch needs at least 1 transaction, got {size!r}"
             )
         return TransactionBatch(self, size, writer, auto_heartbeat=auto_heartbeat)

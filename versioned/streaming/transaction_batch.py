@@ -28,7 +28,7 @@ from versioned.errors import (
 from versioned.errors import TransactionError as CatalogTransactionError
 from versioned.layouts.base import layout_of
 from versioned.layouts.ingest import SinkContext, SinkFactory, StreamSink
-from versioned.layouts.ingest_errors import StreamingIOFailure, TransactionError
+from versioned.layouts.ingest_errors import StreamingIOFailure, StreamingTransactionError
 from versioned.streaming.auto_heartbeat import AutoHeartbeat
 from versioned.streaming.dead_letters import write_dead_letters
 from versioned.streaming.encoding import RecordWriter, RejectedRecord
@@ -145,17 +145,17 @@ class TransactionBatch:
         """Start the next transaction of the batch and take its shared lock on the endpoint.
 
         Raises:
-            TransactionError: The batch or its connection is closed, the current transaction
-                is still open, or no transaction is left.
+            StreamingTransactionError: The batch or its connection is closed, the current
+                transaction is still open, or no transaction is left.
         """
         self._check_usable("begin a transaction")
         if self._state is TransactionState.OPEN:
-            raise TransactionError(
+            raise StreamingTransactionError(
                 f"transaction {self.current_transaction_id} is still open: commit or abort it "
                 "before beginning the next"
             )
         if self.remaining_transactions() == 0:
-            raise TransactionError(
+            raise StreamingTransactionError(
                 f"no transaction left in this batch of {len(self.txn_ids)}: fetch a new batch"
             )
         self._index += 1
@@ -189,7 +189,7 @@ class TransactionBatch:
             the table's dead-letter area when the transaction commits).
 
         Raises:
-            TransactionError: No transaction is open, or the batch is closed.
+            StreamingTransactionError: No transaction is open, or the batch is closed.
             SerializationError: A record does not parse or fit the table (writers without
                 dead letters); no record of the call is written, the batch stays usable.
             StreamingIOFailure: Storage failed: the batch is dead and its transactions
@@ -211,7 +211,7 @@ class TransactionBatch:
         """Commit the current transaction: its records become visible to every reader.
 
         Raises:
-            TransactionError: No transaction is open, the batch is closed, or the
+            StreamingTransactionError: No transaction is open, the batch is closed, or the
                 transaction expired (not heartbeated within the timeout; it is aborted).
             CommitConflictError: Other writers' commits kept racing this one for the whole
                 transaction timeout (`COMMIT_PAUSE_S`); the transaction is still open.
@@ -259,7 +259,7 @@ class TransactionBatch:
             self._sink.abort(txn_id)
             self._state = TransactionState.ABORTED
             self._forget_records()
-            raise TransactionError(f"transaction {txn_id} cannot commit: {exc}") from exc
+            raise StreamingTransactionError(f"transaction {txn_id} cannot commit: {exc}") from exc
         self._sink.committed(txn_id)
         self.rejected += len(self._letters)
         self._state = TransactionState.COMMITTED
@@ -282,7 +282,7 @@ class TransactionBatch:
         """Keep the current and every unused transaction alive (a no-op once closed).
 
         Raises:
-            TransactionError: A transaction of the batch already expired.
+            StreamingTransactionError: A transaction of the batch already expired.
         """
         if self._closed:
             return
@@ -338,16 +338,20 @@ class TransactionBatch:
 
     def _check_usable(self, what: str) -> None:
         if self._dead is not None:
-            raise TransactionError(f"cannot {what}: the batch died of an I/O failure: {self._dead}")
+            raise StreamingTransactionError(
+                f"cannot {what}: the batch died of an I/O failure: {self._dead}"
+            )
         if self._closed:
-            raise TransactionError(f"cannot {what}: the transaction batch has been closed")
+            raise StreamingTransactionError(f"cannot {what}: the transaction batch has been closed")
         if self.connection.closed:
-            raise TransactionError(f"cannot {what}: the streaming connection has been closed")
+            raise StreamingTransactionError(
+                f"cannot {what}: the streaming connection has been closed"
+            )
 
     def _check_open(self, what: str) -> None:
         self._check_usable(what)
         if self._state is not TransactionState.OPEN:
-            raise TransactionError(
+            raise StreamingTransactionError(
                 f"cannot {what}: no transaction is open (state {self._state.value}); "
                 "call begin_next_transaction first"
             )
@@ -414,8 +418,8 @@ class TransactionBatch:
             self._store.abort(txn_id, "closing the stream's files failed")
             raise
 
-    def _expired(self, exc: Exception) -> TransactionError:
-        return TransactionError(
+    def _expired(self, exc: Exception) -> StreamingTransactionError:
+        return StreamingTransactionError(
             f"transaction {self.current_transaction_id} expired: it was not heartbeated within "
             f"transaction_timeout_s={self._timeout_s:g} s, and the catalog aborted it ({exc}); "
             "heartbeat at about half the timeout, or fetch batches with auto_heartbeat=True"

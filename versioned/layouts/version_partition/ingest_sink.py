@@ -48,7 +48,11 @@ from versioned.keys.columns import (
 )
 from versioned.keys.latest import last_per_key
 from versioned.layouts.ingest import PreparedCommit, SinkContext
-from versioned.layouts.ingest_errors import SerializationError, StreamingIOFailure, TransactionError
+from versioned.layouts.ingest_errors import (
+    SerializationError,
+    StreamingIOFailure,
+    StreamingTransactionError,
+)
 from versioned.layouts.version_partition.arrow_version import (
     PartitionVersion,
     write_index_entries,
@@ -136,7 +140,7 @@ class VersionStreamSink:
 
         Raises:
             SerializationError: A row has a null key column.
-            TransactionError: The transaction is not the batch's or is already prepared.
+            StreamingTransactionError: The transaction is not the batch's or is already prepared.
         """
         self._check_open(txn_id)
         for name in self.key_columns:
@@ -158,12 +162,12 @@ class VersionStreamSink:
         partitions since the plan conflict only when they may hold one of its keys.
 
         Raises:
-            TransactionError: A newer version of the partition committed since the batch
+            StreamingTransactionError: A newer version of the partition committed since the batch
                 opened its transactions; this one cannot be placed below it.
             StreamingIOFailure: Storage failed.
         """
         if txn_id not in self.context.txn_ids:
-            raise TransactionError(f"transaction {txn_id} is not one of this batch's")
+            raise StreamingTransactionError(f"transaction {txn_id} is not one of this batch's")
         parts = self._rows.get(txn_id, [])
         rows = pa.concat_tables(parts) if len(parts) > 1 else parts[0] if parts else None
         partition = self.context.partition
@@ -241,9 +245,11 @@ class VersionStreamSink:
 
     def _check_open(self, txn_id: int) -> None:
         if txn_id not in self.context.txn_ids:
-            raise TransactionError(f"transaction {txn_id} is not one of this batch's")
+            raise StreamingTransactionError(f"transaction {txn_id} is not one of this batch's")
         if txn_id in self._prepared:
-            raise TransactionError(f"transaction {txn_id} is being committed; write no more")
+            raise StreamingTransactionError(
+                f"transaction {txn_id} is being committed; write no more"
+            )
 
     def _unless_since(self, plan: _Plan, keys: _Keys) -> SinceCheck:
         """The commit's check of what committed to the table since ``plan``

@@ -47,7 +47,7 @@ from py4j.java_gateway import get_field
 from py4j.protocol import Py4JError, Py4JJavaError
 from pyspark.errors.exceptions.captured import CapturedException
 
-from tests.engine.acid.hive_walk import partition_folders
+from tests.layouts.acid.engine.hive_walk import partition_folders
 from versioned.layouts.acid import ValidWriteIdList, parse_bucket_file
 from versioned.layouts.acid.orc_schema import acid_orc_schema, orc_type, row_orc_type
 from versioned.schema import TableSpec

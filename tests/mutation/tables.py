@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tests.engine.acid.hive_walk import walk
+from tests.layouts.acid.engine.hive_walk import walk
 from tests.support.lake_rows import ROW_ID, lake_rows
 from versioned import mutation as vm
 from versioned.layouts.acid.snapshot_dirs import valid_write_id_list

@@ -7,7 +7,7 @@ import pickle
 import pytest
 
 from versioned import mutation as vm
-from versioned.errors import SchemaError
+from versioned.errors import NotSupportedError, SchemaError
 from versioned.layouts.acid.bucket_hash import hive_hash
 from versioned.schema import TableSpec
 
@@ -56,3 +56,9 @@ def test_an_unbucketed_table_puts_every_record_in_bucket_zero() -> None:
 def test_a_resolver_pickles() -> None:
     resolver = pickle.loads(pickle.dumps(vm.BucketIdResolver(_spec())))
     assert resolver.bucket_of({"id": 13}) == 1
+
+
+def test_a_table_whose_layout_stores_no_mutations_has_no_resolver() -> None:
+    plain = TableSpec.build("m.plain", columns="id INT, msg STRING", primary_key="id")
+    with pytest.raises(NotSupportedError, match="must have layout acid"):
+        vm.BucketIdResolver(plain)

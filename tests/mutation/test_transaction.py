@@ -150,5 +150,7 @@ def test_a_client_refuses_tables_of_another_layout(lake: Any) -> None:
     lake.create_table("m.plain", columns="id INT", primary_key="id")
     from versioned.errors import NotSupportedError
 
-    with pytest.raises(NotSupportedError, match="acid"):
+    with pytest.raises(NotSupportedError, match="must have layout acid") as refused:
         vm.MutatorClient(lake, tables=["m.plain"])
+    assert (refused.value.layout, refused.value.operation) == ("versioned", "mutate")
+    assert refused.value.exit_code == 2

@@ -76,8 +76,8 @@ class TableLayout:
         import_files: Commits a data collection's files into a table as they are (no Spark);
             ``None``: an import upserts the collection's rows through the engine.
         compaction_kinds: The ``--kind`` values ``compact`` accepts (empty: none).
-        mutation_target: The mutation API's writer of ROW__ID-ordered mutations
-            (``versioned.mutation``).
+        mutation_format: How the mutation API's ROW__ID-ordered mutations sit on storage:
+            a `versioned.layouts.mutation_format.MutationFormat` (``versioned.mutation``).
     """
 
     name: str
@@ -96,7 +96,7 @@ class TableLayout:
     change_images: str | None = None
     import_files: str | None = None
     compaction_kinds: tuple[str, ...] = ()
-    mutation_target: str | None = None
+    mutation_format: str | None = None
     _segment: re.Pattern[str] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:

@@ -25,10 +25,14 @@ Design decisions (issue 14):
    readers) and vacuum removes them. Hive's own readers list directories: abort the
    transaction when a worker dies, or rerun its groups (the same group writes the same
    file name, replacing the dead attempt), as Hive's documentation asks.
-3. Files: per (partition, bucket) group one ``delta_W_W_0000/bucket_N`` (inserts, row ids
+3. Files: what a group's mutations become on storage is the table's layout's (its
+   ``mutation_format`` hook, `versioned.layouts.mutation_format`, reached through the
+   registry; a layout without one refuses with `NotSupportedError`). The acid layout
+   writes per (partition, bucket) group one ``delta_W_W_0000/bucket_N`` (inserts, row ids
    from 0, write id W) and one ``delete_delta_W_W_0000/bucket_N`` (sorted by ROW__ID),
-   markers, key filters (`group_writer`). Every coordinator uses statement 0: groups are
-   disjoint by contract; two coordinators writing one group are caught at commit.
+   markers, key filters (``layouts/acid/mutation/``). Every coordinator uses statement 0:
+   groups are disjoint by contract; two coordinators writing one group are caught at
+   commit.
 4. Validators: `validators`, `coordinator`. Bucket columns of an insert or update must hash
    to its ROW__ID bucket (`BucketIdError`), so an update of a bucket column is refused; an
    update's partition columns, when the record has them, must be the partition given
@@ -44,17 +48,14 @@ Design decisions (issue 14):
    insert of a key that exists, or an update that changes a key, leaves two live rows
    with one key. Use ``Table.upsert`` for key-based changes.
 7. Locks and expiry: `transaction`.
-8. The Spark form, ``vm.apply(txn, table, mutations_df)``, runs coordinators on Spark's
-   executors, so it lives in the engine (``engine.acid.mutation_apply``, the only layer that
-   imports pyspark); ``vm.apply``, ``vm.ApplySummary`` and ``vm.OP_COLUMN`` re-export it,
-   imported on first use, so this package stays free of Spark for plain worker processes
-   (the one engine import of a client, allowed by ``tests/unit/test_layers.py``). See
-   docs/mutation.md.
+8. The Spark form, ``vm.apply(txn, table, mutations_df)`` (`spark_form`), runs
+   coordinators on Spark's executors: it checks the transaction and the table, then runs
+   the Spark form of the table's layout (`MutationFormat.spark_apply`; the acid layout's
+   is ``layouts/acid/engine/mutation_apply.py``, where pyspark may be imported), imported
+   on the first ``apply``, so this package stays free of Spark for plain worker processes.
+   See docs/mutation.md.
 """
 
-from typing import TYPE_CHECKING, Any
-
-from versioned.layouts.acid.bucket_codec import RecordIdentifier
 from versioned.mutation.bucket_resolver import BucketIdResolver
 from versioned.mutation.client import MutatorClient
 from versioned.mutation.coordinator import MutatorCoordinator
@@ -75,24 +76,11 @@ from versioned.mutation.errors import (
     UnstorableValueError,
 )
 from versioned.mutation.records import ROW_ID
+from versioned.mutation.spark_form import OP_COLUMN, ApplySummary, apply
 from versioned.mutation.transaction import Transaction
 from versioned.mutation.validators import GroupingValidator, SequenceValidator
+from versioned.record_ids import RecordIdentifier
 from versioned.transaction_state import TransactionState
-
-if TYPE_CHECKING:
-    from versioned.layouts.acid.engine.mutation_apply import OP_COLUMN, ApplySummary, apply
-
-_SPARK_NAMES = ("OP_COLUMN", "ApplySummary", "apply")
-
-
-def __getattr__(name: str) -> Any:
-    """The Spark form's names, imported on first use."""
-    if name in _SPARK_NAMES:
-        import versioned.layouts.acid.engine.mutation_apply as spark_form
-
-        return getattr(spark_form, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
 
 __all__ = [
     "OP_COLUMN",

@@ -1,10 +1,11 @@
-"""Hive's bucket of a record, attached to records to insert (Hive's ``BucketIdResolver``).
+"""The bucket of a record, attached to records to insert (Hive's ``BucketIdResolver``).
 
 A record to insert has no ROW__ID yet; it gets ``RecordIdentifier(-1, property, -1)`` whose
-bucket property (BucketCodec V1) names the bucket Hive's hash gives its bucket columns, so
-the caller can group and sort inserts with the other mutations, and spread them over
-workers. Only that bucket is used by the coordinator: the write id and row id are assigned
-when the row is written.
+bucket property (BucketCodec V1) names the bucket the table's layout puts its bucket
+columns in (the acid layout: Hive's bucket hash; `MutationFormat.row_buckets`), so the
+caller can group and sort inserts with the other mutations, and spread them over workers.
+Only that bucket is used by the coordinator: the write id and row id are assigned when the
+row is written.
 """
 
 from __future__ import annotations
@@ -15,10 +16,9 @@ from typing import Any
 import pyarrow as pa
 
 from versioned.errors import SchemaError
-from versioned.layouts.acid.bucket_codec import RecordIdentifier, encode_bucket_property
-from versioned.layouts.acid.bucket_hash import bucket_ids
-from versioned.layouts.acid.table_rules import bucketing_version
+from versioned.mutation.formats import format_for
 from versioned.mutation.records import ROW_ID, as_mapping
+from versioned.record_ids import RecordIdentifier, encode_bucket_property
 from versioned.schema import TableSpec
 from versioned.values.arrow_types import arrow_type
 
@@ -34,18 +34,24 @@ def table_spec(table: Any) -> TableSpec:
 
 class BucketIdResolver:
     """Computes the bucket of records of one table (its bucket columns, in CLUSTERED BY
-    order, its bucket count and bucketing version). Unbucketed tables put every row in
-    bucket 0, as the acid layout's writers do. Picklable."""
+    order, as its layout buckets them: for acid tables Hive's hash with the table's bucket
+    count and bucketing version). Unbucketed tables put every row in bucket 0, as the acid
+    layout's writers do. Picklable."""
 
     def __init__(self, table: Any) -> None:
-        """A resolver for ``table`` (a ``versioned.Table``, ``TableInfo`` or ``TableSpec``)."""
+        """A resolver for ``table`` (a ``versioned.Table``, ``TableInfo`` or ``TableSpec``).
+
+        Raises:
+            NotSupportedError: The table's layout does not store the mutation API's
+                mutations.
+            SchemaError: The table's bucketing settings are invalid.
+        """
         spec = table_spec(table)
         self.table = str(spec.name)
         self.columns = tuple(spec.bucket_by)
-        self._types = [spec.column(c).type for c in self.columns]
-        self._arrow = [arrow_type(t) for t in self._types]
+        self._arrow = [arrow_type(spec.column(c).type) for c in self.columns]
         self.num_buckets = spec.buckets or 1
-        self._version = bucketing_version(spec)
+        self._buckets = format_for(spec).row_buckets(spec)
 
     def __repr__(self) -> str:
         return f"BucketIdResolver({self.table}, {list(self.columns)}, {self.num_buckets})"
@@ -69,7 +75,7 @@ class BucketIdResolver:
         row = pa.table(
             {c: pa.array([fields[c]], t) for c, t in zip(self.columns, self._arrow, strict=True)}
         )
-        return int(bucket_ids(row, self.columns, self._types, self.num_buckets, self._version)[0])
+        return int(self._buckets(row)[0])
 
     def attach_bucket_id(self, record: Any) -> dict[str, Any]:
         """A copy of ``record`` with ``ROW__ID = RecordIdentifier(-1, property, -1)``, the

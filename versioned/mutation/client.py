@@ -1,8 +1,9 @@
 """The client process's side of the mutation API (Hive's ``MutatorClient``).
 
-The client checks its sink tables once (they exist, are acid tables, and this user may
-write them), opens transactions over all of them and hands out coordinators. It runs where
-the job is launched; coordinators may run anywhere (they pickle to plain values).
+The client checks its sink tables once (they exist, their layout stores the mutation API's
+mutations, i.e. has a `MutationFormat`, and this user may write them), opens transactions
+over all of them and hands out coordinators. It runs where the job is launched;
+coordinators may run anywhere (they pickle to plain values).
 """
 
 from __future__ import annotations
@@ -13,10 +14,11 @@ from typing import TYPE_CHECKING
 
 from versioned.catalog.records import PartitionInfo, TableInfo
 from versioned.catalog.store import MetaStore
-from versioned.errors import InputError, NotSupportedError
+from versioned.errors import InputError
 from versioned.layouts.base import layout_of
 from versioned.mutation.coordinator import MutatorCoordinator
 from versioned.mutation.errors import MutationTransactionError
+from versioned.mutation.formats import format_for
 from versioned.mutation.target import MutationTarget
 from versioned.mutation.transaction import LockFailureListener, Transaction
 from versioned.names import TableName
@@ -31,7 +33,7 @@ DEFAULT_TRANSACTION_TIMEOUT_S = 300.0
 
 
 class MutatorClient:
-    """Transactions of mutations over a set of acid tables.
+    """Transactions of mutations over a set of tables whose layout stores them (acid).
 
     Attributes:
         tables: ``db.table`` of every sink table.
@@ -58,7 +60,8 @@ class MutatorClient:
         Raises:
             InputError: No table, a table named twice, or a non-positive timeout.
             NoSuchTableError: A table does not exist (or cannot be read).
-            NotSupportedError: A table is not of the acid layout.
+            NotSupportedError: A table's layout does not store the mutation API's mutations
+                (it has no ``mutation_format`` hook; of the layouts shipped, only acid has).
             PermissionDeniedError: This user may not write a table.
         """
         if isinstance(tables, str | TableName) or not tables:
@@ -78,14 +81,7 @@ class MutatorClient:
             name = str(info.spec.name)
             if name in self._infos:
                 raise InputError(f"table {name} is named twice")
-            if info.spec.layout != "acid":
-                raise NotSupportedError(
-                    f"{name} is a {info.spec.layout} table: the mutation API writes ROW__ID "
-                    "deltas, so its sink tables must have layout acid",
-                    layout=info.spec.layout,
-                    operation="mutate",
-                    table=name,
-                )
+            format_for(info.spec)  # raises NotSupportedError for a layout without one
             self.store.check(info.spec.name, "write")
             self._infos[name] = info
         self.tables = tuple(self._infos)
@@ -149,7 +145,7 @@ class MutatorClient:
             txn_id=txn_id,
             write_id=write_id,
             create_partitions=self.creates_partitions,
-            staging_dir=layout_of("acid").staging_dir(info.location, txn_id),
+            staging_dir=layout_of(info.spec.layout).staging_dir(info.location, txn_id),
         )
 
     def check_coordinators_closed(self, txn: Transaction) -> None:

@@ -1,9 +1,10 @@
 """From the coordinators' manifests to the catalog change of each table.
 
 Per table: every manifest of the transaction's staging folder (`manifest`); the files by
-partition; a directory's ``_orc_acid_version`` marker, written by every group that wrote
-into the directory, listed once; any other file listed twice means two coordinators wrote
-the same (partition, bucket) group, and one overwrote the other's file: refused. Partitions
+partition; a file every group writing into a directory writes alike (the acid layout's
+``_orc_acid_version`` marker: the layout's `MutationFormat.shared_kinds`) listed once; any
+other file listed twice means two coordinators wrote the same (partition, bucket) group,
+and one overwrote the other's file: refused. Partitions
 that do not exist are created by the commit itself when the client creates partitions (or
 for an unpartitioned table's root); otherwise the commit is refused before anything is
 written, naming them.
@@ -17,14 +18,13 @@ from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
 from versioned.catalog.records import FileAdd, PartitionCommit, Snapshot, TableCommit
-from versioned.layouts.acid.key_filters import KEY_BLOOM_KIND
-from versioned.layouts.acid.snapshot_dirs import DELETE_KIND, MARKER_KIND
+from versioned.layouts.mutation_format import MutationFormat
 from versioned.mutation.errors import (
     MutationConflictError,
     MutationTransactionError,
     PartitionCreationError,
 )
-from versioned.mutation.live_rows import stale_row_ids
+from versioned.mutation.formats import format_for
 from versioned.mutation.manifest import Manifest, read_manifests
 from versioned.mutation.target import MutationTarget
 from versioned.storage.filesystem import FileIO
@@ -34,7 +34,6 @@ if TYPE_CHECKING:
     from versioned.mutation.transaction import Transaction
 
 OPERATION = "mutate"
-_SIDE_KINDS = (MARKER_KIND, KEY_BLOOM_KIND)
 _COUNTS = ("inserted", "updated", "deleted")
 
 
@@ -57,12 +56,13 @@ def plan_commits(client: MutatorClient, txn: Transaction) -> list[TableCommit]:
 def _table_commit(
     client: MutatorClient, target: MutationTarget, manifests: list[Manifest]
 ) -> TableCommit:
+    fmt = format_for(target.table.spec)
     by_values: dict[tuple[str | None, ...], list[FileAdd]] = defaultdict(list)
     seen: set[str] = set()
     for manifest in manifests:
         for file in manifest.files:
             if file.add.path in seen:
-                if file.add.kind == MARKER_KIND:
+                if file.add.kind in fmt.shared_kinds:
                     continue
                 raise MutationTransactionError(
                     f"two coordinators of transaction {target.txn_id} wrote {file.add.path} "
@@ -84,7 +84,7 @@ def _table_commit(
             partitions=[list(v) for v in missing],
         )
     snapshot = None
-    if any(a.kind == DELETE_KIND for adds in by_values.values() for a in adds):
+    if any(a.kind in fmt.delete_kinds for adds in by_values.values() for a in adds):
         snapshot = client.store.snapshot(target.table_name)
     changes = []
     for values, adds in by_values.items():
@@ -97,21 +97,22 @@ def _table_commit(
             add=tuple(dataclasses.replace(a, partition_id=pid) for a in adds),
             values=values if info is None else None,
         )
-        if snapshot is not None and any(a.kind == DELETE_KIND for a in adds):
-            change = _checked_live(client, target, snapshot, values, change)
+        if snapshot is not None and any(a.kind in fmt.delete_kinds for a in adds):
+            change = _checked_live(client, fmt, target, snapshot, values, change)
         changes.append(change)
-    return TableCommit(target.name, OPERATION, tuple(changes), _metrics(target, manifests))
+    return TableCommit(target.name, OPERATION, tuple(changes), _metrics(fmt, target, manifests))
 
 
 def _checked_live(
     client: MutatorClient,
+    fmt: MutationFormat,
     target: MutationTarget,
     snapshot: Snapshot,
     values: tuple[str | None, ...],
     change: PartitionCommit,
 ) -> PartitionCommit:
     """``change`` guarded by the partition's head as of ``snapshot``, once every ROW__ID its
-    delete events name is live there (`versioned.mutation.live_rows`).
+    delete events name is live there (`MutationFormat.stale_row_ids`).
 
     Raises:
         MutationConflictError: Some ROW__ID is not live: a write since the caller's read
@@ -120,7 +121,7 @@ def _checked_live(
     pid = change.partition_id
     stale: list[object] = ["(a partition with no rows yet)"]  # nothing to update or delete
     if pid is not None:
-        stale = list(stale_row_ids(client.fileio, snapshot, pid, change.add))
+        stale = list(fmt.stale_row_ids(client.fileio, snapshot, pid, change.add))
     if stale:
         where = "/".join("" if v is None else v for v in values) or "(root)"
         shown = ", ".join(str(r) for r in stale[:3]) + (" ..." if len(stale) > 3 else "")
@@ -136,8 +137,10 @@ def _checked_live(
     return dataclasses.replace(change, check_head=True, expected_head=head)
 
 
-def _metrics(target: MutationTarget, manifests: list[Manifest]) -> dict[str, Any]:
-    data = [f.add for m in manifests for f in m.files if f.add.kind not in _SIDE_KINDS]
+def _metrics(
+    fmt: MutationFormat, target: MutationTarget, manifests: list[Manifest]
+) -> dict[str, Any]:
+    data = [f.add for m in manifests for f in m.files if f.add.kind not in fmt.side_kinds]
     counts = {c: sum(int(m.counts.get(c, 0)) for m in manifests) for c in _COUNTS}
     return {
         **counts,

@@ -1,9 +1,9 @@
 """Applying ordered mutations to one table of a transaction (Hive's ``MutatorCoordinator``).
 
 Records come grouped by (partition, bucket) and, within a group, ordered by ROW__ID; the
-coordinator writes each group's files directly (`GroupWriter`, no Spark) and reports them,
-when it closes, in a manifest the transaction's commit reads (`manifest`). Checks, as
-Hive's:
+coordinator writes each group's files directly, with the group writer of the table's layout
+(`versioned.layouts.mutation_format`, no Spark), and reports them, when it closes, in a
+manifest the transaction's commit reads (`manifest`). Checks, as Hive's:
 
 * A record of a group the coordinator has left raises `GroupRevisitedError`.
 * Updates and deletes of a group must come in ``(writeId, rowId)`` order (the first of a
@@ -33,8 +33,7 @@ from typing import Any
 
 from versioned.catalog.store import MetaStore
 from versioned.errors import InputError, NoSuchPartitionError, SchemaError
-from versioned.layouts.acid.bucket_codec import RecordIdentifier
-from versioned.layouts.acid.paths import partition_dir
+from versioned.layouts.mutation_format import GroupWriter
 from versioned.mutation.bucket_resolver import BucketIdResolver
 from versioned.mutation.errors import (
     BucketIdError,
@@ -45,12 +44,14 @@ from versioned.mutation.errors import (
     RecordSequenceError,
     UnstorableValueError,
 )
-from versioned.mutation.group_writer import GroupWriter
+from versioned.mutation.formats import format_for
 from versioned.mutation.manifest import WrittenFile, write_manifest
 from versioned.mutation.records import as_mapping, row_id_of
 from versioned.mutation.target import MutationTarget
 from versioned.mutation.validators import GroupingValidator, SequenceValidator
+from versioned.record_ids import RecordIdentifier
 from versioned.storage.filesystem import FileIO
+from versioned.storage.partition_paths import partition_path
 from versioned.values.orc_values import value_problem
 
 _INSERT, _UPDATE, _DELETE = "insert", "update", "delete"
@@ -68,10 +69,12 @@ class MutatorCoordinator:
         self._orc_checked = tuple(
             (c.name, c.type) for c in spec.data_columns if c.type in ("DATE", "TIMESTAMP")
         )
+        self._format = format_for(spec)
         self._resolver = BucketIdResolver(spec)
         self._grouping = GroupingValidator()
         self._sequence = SequenceValidator()
         self._group: GroupWriter | None = None
+        self._group_key: tuple[tuple[str | None, ...], int] | None = None
         self._paths: dict[tuple[str | None, ...], str] = {}
         self._written: list[WrittenFile] = []
         self._counts = {"inserted": 0, "updated": 0, "deleted": 0}
@@ -214,7 +217,7 @@ class MutatorCoordinator:
         values = self._values(partition)
         bucket = row_id.bucket.bucket_id
         group = self._group
-        if group is None or (group.values, group.bucket) != (values, bucket):
+        if group is None or self._group_key != (values, bucket):
             if not self._grouping.is_in_sequence(values, bucket):
                 raise GroupRevisitedError(
                     f"partition {list(values)} bucket {bucket} of {self.target.name} was "
@@ -225,7 +228,15 @@ class MutatorCoordinator:
             self._finish_group()
             path = self._partition_path(op, values)
             self._sequence.reset()
-            group = self._group = GroupWriter(self._io(), self.target, values, path, bucket)
+            group = self._group = self._format.group_writer(
+                self._io(),
+                self.target.table,
+                txn_id=self.target.txn_id,
+                write_id=self.target.write_id,
+                partition_path=path,
+                bucket=bucket,
+            )
+            self._group_key = (values, bucket)
         if op != _INSERT and not self._sequence.is_in_sequence(row_id):
             raise RecordSequenceError(
                 f"ROW__ID {row_id.to_json()} of a {op} in partition {list(values)} bucket "
@@ -241,7 +252,7 @@ class MutatorCoordinator:
         if found is not None:
             return found
         if not self.target.create_partitions:
-            path = partition_dir(self._partition_by, values)
+            path = partition_path(self._partition_by, values)
         elif op == _INSERT:
             path = self._catalog().add_partition(self.target.table_name, values).path
         else:
@@ -268,10 +279,11 @@ class MutatorCoordinator:
 
     def _finish_group(self) -> None:
         group, self._group = self._group, None
-        if group is None:
+        if group is None or self._group_key is None:
             return
+        values = self._group_key[0]
         try:
-            self._written += group.close()
+            self._written += [WrittenFile(values, add) for add in group.close()]
         except BaseException:
             group.discard()
             raise

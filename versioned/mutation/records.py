@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from versioned.errors import InputError
-from versioned.layouts.acid.bucket_codec import RecordIdentifier
+from versioned.record_ids import RecordIdentifier
 
 ROW_ID = "ROW__ID"
 """The record field holding the ROW__ID (Hive's virtual column)."""

@@ -9,13 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from versioned.catalog.records import TableInfo
-from versioned.layouts.acid.directories import DeltaDir
 from versioned.names import TableName
-
-STATEMENT_ID = 0
-"""Every coordinator of a transaction writes ``delta_W_W_0000`` (as upsert does): a group's
-files have exactly one name, so a group written again (a retried worker) replaces its
-earlier attempt, and a group written by two coordinators is caught at commit."""
 
 
 @dataclass(frozen=True)
@@ -52,13 +46,3 @@ class MutationTarget:
     def table_name(self) -> TableName:
         """The table's name."""
         return self.table.spec.name
-
-    @property
-    def inserts(self) -> DeltaDir:
-        """The insert directory of the transaction's write id."""
-        return DeltaDir(self.write_id, self.write_id, STATEMENT_ID)
-
-    @property
-    def deletes(self) -> DeltaDir:
-        """The delete directory of the transaction's write id."""
-        return DeltaDir(self.write_id, self.write_id, STATEMENT_ID, delete=True)

@@ -24,7 +24,8 @@ transaction id, so an upsert that planned before it conflicts and plans again; a
 conflicts itself (`MutationConflictError`, the transaction is aborted) when a write that
 began after it already committed into one of those partitions, since the ROW__IDs it was
 given may be stale then, or when a ROW__ID its updates and deletes name is not live at commit
-(`versioned.mutation.live_rows`: a write that began before it changed the row).
+(the layout's check, `MutationFormat.stale_row_ids`: a write that began before it changed
+the row).
 """
 
 from __future__ import annotations

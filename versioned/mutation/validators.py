@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 
-from versioned.layouts.acid.bucket_codec import RecordIdentifier
+from versioned.record_ids import RecordIdentifier
 
 
 class SequenceValidator:

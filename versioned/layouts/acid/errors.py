@@ -3,14 +3,21 @@
 from __future__ import annotations
 
 from versioned.errors import InputError, NoSuchVersionError, SchemaError, StorageError
+from versioned.record_ids import BucketCodecError
+
+__all__ = [
+    "AcidFileError",
+    "AcidNameError",
+    "BucketCodecError",
+    "FlushLengthError",
+    "NotEnoughHistoryError",
+    "UnsupportedBucketTypeError",
+    "WriteIdListError",
+]
 
 
 class UnsupportedBucketTypeError(SchemaError):
     """A bucket column has a type whose Hive bucket hash versioned does not reproduce."""
-
-
-class BucketCodecError(InputError):
-    """A bucket id or statement id does not fit Hive's BucketCodec, or a property is not one."""
 
 
 class WriteIdListError(InputError):

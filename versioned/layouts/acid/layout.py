@@ -26,5 +26,5 @@ LAYOUT = TableLayout(
     change_files="versioned.layouts.acid.change_images:changed_files",
     change_images="versioned.layouts.acid.change_images:acid_images",
     compaction_kinds=("minor", "major"),
-    mutation_target="versioned.layouts.acid.mutation_target:MUTATIONS",
+    mutation_format="versioned.layouts.acid.mutation.format:MUTATIONS",
 )

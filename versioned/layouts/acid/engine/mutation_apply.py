@@ -1,16 +1,18 @@
-"""The Spark form of the mutation API: ``vm.apply(txn, "m.alerts", mutations_df)``
-(re-exported by `versioned.mutation`; it lives here because it runs Spark).
+"""The Spark form of the mutation API for acid tables: what ``vm.apply(txn, "m.alerts",
+mutations_df)`` (`versioned.mutation.spark_form`) runs, once it checked the transaction and
+the table, reached through the acid layout's `MutationFormat.spark_apply`; it lives here
+because it runs Spark.
 
-A DataFrame of mutations has an op column (`OP_COLUMN`, ``_op``: ``'insert'``,
-``'update'`` or ``'delete'``), the table's columns (partition columns included) and, for
-updates and deletes, ``ROW__ID``: the ``struct<writeid, bucketid, rowid>``
-``Table.read(with_row_id=True)`` gives. `apply`:
+A DataFrame of mutations has an op column (``op_column``, by default ``_op``:
+``'insert'``, ``'update'`` or ``'delete'``), the table's columns (partition columns
+included) and, for updates and deletes, ``ROW__ID``: the ``struct<writeid, bucketid,
+rowid>`` ``Table.read(with_row_id=True)`` gives. `apply`:
 
 1. checks the frame's columns on the driver (`MutationSchemaError`);
 2. resolves buckets: the bucket of an insert is Hive's hash of its bucket columns
-   (``engine.acid.bucketing.with_buckets``: numpy over Arrow batches, no Python per row)
-   and its ROW__ID becomes ``(-1, property, -1)`` (any ROW__ID an insert carries is
-   ignored); the bucket of an update or delete is the one its ROW__ID names;
+   (``layouts.acid.engine.bucketing.with_buckets``: numpy over Arrow batches, no Python
+   per row) and its ROW__ID becomes ``(-1, property, -1)`` (any ROW__ID an insert
+   carries is ignored); the bucket of an update or delete is the one its ROW__ID names;
 3. repartitions by (partition, bucket), so a group lives in exactly one Spark partition,
    and sorts each Spark partition by (partition, bucket, ROW__ID);
 4. runs one `MutatorCoordinator` per Spark task (``mapInArrow``): its `MutationTarget`
@@ -33,7 +35,6 @@ import base64
 import pickle
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
@@ -46,6 +47,7 @@ from versioned.engine.spark.errors import first_line
 from versioned.engine.spark.python_workers import require_python_workers
 from versioned.errors import VersionedError
 from versioned.layouts.acid.engine.bucketing import BUCKET_COLUMN, with_buckets
+from versioned.layouts.acid.mutation.group_writer import INSERT_KIND
 from versioned.layouts.acid.snapshot_dirs import DELETE_KIND
 from versioned.mutation.coordinator import MutatorCoordinator
 from versioned.mutation.errors import (
@@ -54,14 +56,11 @@ from versioned.mutation.errors import (
     MutationTaskError,
     UnknownOperationError,
 )
-from versioned.mutation.group_writer import INSERT_KIND
 from versioned.mutation.records import ROW_ID
+from versioned.mutation.spark_form import ApplySummary
 from versioned.mutation.target import MutationTarget
 from versioned.mutation.transaction import Transaction
-from versioned.names import TableName
 
-OP_COLUMN = "_op"
-"""The default op column of a mutations DataFrame."""
 INSERT, UPDATE, DELETE = "insert", "update", "delete"
 OPERATIONS = (INSERT, UPDATE, DELETE)
 """The op values: lower case, exactly these."""
@@ -82,58 +81,21 @@ _SUMMARY = T.StructType(
 )
 
 
-@dataclass(frozen=True)
-class ApplySummary:
-    """What one `apply` wrote (visible after ``txn.commit()``).
-
-    Attributes:
-        inserted: Rows inserted.
-        updated: Rows updated (each a delete event and an insert).
-        deleted: Rows deleted.
-        groups: (partition, bucket) groups written.
-        files: Bucket files written (insert and delete deltas; markers and key filters not
-            counted).
-        tasks: Spark tasks that ran a coordinator.
-    """
-
-    inserted: int
-    updated: int
-    deleted: int
-    groups: int
-    files: int
-    tasks: int
-
-
 def apply(
     txn: Transaction,
-    table: str | TableName,
+    target: MutationTarget,
     mutations: DataFrame,
     *,
-    op_column: str = OP_COLUMN,
-    partitions: int | None = None,
+    op_column: str,
+    partitions: int | None,
 ) -> ApplySummary:
-    """Apply a DataFrame of mutations to ``table`` in ``txn`` (see the module docstring).
-
-    Args:
-        txn: An open transaction of a `MutatorClient` whose sink tables include ``table``.
-        table: ``db.table``.
-        mutations: The op column, every column of the table, and ``ROW__ID`` (needed by
-            updates and deletes; may be absent when every row is an insert). Other columns
-            are ignored.
-        op_column: The name of the op column.
-        partitions: Spark partitions (tasks) to spread the groups over (default: Spark's
-            ``spark.sql.shuffle.partitions``).
+    """Apply a DataFrame of mutations to ``target``'s table in ``txn`` (see the module
+    docstring; ``versioned.mutation.apply`` documents the arguments and errors).
 
     Raises:
-        MutationTransactionError: ``txn`` is not open.
-        InputError: ``table`` is not a sink table of the transaction's client.
-        MutationSchemaError: The frame lacks the op column or a column of the table, or its
-            ``ROW__ID`` is not a ``(writeid, bucketid, rowid)`` struct; nothing ran.
-        MutationError: A task failed (the transaction is aborted): `UnknownOperationError`,
-            `MissingRowIdError`, `BucketIdError`, `MissingPartitionError`,
-            `PartitionColumnUpdateError`, `RecordSequenceError`, or `MutationTaskError`.
+        MutationSchemaError: The frame lacks a column, or its ROW__ID is no ROW__ID struct.
+        MutationError: A task failed (the transaction is aborted).
     """
-    target = txn.client.coordinator(txn, table).target  # checks the state and the name
     planned = _planned(target, mutations, op_column, partitions)
     try:
         rows = planned.collect()

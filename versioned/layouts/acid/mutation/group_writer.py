@@ -1,4 +1,5 @@
-"""The files of one (partition, bucket) group of a mutation transaction.
+"""The files of one (partition, bucket) group of a mutation transaction (the acid layout's
+`versioned.layouts.mutation_format.GroupWriter`).
 
 Per group at most two files, for the table's write id ``W`` of the transaction:
 ``<partition>/delta_W_W_0000/bucket_N`` with the inserts (inserted rows and the new rows of
@@ -19,7 +20,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from versioned.catalog.records import FileAdd
+from versioned.catalog.records import FileAdd, TableInfo
 from versioned.layouts.acid import orc_schema as s
 from versioned.layouts.acid.bucket_codec import RecordIdentifier, encode_bucket_property
 from versioned.layouts.acid.directories import DeltaDir
@@ -27,12 +28,14 @@ from versioned.layouts.acid.key_filters import KEY_BLOOM_KIND, write_key_filter
 from versioned.layouts.acid.orc_files import AcidBucketWriter, open_bucket_writer
 from versioned.layouts.acid.paths import bucket_file_path, marker_path, write_acid_version_marker
 from versioned.layouts.acid.snapshot_dirs import DELETE_KIND, MARKER_KIND
-from versioned.mutation.manifest import WrittenFile
-from versioned.mutation.target import STATEMENT_ID, MutationTarget
 from versioned.storage.filesystem import FileIO
 from versioned.values.arrow_types import arrow_type
 
 INSERT_KIND = "delta"
+STATEMENT_ID = 0
+"""Every coordinator of a transaction writes ``delta_W_W_0000`` (as upsert does): a group's
+files have exactly one name, so a group written again (a retried worker) replaces its
+earlier attempt, and a group written by two coordinators is caught at commit."""
 _CHUNK = 8192  # insert rows buffered before they go to the ORC writer
 
 
@@ -42,16 +45,22 @@ class GroupWriter:
     def __init__(
         self,
         fileio: FileIO,
-        target: MutationTarget,
-        values: tuple[str | None, ...],
+        table: TableInfo,
+        *,
+        txn_id: int,
+        write_id: int,
         partition_path: str,
         bucket: int,
     ) -> None:
+        """A writer of transaction ``txn_id`` (write id ``write_id``) into ``bucket`` of
+        the partition at ``partition_path`` (relative to the table)."""
         self._fileio = fileio
-        self._target = target
-        self._spec = target.table.spec
-        self._location = target.table.location
-        self.values = values
+        self._spec = table.spec
+        self._location = table.location
+        self._txn_id = txn_id
+        self._write_id = write_id
+        self._inserts = DeltaDir(write_id, write_id, STATEMENT_ID)
+        self._deletes = DeltaDir(write_id, write_id, STATEMENT_ID, delete=True)
         self._path = partition_path
         self.bucket = bucket
         self._schema = pa.schema([(c.name, arrow_type(c.type)) for c in self._spec.data_columns])
@@ -74,9 +83,9 @@ class GroupWriter:
         ):
             column.append(value)
 
-    def close(self) -> list[WrittenFile]:
+    def close(self) -> list[FileAdd]:
         """Write what is left; the group's files, with their markers and key filters."""
-        written: list[WrittenFile] = []
+        written: list[FileAdd] = []
         self._flush_rows()
         if self._writer is not None:
             self._writer = None
@@ -102,7 +111,7 @@ class GroupWriter:
         rows = pa.Table.from_pylist(self._rows, schema=self._schema)
         self._rows = []
         if self._writer is None:
-            where = f"{self._location}/{self._rel(self._target.inserts)}"
+            where = f"{self._location}/{self._rel(self._inserts)}"
             self._writer = self._files.enter_context(
                 open_bucket_writer(
                     self._fileio,
@@ -111,29 +120,28 @@ class GroupWriter:
                     bucket_property=encode_bucket_property(self.bucket, STATEMENT_ID),
                 )
             )
-        self._writer.insert(self._target.write_id, rows)
+        self._writer.insert(self._write_id, rows)
         self._inserted += rows.num_rows
 
-    def _insert_file(self) -> list[WrittenFile]:
-        rel = self._rel(self._target.inserts)
-        stats: dict[str, Any] = {"write_id": self._target.write_id, "bucket": self.bucket}
-        out: list[WrittenFile] = []
+    def _insert_file(self) -> list[FileAdd]:
+        rel = self._rel(self._inserts)
+        stats: dict[str, Any] = {"write_id": self._write_id, "bucket": self.bucket}
+        out: list[FileAdd] = []
         filters = write_key_filter(self._fileio, self._location, rel, self._spec)
-        txn = self._target.txn_id
+        txn = self._txn_id
         if filters is not None:
             stats.update(filters.stats)
             bloom = FileAdd(
                 None, filters.bloom_path, KEY_BLOOM_KIND, txn, filters.bloom_size, filters.keys
             )
-            out.append(WrittenFile(self.values, bloom))
+            out.append(bloom)
         size = self._fileio.size(f"{self._location}/{rel}")
-        add = FileAdd(None, rel, INSERT_KIND, txn, size, self._inserted, stats)
-        out.append(WrittenFile(self.values, add))
-        out.append(self._marker(self._target.inserts))
+        out.append(FileAdd(None, rel, INSERT_KIND, txn, size, self._inserted, stats))
+        out.append(self._marker(self._inserts))
         return out
 
-    def _delete_file(self) -> list[WrittenFile]:
-        rel = self._rel(self._target.deletes)
+    def _delete_file(self) -> list[FileAdd]:
+        rel = self._rel(self._deletes)
         where = f"{self._location}/{rel}"
         fields = (s.ORIGINAL_WRITE_ID, s.BUCKET, s.ROW_ID)
         events = pa.table(
@@ -143,19 +151,18 @@ class GroupWriter:
         with open_bucket_writer(
             self._fileio, where, self._spec.data_columns, bucket_property=prop, events="delete"
         ) as writer:
-            writer.delete(self._target.write_id, events)  # sorted by ROW__ID
+            writer.delete(self._write_id, events)  # sorted by ROW__ID
         size = self._fileio.size(where)
-        stats = {"write_id": self._target.write_id, "bucket": self.bucket}
-        txn = self._target.txn_id
+        stats = {"write_id": self._write_id, "bucket": self.bucket}
+        txn = self._txn_id
         add = FileAdd(None, rel, DELETE_KIND, txn, size, events.num_rows, stats)
-        return [WrittenFile(self.values, add), self._marker(self._target.deletes)]
+        return [add, self._marker(self._deletes)]
 
-    def _marker(self, directory: DeltaDir) -> WrittenFile:
+    def _marker(self, directory: DeltaDir) -> FileAdd:
         """The directory's ``_orc_acid_version`` marker (written by every group that writes
         into it: the same two bytes, atomically; the commit lists it once)."""
         where = f"{self._location}/{self._path}".rstrip("/")
         write_acid_version_marker(self._fileio, where, directory)
         rel = marker_path(self._path, directory)
         size = self._fileio.size(f"{self._location}/{rel}")
-        add = FileAdd(None, rel, MARKER_KIND, self._target.txn_id, size, 0)
-        return WrittenFile(self.values, add)
+        return FileAdd(None, rel, MARKER_KIND, self._txn_id, size, 0)

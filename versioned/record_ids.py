@@ -26,12 +26,16 @@ from versioned.errors import InputError
 __all__ = [
     "MAX_BUCKET_ID",
     "MAX_STATEMENT_ID",
+    "ROW_ID",
     "BucketCodecError",
     "BucketProperty",
     "RecordIdentifier",
     "decode_bucket_property",
     "encode_bucket_property",
 ]
+
+ROW_ID = "ROW__ID"
+"""The column Spark and Hive show a row's RecordIdentifier in."""
 
 MAX_BUCKET_ID = 4095
 MAX_STATEMENT_ID = 4095

@@ -59,9 +59,9 @@ FACES = {("collections.__init__", "versioned.api.collection_files")}
 """Package faces allowed one upward import: ``versioned.collections`` re-exports `read` and
 `write` (they need Spark) from the API, imported inside its module ``__getattr__``."""
 
-ENGINE_FOLDERS = ("engine", "layouts.*.engine", "change_stream.engine")
+ENGINE_FOLDERS = ("engine", "layouts.*.engine", "change_stream.engine", "mutation.engine")
 """Where pyspark may be imported: the shared engine, each layout's engine, the change
-stream's Spark data source."""
+stream's Spark data source, the mutation API's Spark form."""
 
 
 def _runtime_imports(path: Path) -> Iterator[tuple[str, int]]:
@@ -124,7 +124,7 @@ def _in_engine_folder(module: str) -> bool:
     return (
         parts[0] == "engine"
         or (parts[0] == "layouts" and len(parts) > 2 and parts[2] == "engine")
-        or parts[:2] == ["change_stream", "engine"]
+        or (parts[0] in ("change_stream", "mutation") and parts[1:2] == ["engine"])
     )
 
 

@@ -19,7 +19,7 @@ The order of calls, per coordinator::
 and at commit, per partition whose files include `MutationFormat.delete_kinds`:
 ``fmt.stale_row_ids(fileio, snapshot, partition_id, files)``.
 
-Plain Python and pyarrow; the Spark form (`MutationFormat.spark_apply`) is imported only
+Plain Python and pyarrow; the Spark step (`MutationFormat.spark_buckets`) is imported only
 when asked for.
 """
 
@@ -101,7 +101,8 @@ class MutationFormat(Protocol):
         """The ROW__IDs the staged files of one partition delete that are not live in
         ``snapshot`` (sorted; empty when every one is)."""
 
-    def spark_apply(self) -> Callable[..., Any]:
-        """The Spark form for the layout's tables, imported on first use (starts no Spark):
-        ``(txn, target, mutations, *, op_column, partitions) -> ApplySummary``, called by
-        ``versioned.mutation.apply`` once it checked the transaction and the table."""
+    def spark_buckets(self) -> Callable[..., Any]:
+        """The Spark step of the layout's tables, imported on first use (starts no Spark):
+        ``(frame, spec, *, op_column, bucket_column, group_column) -> DataFrame`` gives each
+        mutation the bucket an insert hashes to and the group (bucket) it is written in, and
+        sets the inserts' ROW__IDs; ``versioned.mutation.engine.apply`` does the rest."""

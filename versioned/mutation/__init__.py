@@ -50,8 +50,8 @@ Design decisions (issue 14):
 7. Locks and expiry: `transaction`.
 8. The Spark form, ``vm.apply(txn, table, mutations_df)`` (`spark_form`), runs
    coordinators on Spark's executors: it checks the transaction and the table, then runs
-   the Spark form of the table's layout (`MutationFormat.spark_apply`; the acid layout's
-   is ``layouts/acid/engine/mutation_apply.py``, where pyspark may be imported), imported
+   ``mutation/engine/apply.py`` (the one folder of this package where pyspark may be
+   imported; the table's layout adds its buckets, `MutationFormat.spark_buckets`), imported
    on the first ``apply``, so this package stays free of Spark for plain worker processes.
    See docs/mutation.md.
 """

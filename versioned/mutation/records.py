@@ -11,9 +11,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from versioned.errors import InputError
-from versioned.record_ids import RecordIdentifier
+from versioned.record_ids import ROW_ID, RecordIdentifier
 
-ROW_ID = "ROW__ID"
 """The record field holding the ROW__ID (Hive's virtual column)."""
 
 

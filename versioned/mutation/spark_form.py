@@ -4,10 +4,10 @@ A DataFrame of mutations has an op column (`OP_COLUMN`, ``_op``: ``'insert'``,
 ``'update'`` or ``'delete'``), the table's columns (partition columns included) and, for
 updates and deletes, ``ROW__ID``: the ``struct<writeid, bucketid, rowid>``
 ``Table.read(with_row_id=True)`` gives. `apply` checks the transaction and the table, then
-hands the frame to the Spark form of the table's layout (`MutationFormat.spark_apply`; the
-acid layout's is ``layouts/acid/engine/mutation_apply.py``), which buckets, groups and sorts
-the rows and runs one `MutatorCoordinator` per Spark task. This module imports no Spark:
-the layout's Spark form is imported on the first `apply`.
+hands the frame to ``mutation/engine/apply.py``, which asks the table's layout for each
+row's bucket (`MutationFormat.spark_buckets`), groups and sorts the rows and runs one
+`MutatorCoordinator` per Spark task. This module imports no Spark:
+the Spark form is imported on the first `apply`.
 
 Nothing is visible until the caller's ``txn.commit()``; several ``apply`` calls (on one or
 several tables of the transaction) commit together. A failed task fails `apply` with the
@@ -19,7 +19,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from versioned.mutation.formats import format_for
 from versioned.names import TableName
 
 if TYPE_CHECKING:
@@ -83,7 +82,8 @@ def apply(
             `PartitionColumnUpdateError`, `RecordSequenceError`, or `MutationTaskError`.
     """
     target = txn.client.coordinator(txn, table).target  # checks the state and the name
-    spark_apply = format_for(target.table.spec).spark_apply()
+    from versioned.mutation.engine.apply import apply as spark_apply
+
     summary: ApplySummary = spark_apply(
         txn, target, mutations, op_column=op_column, partitions=partitions
     )

@@ -4,8 +4,8 @@ ROW__ID-ordered mutations become Hive ACID delta and delete-delta files.
 Records are bucketed by Hive's bucket hash of their bucket columns with the table's
 bucketing version (`layouts.acid.bucket_hash`); each (partition, bucket) group is written
 by a `GroupWriter`; at commit, the ROW__IDs of the delete events must be live
-(`live_rows`). The Spark form lives in ``layouts/acid/engine/mutation_apply.py`` and is
-imported only when asked for.
+(`live_rows`). The Spark step (each mutation's bucket) lives in
+``layouts/acid/engine/mutation_buckets.py`` and is imported only when asked for.
 """
 
 from __future__ import annotations
@@ -78,11 +78,11 @@ class AcidMutations:
         """`live_rows.stale_row_ids`: the deleted ROW__IDs not live in ``snapshot``."""
         return stale_row_ids(fileio, snapshot, partition_id, staged)
 
-    def spark_apply(self) -> Callable[..., Any]:
-        """``layouts.acid.engine.mutation_apply.apply`` (imports pyspark)."""
-        from versioned.layouts.acid.engine.mutation_apply import apply
+    def spark_buckets(self) -> Callable[..., Any]:
+        """``layouts.acid.engine.mutation_buckets.mutation_buckets`` (imports pyspark)."""
+        from versioned.layouts.acid.engine.mutation_buckets import mutation_buckets
 
-        return apply
+        return mutation_buckets
 
 
 MUTATIONS: MutationFormat = AcidMutations()

@@ -1,7 +1,7 @@
-"""The Spark form of the mutation API for acid tables: what ``vm.apply(txn, "m.alerts",
-mutations_df)`` (`versioned.mutation.spark_form`) runs, once it checked the transaction and
-the table, reached through the acid layout's `MutationFormat.spark_apply`; it lives here
-because it runs Spark.
+"""The Spark form of the mutation API: what ``vm.apply(txn, "m.alerts", mutations_df)``
+(`versioned.mutation.spark_form`) runs once it checked the transaction and the table. The
+table's layout assigns each mutation its bucket and group (`MutationFormat.spark_buckets`:
+the acid layout's Hive hash and bucket properties); everything else is the client's.
 
 A DataFrame of mutations has an op column (``op_column``, by default ``_op``:
 ``'insert'``, ``'update'`` or ``'delete'``), the table's columns (partition columns
@@ -9,10 +9,10 @@ included) and, for updates and deletes, ``ROW__ID``: the ``struct<writeid, bucke
 rowid>`` ``Table.read(with_row_id=True)`` gives. `apply`:
 
 1. checks the frame's columns on the driver (`MutationSchemaError`);
-2. resolves buckets: the bucket of an insert is Hive's hash of its bucket columns
-   (``layouts.acid.engine.bucketing.with_buckets``: numpy over Arrow batches, no Python
-   per row) and its ROW__ID becomes ``(-1, property, -1)`` (any ROW__ID an insert
-   carries is ignored); the bucket of an update or delete is the one its ROW__ID names;
+2. resolves buckets through the layout (`MutationFormat.spark_buckets`; for acid: the
+   bucket of an insert is Hive's hash of its bucket columns, numpy over Arrow batches, and
+   its ROW__ID becomes ``(-1, property, -1)``; the bucket of an update or delete is the
+   one its ROW__ID names);
 3. repartitions by (partition, bucket), so a group lives in exactly one Spark partition,
    and sorts each Spark partition by (partition, bucket, ROW__ID);
 4. runs one `MutatorCoordinator` per Spark task (``mapInArrow``): its `MutationTarget`
@@ -46,9 +46,6 @@ from pyspark.sql import types as T
 from versioned.engine.spark.errors import first_line
 from versioned.engine.spark.python_workers import require_python_workers
 from versioned.errors import VersionedError
-from versioned.layouts.acid.engine.bucketing import BUCKET_COLUMN, with_buckets
-from versioned.layouts.acid.mutation.group_writer import INSERT_KIND
-from versioned.layouts.acid.snapshot_dirs import DELETE_KIND
 from versioned.mutation.coordinator import MutatorCoordinator
 from versioned.mutation.errors import (
     MissingRowIdError,
@@ -56,6 +53,7 @@ from versioned.mutation.errors import (
     MutationTaskError,
     UnknownOperationError,
 )
+from versioned.mutation.formats import format_for
 from versioned.mutation.records import ROW_ID
 from versioned.mutation.spark_form import ApplySummary
 from versioned.mutation.target import MutationTarget
@@ -75,6 +73,7 @@ ROW_ID_TYPE = T.StructType(
 """Hive's ROW__ID, as ``Table.read(with_row_id=True)`` gives it."""
 
 _GROUP = "#group_bucket"
+_BUCKET = "#hashed_bucket"
 _MARK = "@@versioned-mutation-error@@"
 _SUMMARY = T.StructType(
     [T.StructField(f, T.LongType()) for f in ("inserted", "updated", "deleted", "groups", "files")]
@@ -136,19 +135,8 @@ def _planned(
     frame = mutations.select(
         *(_col(c) for c in needed), _row_id(mutations, target.name).alias(ROW_ID)
     )
-    frame = with_buckets(frame, spec)
-    op, hashed = _col(op_column), _col(BUCKET_COLUMN)
-    prop = _col(ROW_ID).getField("bucketid")
-    named = F.when(F.shiftright(prop, 29) == 0, prop).otherwise(
-        F.shiftright(prop.bitwiseAND(0x0FFF0000), 16)
-    )
-    insert_id = F.struct(
-        F.lit(-1).cast("bigint").alias("writeid"),
-        (F.lit(1 << 29).bitwiseOR(F.shiftleft(hashed, 16))).cast("int").alias("bucketid"),
-        F.lit(-1).cast("bigint").alias("rowid"),
-    )
-    frame = frame.withColumn(ROW_ID, F.when(op == INSERT, insert_id).otherwise(_col(ROW_ID)))
-    frame = frame.withColumn(_GROUP, F.when(op == INSERT, hashed).otherwise(named))
+    buckets = format_for(spec).spark_buckets()
+    frame = buckets(frame, spec, op_column=op_column, bucket_column=_BUCKET, group_column=_GROUP)
     keys = [*(_col(c) for c in spec.partition_by), _col(_GROUP)]
     frame = frame.repartition(partitions, *keys) if partitions else frame.repartition(*keys)
     frame = frame.sortWithinPartitions(
@@ -188,6 +176,7 @@ def _task(
 ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     """The function each Spark task runs: one coordinator over the task's sorted rows."""
     partition_by = tuple(target.table.spec.partition_by)
+    side_kinds = format_for(target.table.spec).side_kinds  # markers, key filters: no rows
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         groups = 0
@@ -197,7 +186,7 @@ def _task(
                 for batch in batches:
                     _check_batch(batch, op_column, target.name)
                     ops = batch.column(op_column).to_pylist()
-                    hashed = batch.column(BUCKET_COLUMN).to_pylist()
+                    hashed = batch.column(_BUCKET).to_pylist()
                     group_buckets = batch.column(_GROUP).to_pylist()
                     for op, bucket, group, row in zip(
                         ops, hashed, group_buckets, batch.to_pylist(), strict=True
@@ -214,7 +203,7 @@ def _task(
         except Exception as exc:  # carried to the driver whole (see _task_failure)
             raise _carry(exc) from None
         counts = coordinator.counts
-        files = sum(1 for f in coordinator.files if f.add.kind in (INSERT_KIND, DELETE_KIND))
+        files = sum(1 for f in coordinator.files if f.add.kind not in side_kinds)
         summary = {
             "inserted": counts["inserted"],
             "updated": counts["updated"],

@@ -69,6 +69,7 @@ ENTRY_POINTS: list[tuple[str, str, Callable[[MetaStore, World], object]]] = [
     ("lock_shared_read", "read", _lock("shared_read")),
     ("grants_on_table", "read", lambda m, w: m.grants(database="sales", table="orders")),
     ("check_read", "read", lambda m, w: m.check(ORDERS, "read")),
+    ("resolve_read", "read", lambda m, w: m.resolve(ORDERS, "read", with_snapshot=True)),
     ("add_partition", "write", lambda m, w: m.add_partition(ORDERS, ["s9", "2024-01-09"])),
     ("commit", "write", _commit),
     ("lock_shared_write", "write", _lock("shared_write")),
@@ -77,9 +78,11 @@ ENTRY_POINTS: list[tuple[str, str, Callable[[MetaStore, World], object]]] = [
     ("all_files", "write", lambda m, w: m.all_files(ORDERS)),
     ("forget_files", "write", lambda m, w: m.forget_files(ORDERS, [])),
     ("check_write", "write", lambda m, w: m.check(ORDERS, "write")),
+    ("resolve_write", "write", lambda m, w: m.resolve(ORDERS, "write", with_history=True)),
     ("grant", "all", lambda m, w: m.grant("eve", "read", database="sales", table="orders")),
     ("revoke", "all", lambda m, w: m.revoke("eve", "read", database="sales", table="orders")),
     ("check_all", "all", lambda m, w: m.check(ORDERS, "all")),
+    ("resolve_all", "all", lambda m, w: m.resolve(ORDERS, "all")),
     ("drop_table", "owner", lambda m, w: m.drop_table(ORDERS)),
 ]
 _WEAKER = {"read": None, "write": "read", "all": "write", "owner": "all"}
@@ -154,6 +157,23 @@ def test_write_implies_read(store: MetaStore, mallory: MetaStore, world: World) 
     mallory.check(ORDERS, "read")
     with pytest.raises(PermissionDeniedError):
         mallory.check(ORDERS, "all")
+
+
+def test_resolve_reads_the_record_snapshot_history_and_grants_of_one_operation(
+    store: MetaStore, mallory: MetaStore, world: World
+) -> None:
+    store.grant("mallory", "write", database="sales", table="orders")
+    access = mallory.resolve(ORDERS, "write", with_snapshot=True, with_history=True)
+    assert access.granted == {"read", "write"}
+    assert access.table == store.table(ORDERS)
+    assert access.snapshot == store.snapshot(ORDERS)
+    assert access.history is not None
+    assert [c.version for c in access.history] == [world.version]
+    owner = store.resolve(ORDERS, "read")
+    assert owner.granted == {"read", "write", "all"}
+    assert (owner.snapshot, owner.history) == (None, None)
+    with pytest.raises(InputError, match="unknown privilege"):
+        store.resolve(ORDERS, "own")  # type: ignore[arg-type]
 
 
 def test_revoke_takes_access_away(store: MetaStore, mallory: MetaStore, world: World) -> None:

@@ -26,6 +26,11 @@ _SATISFIES: dict[str, frozenset[str]] = {
 }
 _VERBS = {"read": "read", "write": "write to", "grant": "grant or revoke privileges on"}
 _PRIVILEGE_FOR = {"read": "read", "write": "write", "grant": "all"}
+_IMPLIED: dict[str, frozenset[Privilege]] = {
+    "read": frozenset({"read"}),
+    "write": frozenset({"read", "write"}),
+    "all": frozenset({"read", "write", "all"}),
+}
 
 
 def check_privilege(privilege: str) -> Privilege:
@@ -63,10 +68,11 @@ def table_allows(
     return bool(held & _SATISFIES[need])
 
 
-def require_table(session: Session, user: str, table: TableRow, need: Need) -> None:
-    """Raise `PermissionDeniedError` unless ``user`` may do ``need`` on ``table``."""
+def granted_privileges(session: Session, user: str, table: TableRow) -> frozenset[Privilege]:
+    """What ``user`` may do on ``table``, as privileges: ``write`` implies ``read``, ``all``
+    implies both, and the owners of the table and of its database hold all three."""
     if user in (table.owner, table.database.owner):
-        return
+        return _IMPLIED["all"]
     held = set(
         session.scalars(
             sa.select(GrantRow.privilege).where(
@@ -76,9 +82,19 @@ def require_table(session: Session, user: str, table: TableRow, need: Need) -> N
             )
         )
     )
-    if not held & _SATISFIES[need]:
+    return frozenset().union(*(_IMPLIED[p] for p in held if p in _IMPLIED))
+
+
+def require_granted(user: str, table: TableRow, need: Need, granted: frozenset[Privilege]) -> None:
+    """Raise `PermissionDeniedError` unless ``granted`` (`granted_privileges`) covers ``need``."""
+    if _PRIVILEGE_FOR[need] not in granted:
         name = f"{table.database.name}.{table.name}"
         _deny(user, need, name, name, table.owner)
+
+
+def require_table(session: Session, user: str, table: TableRow, need: Need) -> None:
+    """Raise `PermissionDeniedError` unless ``user`` may do ``need`` on ``table``."""
+    require_granted(user, table, need, granted_privileges(session, user, table))
 
 
 def require_database(session: Session, user: str, database: DatabaseRow, need: Need) -> None:

@@ -249,6 +249,24 @@ class Snapshot:
 
 
 @dataclass(frozen=True)
+class TableAccess:
+    """One table as one user may use it for one operation, read in one catalog transaction.
+
+    Attributes:
+        table: The table's record.
+        granted: The privileges the user holds on it (``write`` implies ``read``, ``all``
+            both; its owners hold all three).
+        snapshot: Its latest snapshot, when the operation asked for one.
+        history: Its commits, oldest first, when the operation asked for them.
+    """
+
+    table: TableInfo
+    granted: frozenset[Privilege]
+    snapshot: Snapshot | None = None
+    history: tuple[CommitInfo, ...] | None = None
+
+
+@dataclass(frozen=True)
 class GrantInfo:
     """A privilege of a principal on a database (``table`` is None) or a table."""
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import time
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
@@ -44,10 +44,10 @@ from versioned.catalog.records import (
     Snapshot,
     StreamMark,
     StreamProgress,
+    TableAccess,
     TableCommit,
     TableInfo,
 )
-from versioned.catalog.store_base import Need
 from versioned.catalog.transaction_store import TransactionStore
 from versioned.errors import InputError
 from versioned.names import TableName
@@ -337,6 +337,39 @@ class MetaStore(TransactionStore, ChangeLogReads):
             name, "read", lambda s, t: snapshots.snapshot(s, t, as_of, as_of_time)
         )
 
+    def resolve(
+        self,
+        name: TableName,
+        privilege: Privilege,
+        *,
+        with_snapshot: bool = False,
+        with_history: bool = False,
+    ) -> TableAccess:
+        """What one operation needs of the table, read once: its record, the privileges this
+        user holds on it, and (when asked) its latest snapshot and its history, all from
+        one catalog transaction (one consistent view).
+
+        Raises:
+            PermissionDeniedError: This user does not hold ``privilege`` on the table.
+            CatalogReadOnlyError: ``privilege`` is more than ``read`` and this process
+                cannot write the catalog.
+        """
+        need = self._need(privilege)
+        table_name = tables.table_name(name)
+
+        def unit(s: Session) -> TableAccess:
+            table = tables.get_table(s, table_name)
+            granted = access.granted_privileges(s, self.user, table)
+            access.require_granted(self.user, table, need, granted)
+            return TableAccess(
+                table=table.info(),
+                granted=granted,
+                snapshot=snapshots.snapshot(s, table, None) if with_snapshot else None,
+                history=tuple(snapshots.history(s, table.id)) if with_history else None,
+            )
+
+        return self._db.read(unit)
+
     def all_files(self, name: TableName) -> list[DataFile]:
         """Every file ever committed to the table and not yet forgotten (needs write)."""
         return self._on_table(name, "write", lambda s, t: snapshots.all_files(s, t.id))
@@ -435,8 +468,12 @@ class MetaStore(TransactionStore, ChangeLogReads):
         """Raise `PermissionDeniedError` unless this user holds ``privilege`` on the table,
         and `CatalogReadOnlyError` when it is more than ``read`` on a catalog this process
         cannot write."""
+        self._on_table(name, self._need(privilege), lambda s, t: None)
+
+    def _need(self, privilege: Privilege) -> Literal["read", "write", "grant"]:
+        """The access need of ``privilege`` (validated); a need beyond ``read`` first
+        requires a catalog this process can write."""
         checked = access.check_privilege(privilege)
         if checked != "read":
             self.require_writable()
-        need: Need = "grant" if checked == "all" else checked
-        self._on_table(name, need, lambda s, t: None)
+        return "grant" if checked == "all" else checked

@@ -43,11 +43,11 @@ def test_history_is_in_version_order_and_describe_shows_the_highest_version(
     cat = connect(warehouse=str(tmp_path / "wh"), catalog=f"sqlite:///{tmp_path}/cat.db",
                   user="alice")  # fmt: skip
     name = TableName("test", "t")
-    first, second = cat.store.begin(), cat.store.begin()
+    first, second = cat.engine_context.store.begin(), cat.engine_context.store.begin()
     for txn, value in ((second, "x"), (first, "y")):  # the later transaction commits first
-        part = cat.store.add_partition(name, [value])
+        part = cat.engine_context.store.add_partition(name, [value])
         add = FileAdd(part.id, f"p={value}/version_id={txn}/part-0.parquet", "data", txn, 10, 1)
-        cat.store.commit(
+        cat.engine_context.store.commit(
             txn, name, operation="upsert",
             partitions=[PartitionCommit(part.id, new_head=txn, add=(add,))],
         )  # fmt: skip

@@ -52,17 +52,17 @@ def test_describe_history_and_partitions_show_times_as_iso_8601_utc(
 ) -> None:
     cat = connect(warehouse=base[1], catalog=base[3], user="alice")
     name = TableName("test", "t")
-    txn = cat.store.begin()
-    part = cat.store.add_partition(name, ["x"])
+    txn = cat.engine_context.store.begin()
+    part = cat.engine_context.store.add_partition(name, ["x"])
     add = FileAdd(part.id, f"p=x/version_id={txn}/part-0.parquet", "data", txn, 10, 1)
-    cat.store.commit(
+    cat.engine_context.store.commit(
         txn,
         name,
         operation="upsert",
         partitions=[PartitionCommit(part.id, new_head=txn, add=(add,))],
         metrics={"inserted": 1, "stale": 1, "superseded": 2, "rejected": 0},
     )
-    (commit,) = cat.store.history(name)
+    (commit,) = cat.engine_context.store.history(name)
     created_at = cat.table("test.t").info.created_at
     cat.close()
 

@@ -54,13 +54,13 @@ def rows(frame: Any) -> list[tuple[Any, ...]]:
 def state(catalog: Catalog) -> tuple[Any, ...]:
     """Everything an import could change: catalog records and the warehouse's files."""
     tables = {}
-    for info in catalog.store.tables():
+    for info in catalog.engine_context.store.tables():
         name = info.spec.name
         tables[str(name)] = (
             info.spec.to_dict(),
             info.current_seq,
-            [(p.values, p.head_version) for p in catalog.store.partitions(name)],
-            [(c.version, c.operation) for c in catalog.store.history(name)],
+            [(p.values, p.head_version) for p in catalog.engine_context.store.partitions(name)],
+            [(c.version, c.operation) for c in catalog.engine_context.store.history(name)],
         )
     root = Path(catalog.settings.warehouse)
     files = sorted(str(p.relative_to(root)) for p in root.rglob("*") if not p.is_dir())

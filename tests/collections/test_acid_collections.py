@@ -43,8 +43,10 @@ def _source(cat: Catalog) -> tuple[Any, int]:
 def _hive_rows(cat: Catalog, table: Any) -> list[tuple[Any, ...]]:
     """The table's rows as Hive's reader finds them on disk (partition values as strings)."""
     snapshot = table.snapshot()
-    ids = valid_write_id_list(cat.store.write_ids(table.name, snapshot.seq))
-    table_dir = Path(cat.fileio.full_path(table.info.location).removeprefix("file://"))
+    ids = valid_write_id_list(cat.engine_context.store.write_ids(table.name, snapshot.seq))
+    table_dir = Path(
+        cat.engine_context.fileio.full_path(table.info.location).removeprefix("file://")
+    )
     found = walk(table_dir, table.spec, ids)
     return sorted((r["id"], r["amt"], r["note"], r["store"], int(r["day"])) for r in found)
 

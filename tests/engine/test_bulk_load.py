@@ -70,14 +70,18 @@ def _blooms(t: Any) -> dict[tuple[str | None, ...], tuple[bytes, dict[str, Any],
 def _left_behind(t: Any) -> set[str]:
     """Files under the table no catalog record lists (dead letters aside)."""
     root = Path(t.catalog.settings.warehouse) / t.info.location
-    listed = {f.path for f in t.catalog.store.all_files(t.name)}
+    listed = {f.path for f in t.catalog.engine_context.store.all_files(t.name)}
     on_disk = {str(p.relative_to(root)) for p in root.rglob("*") if p.is_file()}
     return {p for p in on_disk - listed if not p.startswith("_dead_letter/")}
 
 
 def _listed_but_missing(t: Any) -> set[str]:
     root = Path(t.catalog.settings.warehouse) / t.info.location
-    return {f.path for f in t.catalog.store.all_files(t.name) if not (root / f.path).exists()}
+    return {
+        f.path
+        for f in t.catalog.engine_context.store.all_files(t.name)
+        if not (root / f.path).exists()
+    }
 
 
 def _dead_letters(t: Any) -> list[dict[str, Any]]:
@@ -307,9 +311,9 @@ def test_a_bulk_load_killed_midway_leaves_nothing_visible(
         for worker in workers:
             worker.close()
     deadline = time.monotonic() + 60
-    while cat.store.txn_snapshot().open_ids and time.monotonic() < deadline:
+    while cat.engine_context.store.txn_snapshot().open_ids and time.monotonic() < deadline:
         time.sleep(0.5)
-        cat.store.reap_expired()
+        cat.engine_context.store.reap_expired()
     t.vacuum(grace_hours=0)
     assert _left_behind(t) == set()
     if latest(t) == []:

@@ -34,7 +34,7 @@ def test_dates_beyond_python_print_as_spark_prints_them(cat: Catalog, tmp_path: 
     feed = tmp_path / "f.csv"
     feed.write_text("k,d,v,lsn,op,at\n2,19788,x,2,I,\n")
     assert t.upsert(str(feed)).rejected == 1
-    assert cat.store.partitions(t.name) == []
+    assert cat.engine_context.store.partitions(t.name) == []
 
     far = (date(9999, 12, 31) - date(1970, 1, 1)).days + 3_600_000  # about year 19855
     typed = pa.table(

@@ -15,6 +15,7 @@ import pytest
 
 from versioned.api.catalog import Catalog, connect
 from versioned.api.table import Table
+from versioned.layouts.table_request import CompactRequest
 from versioned.layouts.version_partition.engine.compactor import compact_table
 
 
@@ -187,13 +188,8 @@ def test_a_compaction_planned_before_a_column_was_added_keeps_that_column(
     planned_with = t.info  # before the column exists
     t.add_columns("note STRING")
     t.upsert(_batch(id=[2], qty=[2], p=["a"], note=["kept"], op=["I"]))
-    compact_table(
-        lambda: cat.spark,
-        cat.store,
-        cat.fileio,
-        planned_with,
-        broadcast_limit=cat.broadcast_limit,
-    )
+    planned = CompactRequest(operation="compact", table=planned_with, granted=frozenset())
+    compact_table(cat.engine_context, planned)
     assert [c.operation for c in t.history()][-1] == "compact"
     assert _rows(t.read()) == [(1, 1, "a", None), (2, 2, "a", "kept")]
 

@@ -128,7 +128,7 @@ def test_a_write_failing_after_the_alter_leaves_a_readable_table_and_a_retry_com
     assert [c.operation for c in t.history()] == ["upsert", "alter"]
     assert _rows(t, "id", "qty", "p", "note") == [(1, 1, "a", None), (2, 2, "b", None)]
     assert t.read(as_of=t.history()[0].version).columns == ["id", "qty", "p"]
-    assert cat.store.txn_snapshot().open_ids == frozenset()
+    assert cat.engine_context.store.txn_snapshot().open_ids == frozenset()
     t.upsert(rows, evolve=True)
     assert [c.operation for c in t.history()] == ["upsert", "alter", "upsert"]
     assert _rows(t, "id", "note") == [(1, None), (2, None), (3, "x")]

@@ -131,7 +131,7 @@ def _changes(table: Any, changes: dict[int, tuple[str | None, str]]) -> Any:
 
 def _spark_written(cat: Any, table: Any) -> None:
     """Updates and a delete in a batch written by Spark's ORC writer (as large batches are)."""
-    cat.store.set_table_properties(table.name, {"write.driver_max_events": "0"})
+    cat.engine_context.store.set_table_properties(table.name, {"write.driver_max_events": "0"})
     _changes(cat.table(table.name), {8: ("w8", "U"), 9: (None, "U"), 10: (None, "D")})
 
 
@@ -154,13 +154,13 @@ def _steps(cat: Any, table: Any) -> dict[str, Callable[[], Any]]:
 def _record(cat: Any, table: Any, step: str, into: Path) -> Step:
     table = cat.table(table.name)
     snapshot = table.snapshot()
-    ids = cat.store.write_ids(table.name, snapshot.seq)
+    ids = cat.engine_context.store.write_ids(table.name, snapshot.seq)
     files = snapshot_files(snapshot, ids)
     directories: dict[str, set[str]] = {}
     for ref in (*files.inserts, *files.deletes):
         partition = ref.file.path.rsplit("/", 2)[0] if ref.file.path.count("/") > 1 else ""
         directories.setdefault(partition, set()).add(ref.directory)
-    source = Path(cat.fileio.full_path(table.info.location).removeprefix("file://"))
+    source = Path(cat.engine_context.fileio.full_path(table.info.location).removeprefix("file://"))
     folder = into / step
     shutil.copytree(source, folder, ignore=shutil.ignore_patterns("_staging"))
     return Step(

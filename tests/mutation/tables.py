@@ -61,8 +61,10 @@ def values(table: Any) -> list[tuple[Any, ...]]:
 def hive_values(cat: Any, table: Any) -> list[tuple[Any, ...]]:
     """The live rows as Hive's reader finds them on storage (directory walk)."""
     snapshot = table.snapshot()
-    ids = valid_write_id_list(cat.store.write_ids(table.name, snapshot.seq))
-    table_dir = Path(cat.fileio.full_path(table.info.location).removeprefix("file://"))
+    ids = valid_write_id_list(cat.engine_context.store.write_ids(table.name, snapshot.seq))
+    table_dir = Path(
+        cat.engine_context.fileio.full_path(table.info.location).removeprefix("file://")
+    )
     found = walk(table_dir, table.spec, ids)
     return sorted((*[r[p] for p in table.spec.partition_by], r["id"], r["msg"]) for r in found)
 

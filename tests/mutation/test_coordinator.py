@@ -29,7 +29,7 @@ KENYA = ["Africa", "Kenya"]
 @pytest.fixture
 def table(lake: Any) -> Any:
     made = alerts(lake)
-    lake.store.add_partitions("m.alerts", [ASIA_INDIA, EUROPE_UK])
+    lake.engine_context.store.add_partitions("m.alerts", [ASIA_INDIA, EUROPE_UK])
     return made
 
 
@@ -155,7 +155,9 @@ def test_a_record_whose_partition_columns_name_another_partition_is_refused(
 def test_the_first_insert_creates_the_partition(lake: Any, txn: vm.Transaction, table: Any) -> None:
     coord = _coord(txn)
     coord.insert(KENYA, record(vm.BucketIdResolver(table), 1, "m"))
-    assert ("Africa", "Kenya") in [p.values for p in lake.store.partitions("m.alerts")]
+    assert ("Africa", "Kenya") in [
+        p.values for p in lake.engine_context.store.partitions("m.alerts")
+    ]
 
 
 def test_a_delete_into_a_missing_partition_creates_nothing_and_fails(
@@ -164,7 +166,7 @@ def test_a_delete_into_a_missing_partition_creates_nothing_and_fails(
     coord = _coord(txn)
     with pytest.raises(vm.MissingPartitionError):
         coord.delete(KENYA, _del(1, 0, 0))
-    assert len(lake.store.partitions("m.alerts")) == 2
+    assert len(lake.engine_context.store.partitions("m.alerts")) == 2
 
 
 def test_racing_coordinators_all_create_the_same_partition(
@@ -189,7 +191,11 @@ def test_racing_coordinators_all_create_the_same_partition(
     for t in threads:
         t.join()
     assert errors == []
-    fiji = [p for p in lake.store.partitions("m.alerts") if p.values == ("Oceania", "Fiji")]
+    fiji = [
+        p
+        for p in lake.engine_context.store.partitions("m.alerts")
+        if p.values == ("Oceania", "Fiji")
+    ]
     assert len(fiji) == 1
     txn.commit()
     assert sorted(r[2] for r in rows(table)) == sorted(ids)
@@ -203,7 +209,7 @@ def test_without_partition_creation_the_client_creates_them_before_the_commit(
     odd = ["Côte d'Ivoire", "a/b:c"]
     with client.coordinator(txn, "m.alerts") as coord:
         coord.insert(odd, record(vm.BucketIdResolver(table), 1, "m"))
-    assert len(lake.store.partitions("m.alerts")) == 2
+    assert len(lake.engine_context.store.partitions("m.alerts")) == 2
     with pytest.raises(vm.PartitionCreationError, match="create_partitions"):
         txn.commit()
     assert txn.state is vm.TransactionState.OPEN

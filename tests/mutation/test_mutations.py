@@ -32,7 +32,7 @@ from versioned import mutation as vm
 
 
 def _table_dir(cat: Any, table: Any) -> Path:
-    return Path(cat.fileio.full_path(table.info.location).removeprefix("file://"))
+    return Path(cat.engine_context.fileio.full_path(table.info.location).removeprefix("file://"))
 
 
 @pytest.mark.parametrize("partitioned", [True, False])
@@ -44,7 +44,7 @@ def test_begin_and_commit_without_mutations_commits(lake: Any, partitioned: bool
     txn.begin()
     txn.commit()
     assert txn.state is vm.TransactionState.COMMITTED
-    assert lake.store.transaction(txn.transaction_id).state == "committed"
+    assert lake.engine_context.store.transaction(txn.transaction_id).state == "committed"
     assert table.history() == []
     client.close()
 
@@ -57,7 +57,7 @@ def test_begin_and_abort_with_an_unused_coordinator_aborts(lake: Any, partitione
     client.coordinator(txn, "m.alerts").close()
     txn.abort()
     assert txn.state is vm.TransactionState.ABORTED
-    assert lake.store.transaction(txn.transaction_id).state == "aborted"
+    assert lake.engine_context.store.transaction(txn.transaction_id).state == "aborted"
 
 
 def test_one_insert_commits_one_file_with_the_row_id_of_the_write(lake: Any) -> None:
@@ -80,7 +80,7 @@ def test_one_insert_commits_one_file_with_the_row_id_of_the_write(lake: Any) -> 
 
 def test_inserts_into_several_partitions_create_them_and_number_rows_per_file(lake: Any) -> None:
     table = alerts(lake)
-    lake.store.add_partition("m.alerts", ASIA_INDIA)
+    lake.engine_context.store.add_partition("m.alerts", ASIA_INDIA)
     resolver = vm.BucketIdResolver(table)
     france = ids_in_bucket(table, 1, 2)
     txn = begun(lake, "m.alerts", create_partitions=True)
@@ -91,7 +91,7 @@ def test_inserts_into_several_partitions_create_them_and_number_rows_per_file(la
     for i in france:
         coord.insert(EUROPE_FRANCE, record(resolver, i, "Bonjour streaming"))
     coord.close()
-    assert {p.values for p in lake.store.partitions("m.alerts")} == {
+    assert {p.values for p in lake.engine_context.store.partitions("m.alerts")} == {
         ("Asia", "India"),
         ("Europe", "UK"),
         ("Europe", "France"),

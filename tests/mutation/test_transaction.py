@@ -21,10 +21,10 @@ def test_begin_locks_every_sink_table_shared_write_and_commit_releases_the_locks
     alerts(lake, "m.audit")
     client = vm.MutatorClient(lake, tables=["m.audit", "m.alerts"])
     txn = client.new_transaction()
-    assert lake.store.locks("m.alerts") == []
+    assert lake.engine_context.store.locks("m.alerts") == []
     txn.begin()
     for name in ("m.alerts", "m.audit"):
-        (lock,) = lake.store.locks(name)
+        (lock,) = lake.engine_context.store.locks(name)
         assert (lock.txn_id, lock.mode, lock.state, lock.partition_id) == (
             txn.transaction_id,
             "shared_write",
@@ -32,7 +32,11 @@ def test_begin_locks_every_sink_table_shared_write_and_commit_releases_the_locks
             None,
         )
     txn.commit()
-    assert lake.store.locks("m.alerts") == lake.store.locks("m.audit") == []
+    assert (
+        lake.engine_context.store.locks("m.alerts")
+        == lake.engine_context.store.locks("m.audit")
+        == []
+    )
 
 
 def test_abort_releases_the_locks(lake: Any) -> None:
@@ -40,7 +44,7 @@ def test_abort_releases_the_locks(lake: Any) -> None:
     txn = vm.MutatorClient(lake, tables=["m.alerts"]).new_transaction()
     txn.begin()
     txn.abort()
-    assert lake.store.locks("m.alerts") == []
+    assert lake.engine_context.store.locks("m.alerts") == []
 
 
 def test_a_lock_wait_times_out_retryably_and_aborts_releasing_the_locks_taken(lake: Any) -> None:
@@ -54,7 +58,9 @@ def test_a_lock_wait_times_out_retryably_and_aborts_releasing_the_locks_taken(la
         txn.begin()
     assert raised.value.retryable and raised.value.exit_code == 75
     assert txn.state is vm.TransactionState.ABORTED
-    assert lake.store.locks("m.alerts") == []  # taken first (name order), released by the abort
+    assert (
+        lake.engine_context.store.locks("m.alerts") == []
+    )  # taken first (name order), released by the abort
     holder.commit()
 
 
@@ -105,7 +111,7 @@ def test_a_transaction_lost_elsewhere_is_reported_by_the_heartbeat_thread(lake: 
     )
     txn = client.new_transaction()
     txn.begin()
-    lake.store.abort(txn.transaction_id, "an operator killed it")
+    lake.engine_context.store.abort(txn.transaction_id, "an operator killed it")
     assert heard.wait(30)
     assert got[0][0] == txn.transaction_id and isinstance(got[0][1], TransactionError)
     with pytest.raises(vm.MutationTransactionError, match="lost"):
@@ -124,7 +130,7 @@ def test_a_manual_heartbeat_reports_a_lost_transaction(lake: Any) -> None:
     txn = client.new_transaction()
     txn.begin()
     txn.heartbeat()
-    lake.store.abort(txn.transaction_id)
+    lake.engine_context.store.abort(txn.transaction_id)
     with pytest.raises(vm.MutationTransactionError):
         txn.heartbeat()
     assert heard == [txn.transaction_id]

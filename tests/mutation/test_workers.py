@@ -55,7 +55,7 @@ def test_the_files_of_a_worker_that_dies_are_never_visible_and_vacuum_removes_th
     ]
     coord = client.coordinator(txn, "m.alerts")
     assert _run(workers.apply_and_die, pickle.dumps(coord), dying) == 3
-    folder = Path(lake.fileio.full_path(table.info.location).removeprefix("file://"))
+    folder = Path(lake.engine_context.fileio.full_path(table.info.location).removeprefix("file://"))
     orphans = sorted(folder.glob("continent=Europe/country=UK/delta_*/bucket_*"))
     assert orphans  # the dead worker's finished group is on storage
     with client.coordinator(txn, "m.alerts") as survivor:

@@ -32,8 +32,10 @@ def _table(cat: Any, name: str) -> Any:
 
 def _hive_rows(cat: Any, table: Any) -> list[tuple[Any, ...]]:
     snapshot = table.snapshot()
-    ids = valid_write_id_list(cat.store.write_ids(table.name, snapshot.seq))
-    table_dir = Path(cat.fileio.full_path(table.info.location).removeprefix("file://"))
+    ids = valid_write_id_list(cat.engine_context.store.write_ids(table.name, snapshot.seq))
+    table_dir = Path(
+        cat.engine_context.fileio.full_path(table.info.location).removeprefix("file://")
+    )
     return sorted((r["id"], r["msg"]) for r in walk(table_dir, table.spec, ids))
 
 
@@ -50,7 +52,7 @@ def test_a_batch_grows_one_delta_that_hive_reads_at_every_commit(cat: Any) -> No
     )
     endpoint = vs.EndPoint(cat, "testing.alerts", ["Asia", "India"])
     writer = vs.DelimitedInputWriter(["id", "msg"], ",", endpoint=endpoint)
-    folder = Path(cat.fileio.full_path(table.info.location).removeprefix("file://"))
+    folder = Path(cat.engine_context.fileio.full_path(table.info.location).removeprefix("file://"))
     part = folder / "continent=Asia" / "country=India"
     with endpoint.connect() as conn:
         batch = conn.fetch_transaction_batch(3, writer)

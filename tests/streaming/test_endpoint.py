@@ -55,11 +55,13 @@ def test_a_missing_partition_is_invalid_unless_created(lake: Any, layout: str) -
     endpoint = vs.EndPoint(lake, "testing.alerts", ["Asia", "India"])
     with pytest.raises(vs.InvalidPartition, match="create_partition=True"):
         endpoint.connect()
-    assert lake.store.partitions(endpoint.table) == []
+    assert lake.engine_context.store.partitions(endpoint.table) == []
     with endpoint.connect(create_partition=True, agent="flume-1") as conn:
         assert conn.partition.values == ("Asia", "India")
         assert conn.agent == "flume-1"
-    assert [p.values for p in lake.store.partitions(endpoint.table)] == [("Asia", "India")]
+    assert [p.values for p in lake.engine_context.store.partitions(endpoint.table)] == [
+        ("Asia", "India")
+    ]
     with endpoint.connect() as again:  # now it exists
         assert again.partition.id == conn.partition.id
 
@@ -75,14 +77,18 @@ def test_racing_connections_create_one_partition(lake: Any, layout: str) -> None
     with ThreadPoolExecutor(6) as pool:
         ids = list(pool.map(connect, range(6)))  # any error is raised here
     assert len(ids) == 6 and len(set(ids)) == 1
-    assert [p.values for p in lake.store.partitions(endpoint.table)] == [("Europe", "Ä/ß b")]
+    assert [p.values for p in lake.engine_context.store.partitions(endpoint.table)] == [
+        ("Europe", "Ä/ß b")
+    ]
 
 
 def test_streaming_needs_write_permission(lake: Any, layout: str) -> None:
     import versioned
 
     _alerts(lake, layout)
-    lake.store.add_partition(vs.EndPoint(lake, "testing.alerts").table, ["Asia", "India"])
+    lake.engine_context.store.add_partition(
+        vs.EndPoint(lake, "testing.alerts").table, ["Asia", "India"]
+    )
     settings = lake.settings
     bob = versioned.connect(catalog=settings.catalog_url, warehouse=settings.warehouse, user="bob")
     try:

@@ -129,8 +129,10 @@ def test_aborted_records_never_show_even_beside_committed_ones(lake: Any, layout
         batch.write("5,open when closed")
     assert _rows(table) == [(1, "a"), (2, "b"), (4, "d")]
     first, last = batch.txn_ids[0], batch.txn_ids[-1]
-    assert lake.store.transaction(first + 1).state == "aborted"
-    assert lake.store.transaction(last).state == "aborted"  # close() aborts the open one
+    assert lake.engine_context.store.transaction(first + 1).state == "aborted"
+    assert (
+        lake.engine_context.store.transaction(last).state == "aborted"
+    )  # close() aborts the open one
     assert {c.version for c in table.history()} >= {first, first + 2}
 
 
@@ -164,7 +166,7 @@ def test_a_closed_batch_or_connection_refuses_work(lake: Any, layout: str) -> No
     batch.write("1,x")
     batch.close()
     unused = batch.txn_ids[1:]
-    assert all(lake.store.transaction(t).state == "aborted" for t in batch.txn_ids)
+    assert all(lake.engine_context.store.transaction(t).state == "aborted" for t in batch.txn_ids)
     assert batch.remaining_transactions() == 0 and len(unused) == 2
     for call in (batch.begin_next_transaction, lambda: batch.write("2,y"), batch.commit):
         with pytest.raises(vs.StreamingTransactionError, match="has been closed"):
@@ -241,17 +243,17 @@ def test_an_open_transaction_holds_a_shared_lock_on_its_partition(lake: Any, lay
     _alerts(lake, layout)
     conn, writer = _connect(lake)
     with conn, conn.fetch_transaction_batch(2, writer) as batch:
-        assert lake.store.locks(TABLE) == []
+        assert lake.engine_context.store.locks(TABLE) == []
         batch.begin_next_transaction()
-        (lock,) = lake.store.locks(TABLE)
+        (lock,) = lake.engine_context.store.locks(TABLE)
         assert lock.mode == "shared_read" and lock.txn_id == batch.current_transaction_id
         assert lock.partition_id == conn.partition.id
         batch.commit()
-        assert lake.store.locks(TABLE) == []
+        assert lake.engine_context.store.locks(TABLE) == []
         batch.begin_next_transaction()
-        assert len(lake.store.locks(TABLE)) == 1
+        assert len(lake.engine_context.store.locks(TABLE)) == 1
         batch.abort()
-        assert lake.store.locks(TABLE) == []
+        assert lake.engine_context.store.locks(TABLE) == []
 
 
 def test_a_streamed_key_replaces_the_stored_row(cat: Any, layout: str) -> None:
@@ -298,7 +300,9 @@ def test_an_io_failure_kills_the_batch_and_aborts_its_transactions(
     with conn:
         batch = conn.fetch_transaction_batch(3, writer)
         # Where the batch's files must go is taken by a plain file: writing them fails.
-        folder = Path(lake.fileio.full_path(table.info.location).removeprefix("file://"))
+        folder = Path(
+            lake.engine_context.fileio.full_path(table.info.location).removeprefix("file://")
+        )
         blocked = folder / "continent=Asia" / "country=India"
         blocked.mkdir(parents=True, exist_ok=True)
         if layout == "acid":  # the batch's delta directory
@@ -310,7 +314,9 @@ def test_an_io_failure_kills_the_batch_and_aborts_its_transactions(
         batch.write("1,lost")
         with pytest.raises(vs.StreamingIOFailure, match=r"(?i)exists"):
             batch.commit()
-        assert all(lake.store.transaction(t).state == "aborted" for t in batch.txn_ids)
+        assert all(
+            lake.engine_context.store.transaction(t).state == "aborted" for t in batch.txn_ids
+        )
         with pytest.raises(vs.StreamingTransactionError, match="I/O failure"):
             batch.begin_next_transaction()
         batch.close()
@@ -336,7 +342,9 @@ def test_rejected_records_go_to_the_dead_letter_area_on_commit(lake: Any, layout
     assert _rows(table) == [(1, "good"), (2, "good")]
     (commit,) = [c for c in table.history() if c.operation == "stream"]
     assert commit.metrics["rejected"] == 2
-    letters = Path(lake.fileio.full_path(commit.metrics["dead_letters"]).removeprefix("file://"))
+    letters = Path(
+        lake.engine_context.fileio.full_path(commit.metrics["dead_letters"]).removeprefix("file://")
+    )
     records = [json.loads(line) for line in letters.read_text().splitlines()]
     assert [(r["_raw"], r["_source"]) for r in records] == [
         ("x,bad id", "stream:a1:1"),
@@ -451,8 +459,8 @@ def test_a_table_with_an_ordering_column_is_refused_without_leaving_transactions
     conn, writer = _connect(lake)
     with conn, pytest.raises(NotSupportedError, match="ordering column"):
         conn.fetch_transaction_batch(2, writer)
-    assert lake.store.locks(TABLE) == []
-    assert lake.store.txn_snapshot().open_ids == frozenset()
+    assert lake.engine_context.store.locks(TABLE) == []
+    assert lake.engine_context.store.txn_snapshot().open_ids == frozenset()
 
 
 def test_commits_racing_on_one_partition_are_planned_again_and_all_land(

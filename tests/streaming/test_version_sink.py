@@ -38,12 +38,17 @@ class _Batch:
 
     def __init__(self, cat: Any, n: int = 3, values: tuple[str, ...] = ASIA) -> None:
         self.cat = cat
-        self.table = cat.store.table(cat.table(NAME).name)
-        partition = cat.store.add_partition(self.table.spec.name, values)
-        self.txns = cat.store.open_transactions(n)
+        self.table = cat.engine_context.store.table(cat.table(NAME).name)
+        partition = cat.engine_context.store.add_partition(self.table.spec.name, values)
+        self.txns = cat.engine_context.store.open_transactions(n)
         self.sink = VersionStreamSink(
             SinkContext(
-                cat.store, cat.fileio, self.table, partition, tuple(self.txns), tuple(self.txns)
+                cat.engine_context.store,
+                cat.engine_context.fileio,
+                self.table,
+                partition,
+                tuple(self.txns),
+                tuple(self.txns),
             )
         )
 
@@ -53,7 +58,7 @@ class _Batch:
         self.sink.write(txn, txn, rows)
 
     def commit_prepared(self, txn: int, prepared: PreparedCommit) -> None:
-        self.cat.store.commit(
+        self.cat.engine_context.store.commit(
             txn,
             self.table.spec.name,
             operation="stream",
@@ -71,7 +76,7 @@ class _Batch:
         return prepared
 
     def abort(self, txn: int) -> None:
-        self.cat.store.abort(txn)
+        self.cat.engine_context.store.abort(txn)
         self.sink.abort(txn)
 
 

@@ -44,9 +44,9 @@ def lake_rows(
     as dicts in the table's column order; ``with_row_id`` (acid only) adds ``ROW__ID`` as
     ``(writeid, bucketid, rowid)``. Sorted by their repr, so two reads compare as lists."""
     snapshot = table.snapshot(as_of)
-    fileio = table.catalog.fileio
+    fileio = table.catalog.engine_context.fileio
     if snapshot.table.spec.layout == "acid":
-        ids = table.catalog.store.write_ids(table.name, snapshot.seq)
+        ids = table.catalog.engine_context.store.write_ids(table.name, snapshot.seq)
         rows = _acid_rows(fileio, snapshot, ids, with_row_id)
     else:
         assert not with_row_id, "only acid rows have a ROW__ID"

@@ -223,7 +223,7 @@ def test_compaction_reports_a_conflict_when_writers_keep_winning(
     assert files_before <= {f.path for f in t.snapshot().files}  # nothing retired
     # The aborted attempts left no files behind in the table's directories.
     root = Path(race_cat.settings.warehouse) / t.info.location
-    listed = {f.path for f in race_cat.store.all_files(t.name)}
+    listed = {f.path for f in race_cat.engine_context.store.all_files(t.name)}
     on_disk = {str(p.relative_to(root)) for p in root.rglob("*") if p.is_file()}
     assert on_disk == listed
 

@@ -39,7 +39,7 @@ ROUNDS = ["upsert", "compact", "upsert", "compact"]
 
 def _unlisted(cat: Any, t: Any) -> set[str]:
     root = Path(cat.settings.warehouse) / t.info.location
-    listed = {f.path for f in cat.store.all_files(t.name)}
+    listed = {f.path for f in cat.engine_context.store.all_files(t.name)}
     on_disk = {str(p.relative_to(root)) for p in root.rglob("*") if p.is_file()}
     return {p for p in on_disk - listed if not p.startswith("_dead_letter/")}
 
@@ -141,10 +141,10 @@ def test_killed_upserts_and_compactions_leave_the_table_before_or_after(
             worker.close()
 
     deadline = time.monotonic() + 10 * TXN_TIMEOUT_S
-    while cat.store.txn_snapshot().open_ids and time.monotonic() < deadline:
+    while cat.engine_context.store.txn_snapshot().open_ids and time.monotonic() < deadline:
         time.sleep(0.5)
-        cat.store.reap_expired()
-    assert not cat.store.txn_snapshot().open_ids, context
+        cat.engine_context.store.reap_expired()
+    assert not cat.engine_context.store.txn_snapshot().open_ids, context
     orphans = _unlisted(cat, t)
     result = t.vacuum(grace_hours=0)
     assert result.orphan_files == len(orphans), f"{outcomes}; {context}"

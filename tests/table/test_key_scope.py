@@ -82,7 +82,7 @@ def test_a_delete_without_partition_values_finds_the_row(cat: Catalog, layout: s
     assert (result.deleted, result.ignored_deletes) == (1, 0)
     assert _rows(t.read()) == [(1, "a", "x")]
     # The delete named no partition and none held the key there: no phantom partition.
-    assert [p.values for p in cat.store.partitions(t.name)] == [("x",), ("y",)]
+    assert [p.values for p in cat.engine_context.store.partitions(t.name)] == [("x",), ("y",)]
 
 
 def test_moves_within_one_batch_keep_the_last(cat: Catalog, layout: str) -> None:
@@ -175,7 +175,7 @@ def test_the_catalog_refuses_a_commit_against_an_old_table_sequence(
 ) -> None:
     t = _moving(cat, layout)
     t.upsert(_batch([("I", 1, "a", "x")]))
-    store = cat.store
+    store = cat.engine_context.store
     planned = store.snapshot(t.name).seq
     t.upsert(_batch([("I", 2, "b", "y")]))
     txn = store.begin()

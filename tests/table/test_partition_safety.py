@@ -42,7 +42,10 @@ def test_default_partition_name_next_to_a_null_is_a_dead_letter_and_the_rest_com
         (1, None, "null"),
         (3, "a", "a"),
     ]
-    assert sorted((p.values for p in cat.store.partitions(t.name)), key=str) == [("a",), (None,)]
+    assert sorted((p.values for p in cat.engine_context.store.partitions(t.name)), key=str) == [
+        ("a",),
+        (None,),
+    ]
 
 
 def test_a_partition_value_too_long_for_a_directory_is_a_dead_letter(
@@ -53,7 +56,7 @@ def test_a_partition_value_too_long_for_a_directory_is_a_dead_letter(
     result = t.upsert(_batch([(1, "x" * 300, "long"), (2, "b", "ok")]))
     assert (result.inserted, result.rejected) == (1, 1)
     assert [tuple(r) for r in t.read().select("k", "p").collect()] == [(2, "b")]
-    assert [p.values for p in cat.store.partitions(t.name)] == [("b",)]
+    assert [p.values for p in cat.engine_context.store.partitions(t.name)] == [("b",)]
 
 
 @pytest.mark.parametrize("obstacle", ["staging", "partition folder"])
@@ -84,7 +87,7 @@ def test_a_failed_write_leaves_no_partition_rows_behind(
     with pytest.raises(Exception):  # noqa: B017 - whatever Spark raises; the point is after
         t.upsert(_batch([(2, "new1", "x"), (3, "new2", "y"), (4, "a", "z")]))
     blocked.unlink()
-    assert [p.values for p in cat.store.partitions(t.name)] == [("a",)]
+    assert [p.values for p in cat.engine_context.store.partitions(t.name)] == [("a",)]
     assert [tuple(r) for r in t.read().select("k", "v").collect()] == [(1, "first")]
 
 
@@ -94,4 +97,4 @@ def test_a_batch_whose_every_row_is_rejected_counts_them(cat: Catalog, layout: s
     t = _table(cat, layout)
     result = t.upsert(_batch([(1, "__HIVE_DEFAULT_PARTITION__", "a"), (2, "x" * 300, "b")]))
     assert (result.inserted, result.rejected) == (0, 2)
-    assert t.read().count() == 0 and cat.store.partitions(t.name) == []
+    assert t.read().count() == 0 and cat.engine_context.store.partitions(t.name) == []

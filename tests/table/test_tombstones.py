@@ -119,7 +119,7 @@ def test_a_compacted_partition_is_compacted_again_once_its_tombstones_expire(
     t.upsert(_batch([(1, None, "D", 20)]))
     t.compact()
     assert t.compact(dry_run=True).partitions == ()  # tombstone still within retention
-    cat.store.set_table_properties(t.name, {TOMBSTONE_RETENTION_PROPERTY: "0"})
+    cat.engine_context.store.set_table_properties(t.name, {TOMBSTONE_RETENTION_PROPERTY: "0"})
     (planned,) = t.compact(dry_run=True).partitions
     assert planned.message == "expired tombstones"
     (part,) = t.refresh().compact().partitions

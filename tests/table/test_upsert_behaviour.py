@@ -200,7 +200,7 @@ def test_losing_a_commit_race_retries_as_a_newer_version(
 def _unlisted_files(cat: Catalog, t: Any) -> set[str]:
     """Files under the table that no catalog record lists (dead letters aside)."""
     root = Path(cat.settings.warehouse) / t.info.location
-    listed = {f.path for f in cat.store.all_files(t.name)}
+    listed = {f.path for f in cat.engine_context.store.all_files(t.name)}
     on_disk = {str(p.relative_to(root)) for p in root.rglob("*") if p.is_file()}
     return {p for p in on_disk - listed if not p.startswith("_dead_letter/")}
 
@@ -221,9 +221,9 @@ def test_a_write_that_fails_before_its_commit_removes_the_files_it_wrote(
     with pytest.raises(RuntimeError, match="lost its executors"):
         t.upsert(_batch([(1, 10.0, "U", "a"), (2, 2.0, "I", "b")]), progress=fail)
     assert _unlisted_files(cat, t) == set()
-    aborted = cat.store.txn_snapshot().aborted_ids
+    aborted = cat.engine_context.store.txn_snapshot().aborted_ids
     assert len(aborted) == 1
-    assert "RuntimeError" in (cat.store.transaction(min(aborted)).abort_reason or "")
+    assert "RuntimeError" in (cat.engine_context.store.transaction(min(aborted)).abort_reason or "")
     assert _rows(t.read()) == [(1, 1.0, "a")]
 
 

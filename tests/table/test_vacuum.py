@@ -69,7 +69,7 @@ def test_vacuum_never_deletes_a_file_a_retained_snapshot_lists(cat: Catalog, lay
     retained = [c for c in history if c.committed_at > cutoff]
     boundary = [c for c in history if c.committed_at <= cutoff][-1]
     retained.insert(0, boundary)
-    ledger_before = cat.store.all_files(t.name)
+    ledger_before = cat.engine_context.store.all_files(t.name)
     listed_by_retained = {f.path for c in retained for f in t.snapshot(as_of=c.version).files}
 
     result = t.vacuum(retain_hours=(time.time() - cutoff) / 3600)
@@ -93,7 +93,7 @@ def test_vacuum_never_deletes_a_file_a_retained_snapshot_lists(cat: Catalog, lay
                 ),
             ):
                 t.read(as_of=c.version)
-    assert {f.path for f in cat.store.all_files(t.name)} == on_disk  # forgotten too
+    assert {f.path for f in cat.engine_context.store.all_files(t.name)} == on_disk  # forgotten too
     # Vacuum again with the same retention: nothing more to do.
     again = t.vacuum(retain_hours=(time.time() - cutoff) / 3600)
     assert (again.retired_files, again.orphan_files) == (0, 0)
@@ -105,7 +105,7 @@ def test_vacuum_removes_orphans_after_the_grace_period_only(cat: Catalog, layout
     backdate_table(t, 3.0)  # the orphans below are 2 hours old: younger than their table
     t.upsert(batch([(1, 1.0, "I", "a"), (2, 2.0, "I", "b")]))
     root = Path(cat.settings.warehouse) / t.info.location
-    open_txn = cat.store.begin()
+    open_txn = cat.engine_context.store.begin()
     orphans = {
         "p=a/version_id=999999/part-0.parquet": 2.0,  # a write that never committed
         "_index/p=a/version_id=999999/_tmp.abc": 2.0,
@@ -119,7 +119,7 @@ def test_vacuum_removes_orphans_after_the_grace_period_only(cat: Catalog, layout
         (root / rel).write_text("x")
         _age(root / rel, hours)
     rows_before = latest(t)
-    listed = {f.path for f in cat.store.all_files(t.name)}
+    listed = {f.path for f in cat.engine_context.store.all_files(t.name)}
 
     dry = t.vacuum(dry_run=True)
     assert dry.orphan_files == 3 and dry.kept_orphans == 2
@@ -132,7 +132,7 @@ def test_vacuum_removes_orphans_after_the_grace_period_only(cat: Catalog, layout
     assert not (root / "p=a/version_id=999999").exists()  # emptied directories go too
     assert not (root / "_staging/txn=999998").exists()
 
-    cat.store.abort(open_txn)
+    cat.engine_context.store.abort(open_txn)
     result = t.vacuum(grace_hours=0)
     assert result.orphan_files == 2
     assert _on_disk(cat, t) == listed | {"_dead_letter/batch=1/part-0.json"}

@@ -6,7 +6,7 @@ import logging
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from versioned.api.table import Table
 from versioned.catalog import MetaStore
@@ -14,6 +14,7 @@ from versioned.catalog.records import GrantInfo, Privilege, TableInfo
 from versioned.catalog.tables import location
 from versioned.config import Settings, resolve_settings
 from versioned.layouts.base import layout_of
+from versioned.layouts.engine_protocol import DEFAULT_BROADCAST_LIMIT, EngineContext
 from versioned.names import TableName, check_queryable_name, principal
 from versioned.schema import Column, TableSpec, check_partition_types
 from versioned.storage.filesystem import FileIO
@@ -55,7 +56,7 @@ def connect(
 class Catalog:
     """Tables of one catalog and warehouse, seen as one principal."""
 
-    broadcast_limit: int = 20_000_000
+    broadcast_limit: int = DEFAULT_BROADCAST_LIMIT
     """Version-index entries up to which reads use a broadcast join (then a shuffle join)."""
 
     def __init__(
@@ -74,14 +75,32 @@ class Catalog:
         self._spark = spark
         self._on_spark_start = on_spark_start
         self._on_spark_ready = on_spark_ready
-        self.fileio = FileIO.for_root(settings.warehouse)
-        self.fileio.makedirs("")
-        self.store = MetaStore.connect(settings.catalog_url, settings.user)
+        self._fileio = FileIO.for_root(settings.warehouse)
+        self._fileio.makedirs("")
+        self._store = MetaStore.connect(settings.catalog_url, settings.user)
 
     @property
     def user(self) -> str:
         """The principal this catalog acts as."""
         return self.settings.user
+
+    @property
+    def engine_context(self) -> EngineContext:
+        """Internal: the metastore (acting as `user`), the warehouse's file system and the
+        SparkSession (started on first use) that the layouts' engines and versioned's own
+        clients (streaming, mutation, change stream) and tests work with.
+
+        Not part of the public API: tables are reached through `table` and its operations.
+        """
+        return EngineContext(
+            store=self._store,
+            fileio=self._fileio,
+            session=self._session,
+            broadcast_limit=self.broadcast_limit,
+        )
+
+    def _session(self) -> SparkSession:
+        return self.spark
 
     @cached_property
     def spark(self) -> SparkSession:
@@ -99,7 +118,7 @@ class Catalog:
 
     def close(self) -> None:
         """Release catalog connections (the SparkSession is left running)."""
-        self.store.close()
+        self._store.close()
 
     def __enter__(self) -> Catalog:
         return self
@@ -167,26 +186,43 @@ class Catalog:
         layout.check_spec(spec)
         check_partition_types(spec)
         check_queryable_name(spec.name)
-        return Table(self, self.store.create_table(spec, location=self._free_location(spec)))
+        return Table(self, self._store.create_table(spec, location=self._free_location(spec)))
 
     def _free_location(self, spec: TableSpec) -> str:
         """``db.db/table``, or a directory of its own next to it when that one holds files (a
         table dropped with its files kept, or files put there by hand): a new table never
         adopts files it did not write, and so its vacuum never deletes them as orphans."""
         default = location(_table_name(spec.name))
-        if not self.fileio.list_files(default):
+        if not self._fileio.list_files(default):
             return default
         fresh = f"{default}-{uuid.uuid4().hex[:8]}"
         log.info("%s holds files that are not this table's: the table goes in %s", default, fresh)
         return fresh
 
-    def table(self, name: str | TableName) -> Table:
-        """Open an existing table."""
-        return Table(self, self.store.table(_table_name(name)))
+    def table(
+        self, name: str | TableName, *, need: Literal["read", "write"] | None = "read"
+    ) -> Table:
+        """Open an existing table.
+
+        Args:
+            name: ``db.table``.
+            need: What the caller will do with it: the table is read now and the user must
+                hold this privilege on it (so that a missing grant is reported as the one
+                the caller needs). ``None``: name it only, reading nothing now; its first
+                operation reads the table and checks its own permission.
+
+        Raises:
+            NoSuchTableError: The table does not exist (not with ``need=None``).
+            PermissionDeniedError: The user does not hold ``need`` on it.
+        """
+        table_name = _table_name(name)
+        if need is None:
+            return Table(self, table_name)
+        return Table(self, self._store.resolve(table_name, need).table)
 
     def tables(self, database: str | None = None) -> list[TableInfo]:
         """Tables this user may read, optionally of one database."""
-        return self.store.tables(database)
+        return self._store.tables(database)
 
     def drop_table(
         self, name: str | TableName, *, purge: bool = True, wait_s: float = 30.0
@@ -201,7 +237,7 @@ class Catalog:
             LockTimeoutError: Transactions still held locks on the table after ``wait_s``.
         """
         table = _table_name(name)
-        store = self.store
+        store = self._store
         txn = store.begin()
         try:
             store.lock(txn, table, "exclusive", wait_s=wait_s)
@@ -211,7 +247,7 @@ class Catalog:
             raise
         store.commit_transaction(txn)
         if purge:
-            self.fileio.delete_dir(info.location)
+            self._fileio.delete_dir(info.location)
         return info
 
     # grants ---------------------------------------------------------------------------------
@@ -219,7 +255,7 @@ class Catalog:
     def grant(self, who: str, privilege: Privilege, on: str) -> GrantInfo:
         """Grant ``read``, ``write`` or ``all`` on ``db`` or ``db.table`` to a principal."""
         database, table = _grant_target(on)
-        return self.store.grant(principal(who), privilege, database=database, table=table)
+        return self._store.grant(principal(who), privilege, database=database, table=table)
 
     def revoke(self, who: str, privilege: Privilege, on: str) -> bool:
         """Take back a privilege granted with `grant`.
@@ -231,15 +267,15 @@ class Catalog:
         who = principal(who)
         held = any(
             g.principal == who and g.privilege == privilege
-            for g in self.store.grants(database=database, table=table)
+            for g in self._store.grants(database=database, table=table)
         )
-        self.store.revoke(who, privilege, database=database, table=table)
+        self._store.revoke(who, privilege, database=database, table=table)
         return held
 
     def grants(self, on: str) -> list[GrantInfo]:
         """Grants on ``db`` or ``db.table``."""
         database, table = _grant_target(on)
-        return self.store.grants(database=database, table=table)
+        return self._store.grants(database=database, table=table)
 
     def register_views(self, spark: SparkSession | None = None) -> list[str]:
         """Make every readable table queryable in Spark SQL as ``db.table`` (latest versions).
@@ -281,7 +317,7 @@ class Catalog:
         session = self._query_session
         infos = []
         for name in query_tables(session, query):
-            info = self.store.table(name)  # raises unless it exists and the user may read it
+            info = self._store.table(name)  # raises unless it exists and the user may read it
             layout_of(info.spec.layout).require("views", name)
             infos.append(info)
         self._register(session, infos)
@@ -304,18 +340,19 @@ class Catalog:
         from versioned.engine.spark.catalog_views import shows_commit
         from versioned.layouts.engine_protocol import engine_for
 
-        source = f"{self.settings.catalog_url}|{self.fileio.full_path('')}"
+        source = f"{self.settings.catalog_url}|{self._fileio.full_path('')}"
+        context = self.engine_context
         registered = []
         for info in tables:
             name = info.spec.name
-            root = self.fileio.full_path(info.location)
+            root = self._fileio.full_path(info.location)
             limit = self.broadcast_limit
             if shows_commit(session, info, source=source, root=root, broadcast_limit=limit):
                 registered.append(str(name))
                 continue
-            snapshot = self.store.snapshot(name)
+            snapshot = self._store.snapshot(name)
             engine = engine_for(layout_of(snapshot.table.spec.layout), "views", name)
-            registered.append(engine.register_view(self, session, snapshot, source))
+            registered.append(engine.register_view(context, session, snapshot, source))
         return registered
 
     # import and export ------------------------------------------------------------------------

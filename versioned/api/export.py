@@ -68,14 +68,14 @@ def export_table(
     started = time.monotonic()
     dest = os.fspath(dest)
     table_name = name if isinstance(name, TableName) else TableName.parse(name)
-    catalog.store.check(table_name, "read")
-    table = catalog.table(table_name)
+    table = catalog.table(table_name, need="read")
     spec = table.spec
     engine = engine_for(layout_of(spec.layout), "export", spec.name)
-    _refuse_inside_warehouse(catalog.fileio, dest)
+    ctx = catalog.engine_context
+    _refuse_inside_warehouse(ctx.fileio, dest)
     snapshot = _partitions_of(table.snapshot(as_of), partition)
     _refuse_used_destination(dest)  # before Spark starts; the writer checks again
-    frame = engine.read(catalog, snapshot, with_version=False)
+    frame = engine.read(ctx, snapshot, with_version=False)
     header = CollectionMetadata.from_spec(
         snapshot.table.spec,  # the columns of the exported version
         table=spec.name,

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from versioned.api.import_rows import ImportedRows, upsert_collection
-from versioned.catalog.records import TableInfo
+from versioned.catalog.records import Snapshot, TableAccess
 from versioned.catalog.store import MetaStore
 from versioned.collections.checked import CheckedPartition, import_keys
 from versioned.collections.data_files import encode_partition_keys, read_key_columns
@@ -99,21 +99,24 @@ def import_collection(
     folder = CollectionFolder.open(os.fspath(src))
     metadata = folder.metadata
     name = target_name(metadata, table)
-    store = catalog.store
+    store = catalog.engine_context.store
     existing = _writable_table(store, name)
     registered = {each.name: each for each in layouts()}
     plan = plan_import(
-        metadata, name, existing.spec if existing else None, partition, layouts=registered
+        metadata, name, existing.table.spec if existing else None, partition, layouts=registered
     )
     if existing is not None:
-        refuse_existing_partitions(plan, _partitions_with_data(store, name))
+        assert existing.snapshot is not None
+        refuse_existing_partitions(plan, _partitions_with_data(existing.snapshot))
     checked = _check_data(folder, plan)
     if plan.spec.keys_move and checked:
         import_keys(plan.spec, checked)  # refuses a key in two partitions of the collection
     # Every check passed: from here on the import writes.
-    info = existing or catalog.create_table_from_spec(plan.spec).info
+    if existing is None:
+        catalog.create_table_from_spec(plan.spec)
+        existing = store.resolve(name, "write")
     try:
-        imported = _write(catalog, folder, info, checked, bloom_error_rate)
+        imported = _write(catalog, folder, existing, checked, bloom_error_rate)
     except BaseException:
         if existing is None:  # the table was made for this import: take it away again
             with suppress(VersionedError):
@@ -134,19 +137,21 @@ def import_collection(
 def _write(
     catalog: Catalog,
     folder: CollectionFolder,
-    info: TableInfo,
+    access: TableAccess,
     checked: list[CheckedPartition],
     error_rate: float,
 ) -> ImportedRows:
     """Commit the checked partitions: by copying their files, or through the engine."""
     if not checked:
         return ImportedRows(version=None, rows=0, files=0, bytes_written=0)
+    info = access.table
     if not layout_of(info.spec.layout).has("import_files"):
         parts = [(c.files, c.planned.values) for c in checked]
-        return upsert_collection(catalog, folder, info, parts)
+        return upsert_collection(catalog, folder, access, parts)
     import_files = layout_of(info.spec.layout).hook("import_files", "import", info.spec.name)
+    ctx = catalog.engine_context
     version, written = import_files(
-        catalog.store, catalog.fileio, folder, info, checked, error_rate=error_rate
+        ctx.store, ctx.fileio, folder, info, checked, error_rate=error_rate
     )
     return ImportedRows(
         version=version,
@@ -156,20 +161,17 @@ def _write(
     )
 
 
-def _writable_table(store: MetaStore, name: TableName) -> TableInfo | None:
-    """The target table once this user may write it, or None when it does not exist."""
+def _writable_table(store: MetaStore, name: TableName) -> TableAccess | None:
+    """The target table and its snapshot once this user may write it (one catalog read),
+    or None when it does not exist."""
     try:
-        store.check(name, "write")
+        return store.resolve(name, "write", with_snapshot=True)
     except NoSuchTableError:
         return None
-    return store.table(name)
 
 
-def _partitions_with_data(
-    store: MetaStore, name: TableName
-) -> dict[tuple[str | None, ...], int | None]:
+def _partitions_with_data(snapshot: Snapshot) -> dict[tuple[str | None, ...], int | None]:
     """Partitions holding committed files (a row left by a failed write does not count)."""
-    snapshot = store.snapshot(name)
     live = {f.partition_id for f in snapshot.files}
     return {
         p.values: p.head_version

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from versioned.catalog.records import TableInfo
+from versioned.catalog.records import TableAccess
 from versioned.collections.folder import CollectionFolder
 from versioned.collections.metadata import CollectionFile
 from versioned.layouts.base import layout_of
@@ -40,11 +40,11 @@ class ImportedRows:
 def upsert_collection(
     catalog: Catalog,
     folder: CollectionFolder,
-    info: TableInfo,
+    access: TableAccess,
     parts: Sequence[tuple[Sequence[CollectionFile], tuple[str | None, ...]]],
 ) -> ImportedRows:
     """Upsert the rows of ``parts`` (files and their table partition's values) into the
-    table ``info`` as one commit.
+    table ``access`` resolved (the user may write it) as one commit.
 
     Raises:
         CollectionError: A row does not fit the table (nothing is written).
@@ -52,13 +52,23 @@ def upsert_collection(
     """
     from versioned.engine.feeds.collection import collection_feed
     from versioned.layouts.engine_protocol import engine_for
+    from versioned.layouts.table_request import WriteRequest
 
+    info = access.table
     spec = info.spec
     engine = engine_for(layout_of(spec.layout), "import", spec.name)
-    feed = collection_feed(catalog.spark, folder, spec, parts)
-    result = engine.write(
-        catalog, info, feed, options=WriteOptions(max_attempts=1), progress=None, operation="import"
+    ctx = catalog.engine_context
+    request = WriteRequest(
+        operation="import",
+        table=info,
+        granted=access.granted,
+        # None: the write plans on the latest snapshot once its transaction is open, as
+        # the import's checks of the partitions it fills ran a while ago.
+        snapshot=None,
+        feed=collection_feed(ctx.spark, folder, spec, parts),
+        options=WriteOptions(max_attempts=1),
     )
+    result = engine.write(ctx, request)
     return ImportedRows(
         version=result.version,
         rows=result.inserted + result.updated,

@@ -9,28 +9,48 @@ running the upsert again writes the data.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from versioned.catalog.records import TableInfo
 from versioned.errors import SchemaError
-from versioned.schema import Column
+from versioned.schema import Column, TableSpec
 from versioned.schema_changes import SchemaChange, evolve
 
 if TYPE_CHECKING:
-    from versioned.api.table import Table
+    from pyspark.sql import SparkSession
+
     from versioned.engine.feeds.reader import Feed
 
 _MAX_ROUNDS = 50
 """CSV headers are checked file by file: each round may find another file's new columns."""
 
 
-def read_feed_evolving(
-    table: Table, changes: Any, *, format: str | None, op_code_column: str | None
-) -> tuple[TableInfo, Feed]:
-    """Read ``changes`` for ``table``, first adding the input columns the table lacks.
+@dataclass(frozen=True)
+class EvolvedFeed:
+    """A feed read against the table with the input's new columns.
 
-    Returns:
-        The table as it is now (with the added columns) and the feed read against it.
+    Attributes:
+        feed: The feed, read against ``spec``.
+        spec: The table's definition with the new columns added.
+        added: The columns to add (none: the feed fits the table as it is).
+    """
+
+    feed: Feed
+    spec: TableSpec
+    added: tuple[Column, ...]
+
+
+def read_feed_evolving(
+    spark: SparkSession,
+    changes: Any,
+    spec: TableSpec,
+    *,
+    format: str | None,
+    op_code_column: str | None,
+) -> EvolvedFeed:
+    """Read ``changes`` for the table ``spec``, adding the input columns it lacks.
+
+    The caller adds ``added`` to the table (an ``alter`` commit) before it writes the feed.
 
     Raises:
         SchemaError: The feed does not fit the table for a reason other than new columns,
@@ -39,9 +59,7 @@ def read_feed_evolving(
     from versioned.engine.feeds.columns import new_columns
     from versioned.engine.feeds.reader import read_feed
 
-    spark = table.catalog.spark
-    info = table.info
-    wanted = info.spec
+    wanted = spec
     added: list[Column] = []
     for _ in range(_MAX_ROUNDS):
         try:
@@ -62,18 +80,4 @@ def read_feed_evolving(
             added += columns
     else:
         raise SchemaError(f"the feed keeps naming new columns after {_MAX_ROUNDS} rounds")
-    if not added:
-        return info, feed
-    table.catalog.store.alter_table(
-        info.spec.name, SchemaChange(add=tuple(added)), reason="upsert with evolve"
-    )
-    info = table.refresh().info
-    if info.spec != wanted:  # another change committed in between: read against the table
-        feed = read_feed(
-            spark,
-            changes,
-            info.spec,
-            format=format,  # type: ignore[arg-type]
-            op_code_column=op_code_column,
-        )
-    return info, feed
+    return EvolvedFeed(feed, wanted, tuple(added))

@@ -143,7 +143,7 @@ class StreamSink:
             _quietly(batch.unpersist)
         if result.version is None:
             try:
-                self.table.catalog.store.record_stream_batch(self.table.name, mark)
+                self.table.catalog.engine_context.store.record_stream_batch(self.table.name, mark)
             except StreamBatchCommittedError:
                 self._skip(mark)
                 return

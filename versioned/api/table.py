@@ -5,15 +5,16 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from versioned.api.table_streams import TableStreams
-from versioned.catalog.records import CommitInfo, Snapshot, TableInfo
+from versioned.catalog.records import CommitInfo, Snapshot, TableAccess, TableInfo
 from versioned.errors import InputError
 from versioned.layouts.base import layout_of
 from versioned.names import TableName
+from versioned.options import CompactionOptions, WriteOptions
 from versioned.results import CommitResult
 from versioned.schema import Column, TableSpec
 from versioned.storage.partition_spec import partition_values
@@ -22,17 +23,30 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
     from versioned.api.catalog import Catalog
-    from versioned.layouts.engine_protocol import TableEngine
-    from versioned.options import CompactionOptions, CompactionThresholds, WriteOptions
+    from versioned.catalog.store import MetaStore
+    from versioned.engine.feeds.reader import Feed
+    from versioned.layouts.engine_protocol import EngineContext, TableEngine
+    from versioned.options import CompactionThresholds, Progress
     from versioned.results import CompactionResult, VacuumResult
 
 
 class Table(TableStreams):
-    """A table: its definition and the operations on its data."""
+    """A table: its definition and the operations on its data.
 
-    def __init__(self, catalog: Catalog, info: TableInfo) -> None:
+    Each operation that changes the table reads what it needs of the catalog once, at its
+    start, with one permission check (`MetaStore.resolve`), and hands the layout's engine
+    one request built from it (`versioned.layouts.table_request`).
+    """
+
+    def __init__(self, catalog: Catalog, info: TableInfo | TableName) -> None:
+        """``info``: the table's catalog record, or only its name (the record is then read
+        by the first operation, which reports a missing table or grant itself)."""
         self.catalog = catalog
-        self._info = info
+        if isinstance(info, TableName):
+            self._name, self._info = info, None
+        else:
+            self._name, self._info = info.spec.name, info
+        self._stale = False
 
     def __repr__(self) -> str:
         return f"Table({self.name})"
@@ -40,33 +54,41 @@ class Table(TableStreams):
     @property
     def name(self) -> TableName:
         """``db.table``."""
-        return self._info.spec.name
+        return self._name
 
     @property
     def spec(self) -> TableSpec:
         """The table's definition."""
-        return self._info.spec
+        return self.info.spec
 
     @property
     def info(self) -> TableInfo:
-        """Catalog record as of the last `refresh`."""
+        """Catalog record as of the last operation or `refresh` (read again on first use
+        after an operation changed the table)."""
+        if self._info is None or self._stale:
+            self.refresh()
+        assert self._info is not None
         return self._info
 
     def refresh(self) -> Table:
         """Re-read the table's catalog record."""
-        self._info = self.catalog.store.table(self.name)
+        self._known(self._store.table(self.name))
         return self
+
+    @property
+    def _store(self) -> MetaStore:
+        return self.catalog.engine_context.store
 
     def history(self) -> list[CommitInfo]:
         """Every commit of the table, oldest first."""
-        return self.catalog.store.history(self.name)
+        return self._store.history(self.name)
 
     def snapshot(self, as_of: int | None = None, *, as_of_time: Any = None) -> Snapshot:
         """The committed files of the latest version, of version ``as_of`` (the table's latest
         version at or below it), or as of ``as_of_time`` (an aware `datetime`, or seconds
         since the epoch: the last commit made in that second or before)."""
         when = None if as_of_time is None else _epoch_seconds(as_of_time)
-        return self.catalog.store.snapshot(self.name, as_of=as_of, as_of_time=when)
+        return self._store.snapshot(self.name, as_of=as_of, as_of_time=when)
 
     def upsert(
         self,
@@ -113,20 +135,21 @@ class Table(TableStreams):
             InputError: A Debezium batch holds a truncate event (nothing is written).
             CommitConflictError: Concurrent writers kept winning the race; try again.
         """
-        self._engine("upsert")  # an unsupported layout fails before anything is read
+        started = time.monotonic()
+        access = self._resolve("upsert", with_snapshot=True)
         if evolve:  # before Spark reads the feed for its new columns
-            layout_of(self.spec.layout).require("alter", self.name)
+            layout_of(access.table.spec.layout).require("alter", self.name)
         from versioned.api.feed_precheck import precheck_feed
 
-        started = time.monotonic()
-        store = self.catalog.store
-        store.check(self.name, "write")
-        info = self.refresh().info
         check = (
             None  # the feed may carry new columns: checked once they are added
             if evolve
             else precheck_feed(
-                changes, info.spec, format=format, op_code_column=op_code_column, partial=partial
+                changes,
+                access.table.spec,
+                format=format,
+                op_code_column=op_code_column,
+                partial=partial,
             )
         )
         if check is not None and check.empty:  # answered without starting Spark
@@ -136,52 +159,62 @@ class Table(TableStreams):
             if evolve:
                 raise InputError("--evolve cannot be combined with --partial or --ordering-from")
             feed_args.update(partial=partial, ordering_from=ordering_from)
-        return self._apply(changes, info, feed_args, options, progress, evolve=evolve)
+        write = _Write("upsert", access, options, progress, feed_args, evolve=evolve)
+        return self._apply(changes, write)
 
-    def _apply(
-        self,
-        changes: Any,
-        info: TableInfo,
-        feed_args: dict[str, Any],
-        options: WriteOptions | None,
-        progress: Callable[[str], None] | None,
-        *,
-        evolve: bool = False,
-        operation: str = "upsert",
-    ) -> CommitResult:
+    def _apply(self, changes: Any, write: _Write) -> CommitResult:
+        """Read ``changes`` as the table's feed and hand the engine one write request."""
         from versioned.engine.feeds.kept_values import kept_values_filled
-        from versioned.engine.feeds.reader import read_feed
         from versioned.engine.spark.errors import unreadable_input_errors
+        from versioned.layouts.table_request import WriteRequest
 
-        engine = self._engine(operation)
-        spark = self.catalog.spark
+        ctx = self.catalog.engine_context
+        access = write.access
         with unreadable_input_errors(_describe_source(changes)):
-            if evolve:
-                from versioned.api.schema_evolution import read_feed_evolving
-
-                info, feed = read_feed_evolving(self, changes, **feed_args)
-            else:
-                feed = read_feed(spark, changes, info.spec, **feed_args)
-            with kept_values_filled(
-                spark,
-                lambda snapshot: engine.read(self.catalog, snapshot, with_version=True),
-                info.spec,
-                feed,
-                lambda: self.catalog.store.snapshot(self.name),
-                progress=progress,
-            ) as ready:
-                result = engine.write(
-                    self.catalog,
-                    info,
-                    ready,
-                    options=options,
-                    progress=progress,
-                    operation=operation,
-                )
+            access, feed = self._read_feed(ctx, changes, write)
+            engine = self._engine(write.operation, access.table)
+            request = WriteRequest(
+                operation=write.operation,
+                table=access.table,
+                granted=access.granted,
+                snapshot=access.snapshot,
+                progress=write.progress,
+                feed=feed,
+                options=write.options or WriteOptions(),
+            )
+            try:
+                with kept_values_filled(ctx, engine, request) as ready:
+                    result = engine.write(ctx, ready)
+            finally:
+                self._stale = True  # read again on first use: the write may have committed
         if feed.events is not None:
             result = replace(result, tombstones=feed.events.tombstones())
-        self.refresh()
         return result
+
+    def _read_feed(
+        self, ctx: EngineContext, changes: Any, write: _Write
+    ) -> tuple[TableAccess, Feed]:
+        """The feed of ``changes`` for the table; with ``evolve``, the table resolved again
+        once the feed's new columns were added (a commit of its own)."""
+        from versioned.engine.feeds.reader import read_feed
+
+        access = write.access
+        if not write.evolve:
+            return access, read_feed(ctx.spark, changes, access.table.spec, **write.feed_args)
+        from versioned.api.schema_evolution import read_feed_evolving
+        from versioned.schema_changes import SchemaChange
+
+        evolved = read_feed_evolving(ctx.spark, changes, access.table.spec, **write.feed_args)
+        if not evolved.added:
+            return access, evolved.feed
+        self._store.alter_table(
+            self.name, SchemaChange(add=evolved.added), reason="upsert with evolve"
+        )
+        access = self._resolve(write.operation, with_snapshot=True)
+        if access.table.spec == evolved.spec:
+            return access, evolved.feed
+        # another change committed in between: read against the table as it is
+        return access, read_feed(ctx.spark, changes, access.table.spec, **write.feed_args)
 
     def add_columns(self, columns: str | Sequence[Column]) -> CommitInfo:
         """Add nullable columns (``"c STRING, d DECIMAL(10,2)"``) after the existing ones.
@@ -215,8 +248,8 @@ class Table(TableStreams):
         from versioned.schema_changes import SchemaChange
 
         layout_of(self.spec.layout).require("alter", self.name)
-        commit = self.catalog.store.alter_table(self.name, SchemaChange.parse(add, widen))
-        self.refresh()
+        commit = self._store.alter_table(self.name, SchemaChange.parse(add, widen))
+        self._stale = True
         return commit
 
     def delete(
@@ -241,22 +274,20 @@ class Table(TableStreams):
             PermissionDeniedError: The user may not write the table.
             QueryError: ``where`` does not parse or names unknown columns.
         """
-        self._engine("delete")
         from versioned.engine.feeds.row_delete import DELETE_OP_COLUMN, delete_changes
-
-        started = time.monotonic()
-        self.catalog.store.check(self.name, "write")
-        info = self.refresh().info
-        matching = self.matching(where)
         from versioned.engine.spark.errors import user_query_errors
 
+        started = time.monotonic()
+        access = self._resolve("delete", with_snapshot=True)
+        assert access.snapshot is not None
+        matching = self._where(access.snapshot, where)
         with user_query_errors("--where"):
             empty = matching.isEmpty()
         if empty:
             return _nothing_applied(started)
-        changes = delete_changes(matching)
         feed_args: dict[str, Any] = {"format": None, "op_code_column": DELETE_OP_COLUMN}
-        return self._apply(changes, info, feed_args, options, progress, operation="delete")
+        write = _Write("delete", access, options, progress, feed_args)
+        return self._apply(delete_changes(matching), write)
 
     def matching(self, where: str, as_of: int | None = None) -> DataFrame:
         """The live rows (at version ``as_of``) matching the SQL condition ``where``.
@@ -264,9 +295,13 @@ class Table(TableStreams):
         Raises:
             QueryError: ``where`` does not parse or names unknown columns.
         """
+        return self._where(self.snapshot(as_of), where)
+
+    def _where(self, snapshot: Snapshot, where: str) -> DataFrame:
+        """The live rows of ``snapshot`` matching ``where``."""
         from versioned.engine.spark.errors import user_query_errors
 
-        frame = self.read(as_of)
+        frame = self._read(snapshot, with_version=False)
         with user_query_errors("--where"):
             return frame.where(where)
 
@@ -285,11 +320,19 @@ class Table(TableStreams):
         ``with_row_id`` adds Hive's ``ROW__ID`` struct ``(writeid, bucketid, rowid)``
         (acid layout only; others raise `NotSupportedError`).
         """
-        engine = self._engine("read")
+        if self._info is not None:  # fails before the catalog is asked
+            self._engine("read", self._info)
         snapshot = self.snapshot(as_of, as_of_time=as_of_time)  # fails before Spark starts
+        return self._read(snapshot, with_version=with_version, with_row_id=with_row_id)
+
+    def _read(
+        self, snapshot: Snapshot, *, with_version: bool, with_row_id: bool = False
+    ) -> DataFrame:
+        engine = self._engine("read", snapshot.table)
+        ctx = self.catalog.engine_context
         if with_row_id:
-            return engine.read(self.catalog, snapshot, with_version=with_version, with_row_id=True)
-        return engine.read(self.catalog, snapshot, with_version=with_version)
+            return engine.read(ctx, snapshot, with_version=with_version, with_row_id=True)
+        return engine.read(ctx, snapshot, with_version=with_version)
 
     def changes(self, since: int | None = None, until: int | None = None) -> DataFrame:
         """Net change per key between version ``since`` and ``until`` (default: latest).
@@ -300,7 +343,6 @@ class Table(TableStreams):
         from the empty table: every live row is an insert.
         """
         engine = self._engine("changes")
-
         before = None
         if since is not None:
             history = self.history()
@@ -314,7 +356,7 @@ class Table(TableStreams):
                 since=since,
                 until=until,
             )
-        return engine.changes(self.catalog, before, after)
+        return engine.changes(self.catalog.engine_context, before, after)
 
     def compact(
         self,
@@ -344,27 +386,33 @@ class Table(TableStreams):
             PermissionDeniedError: The user may not write the table.
             NoSuchPartitionError: A named partition does not exist.
         """
-        engine = self._engine("compact")
-        store = self.catalog.store
-        store.check(self.name, "write")
-        info = self.refresh().info
+        from versioned.layouts.table_request import CompactRequest
+
+        access = self._resolve("compact", with_snapshot=True, with_history=True)
+        spec = access.table.spec
         chosen = None
         if partitions is not None:
             chosen = [
-                store.partition(self.name, partition_values(info.spec.partition_by, p))
+                self._store.partition(self.name, partition_values(spec.partition_by, p))
                 for p in partitions
             ]
-        result = engine.compact(
-            self.catalog,
-            info,
+        request = CompactRequest(
+            operation="compact",
+            table=access.table,
+            granted=access.granted,
+            snapshot=access.snapshot,
+            history=access.history,
+            progress=progress,
             partitions=chosen,
             thresholds=thresholds,
-            options=options,
+            options=options or CompactionOptions(),
             dry_run=dry_run,
-            progress=progress,
         )
-        self.refresh()
-        return result
+        engine = self._engine("compact", access.table)
+        try:
+            return engine.compact(self.catalog.engine_context, request)
+        finally:
+            self._stale = not dry_run
 
     def vacuum(
         self,
@@ -380,31 +428,57 @@ class Table(TableStreams):
         ``grace_hours``. ``read(as_of=V)`` for a version older than the retention fails
         afterwards with a clear error. ``_dead_letter/`` is never touched.
         """
-        engine = self._engine("vacuum")
+        from versioned.layouts.table_request import VacuumRequest
 
-        store = self.catalog.store
-        store.check(self.name, "write")
-        info = self.refresh().info
-        result = engine.vacuum(
-            self.catalog,
-            info,
+        access = self._resolve("vacuum")
+        request = VacuumRequest(
+            operation="vacuum",
+            table=access.table,
+            granted=access.granted,
+            progress=progress,
             retain_hours=retain_hours,
             grace_hours=grace_hours,
             dry_run=dry_run,
-            progress=progress,
         )
-        self.refresh()
-        return result
+        engine = self._engine("vacuum", access.table)
+        try:
+            return engine.vacuum(self.catalog.engine_context, request)
+        finally:
+            self._stale = not dry_run
 
-    def _engine(self, operation: str) -> TableEngine:
-        """The engine of the table's layout for ``operation``.
+    def _resolve(
+        self, operation: str, *, with_snapshot: bool = False, with_history: bool = False
+    ) -> TableAccess:
+        """What ``operation`` (one that changes the table) needs of the catalog, read once
+        with one permission check (write).
+
+        Raises:
+            NotSupportedError: The table's layout (as known already, else as read) does not
+                implement the operation; when known, before the catalog is asked.
+            PermissionDeniedError: The user may not write the table.
+        """
+        if self._info is not None:
+            self._engine(operation, self._info)
+        access = self._store.resolve(
+            self.name, "write", with_snapshot=with_snapshot, with_history=with_history
+        )
+        self._known(access.table)
+        self._engine(operation, access.table)
+        return access
+
+    def _known(self, info: TableInfo) -> None:
+        self._info, self._stale = info, False
+
+    def _engine(self, operation: str, info: TableInfo | None = None) -> TableEngine:
+        """The engine of the table's layout (by ``info``, else by its record) for ``operation``.
 
         Raises:
             NotSupportedError: The layout does not implement it.
         """
         from versioned.layouts.engine_protocol import engine_for
 
-        return engine_for(layout_of(self.spec.layout), operation, self.name)
+        layout = (info or self.info).spec.layout
+        return engine_for(layout_of(layout), operation, self.name)
 
     def describe(self) -> dict[str, Any]:
         """Definition, ownership, location, partitions and current version as plain data,
@@ -412,14 +486,14 @@ class Table(TableStreams):
         ``key_lookup``)."""
         info = self.refresh().info
         history = self.history()
-        partitions = self.catalog.store.partitions(self.name)
+        partitions = self._store.partitions(self.name)
         return {
             **info.spec.to_dict(),
             "key_scope": info.spec.key_scope,
             "key_scope_reason": info.spec.key_scope_reason,
             **layout_of(info.spec.layout).table_settings(info.spec),
             "owner": info.owner,
-            "location": self.catalog.fileio.full_path(info.location),
+            "location": self.catalog.engine_context.fileio.full_path(info.location),
             "created_at": info.created_at,
             # Versions are transaction ids: a write that began earlier can commit later, so
             # the latest commit need not hold the highest version.
@@ -460,3 +534,15 @@ def _epoch_seconds(when: Any) -> float:
     if isinstance(when, int | float) and not isinstance(when, bool):
         return float(when)
     raise InputError(f"as_of_time must be an aware datetime or epoch seconds, got {when!r}")
+
+
+@dataclass(frozen=True)
+class _Write:
+    """A write's arguments until its feed is read (then its `WriteRequest` is built)."""
+
+    operation: str
+    access: TableAccess
+    options: WriteOptions | None
+    progress: Progress | None
+    feed_args: dict[str, Any]
+    evolve: bool = False

@@ -11,6 +11,7 @@ if TYPE_CHECKING:
     from versioned.api.catalog import Catalog
     from versioned.api.stream_sink import StreamSink
     from versioned.api.table import Table
+    from versioned.catalog.store import MetaStore
     from versioned.names import TableName
 
 
@@ -23,6 +24,10 @@ class TableStreams:
     def name(self) -> TableName:  # pragma: no cover - Table defines it
         raise NotImplementedError
 
+    @property
+    def _catalog_store(self) -> MetaStore:
+        return self.catalog.engine_context.store
+
     def stream_writer(self, writer_id: str | None = None, **upsert_options: Any) -> StreamSink:
         """A function for ``df.writeStream.foreachBatch(...)`` that upserts each micro-batch
         exactly once, replays included; ``upsert_options`` are `upsert`'s keyword arguments.
@@ -34,11 +39,11 @@ class TableStreams:
 
     def stream_progress(self) -> dict[str, int]:
         """The last micro-batch id each streaming writer recorded, by writer id."""
-        return {p.writer_id: p.batch_id for p in self.catalog.store.stream_progress(self.name)}
+        return {p.writer_id: p.batch_id for p in self._catalog_store.stream_progress(self.name)}
 
     def reset_stream_progress(self, writer_id: str) -> bool:
         """Forget a writer's progress (its batch ids count from 0 again); whether it had any."""
-        return self.catalog.store.forget_stream_progress(self.name, writer_id) > 0
+        return self._catalog_store.forget_stream_progress(self.name, writer_id) > 0
 
     def change_stream(
         self,

@@ -45,17 +45,20 @@ class CliContext:
                 on_spark_start=_say_unless_quiet,
                 on_spark_ready=None if interrupts is None else interrupts.install,
             )
-            self._catalog.store.watch = interrupts
+            self._catalog.engine_context.store.watch = interrupts
         return self._catalog
 
-    def table(self, name: str, need: Literal["read", "write"] = "read") -> Table:
-        """Open table ``name``, checking first that the user may do what ``need`` says
-        (so that a missing grant is reported as the one the command needs)."""
-        from versioned.names import TableName
+    def table(
+        self, name: str, need: Literal["read", "write"] = "read", *, now: bool = True
+    ) -> Table:
+        """Open table ``name``, checking that the user may do what ``need`` says (so that a
+        missing grant is reported as the one the command needs).
 
-        if need == "write":
-            self.catalog.store.check(TableName.parse(name), "write")
-        return self.catalog.table(name)
+        ``now=False`` (a command whose one operation changes the table: an upsert, a
+        vacuum) names it only: that operation reads the table and checks ``write`` itself,
+        once.
+        """
+        return self.catalog.table(name, need=need if now else None)
 
     def close(self) -> None:
         """Close the catalog if it was opened."""

@@ -77,7 +77,7 @@ def upsert(
       versioned upsert test.sell prices.csv --partial
       versioned upsert test.sell 'feed/*.json' --format debezium --ordering-from lsn
     """
-    table = state.table(name, "write")
+    table = state.table(name, "write", now=False)  # the upsert reads it and checks write once
     result = table.upsert(
         list(inputs),
         format=fmt,
@@ -90,7 +90,8 @@ def upsert(
     if result.nothing_applied:
         why = f"{' '.join(inputs)}: no rows in the input"
         if result.rejected:
-            where = result.dead_letter and state.catalog.fileio.full_path(result.dead_letter)
+            fileio = state.catalog.engine_context.fileio
+            where = result.dead_letter and fileio.full_path(result.dead_letter)
             why = (
                 f"all {result.rejected} row(s) of {' '.join(inputs)} were rejected; their "
                 f"reasons are in {where or 'the dead-letter area'}"

@@ -263,11 +263,9 @@ def _writable_tables(state: CliContext, say: Any) -> list[Any]:
         if not layout_of(info.spec.layout).supports("compact"):
             continue
         try:
-            state.catalog.store.check(info.spec.name, "write")
+            found.append(state.catalog.table(info.spec.name, need="write"))
         except PermissionDeniedError:
             say(f"skipping {info.spec.name}: no write permission")
-            continue
-        found.append(state.catalog.table(info.spec.name))
     return found
 
 
@@ -310,7 +308,7 @@ def vacuum(
       versioned vacuum test.sell --dry-run
       versioned vacuum test.sell --retain-hours 24
     """
-    table = state.table(name, "write")
+    table = state.table(name, "write", now=False)  # the vacuum reads it and checks write once
     result = table.vacuum(
         retain_hours, grace_hours=grace_hours, dry_run=dry_run, progress=progress_printer(quiet)
     )

@@ -189,7 +189,9 @@ def stream(state: CliContext, name: str, inputs: tuple[str, ...], **options: Any
                 _summary(state, name, prepared.label, outcome, pump)
     if pump.counts.rejected:
         where = layout_of(prepared.connection.endpoint.spec.layout).dead_letter_dir(
-            state.catalog.fileio.full_path(prepared.connection.endpoint.info.location)
+            state.catalog.engine_context.fileio.full_path(
+                prepared.connection.endpoint.info.location
+            )
         )
         say(f"{pump.counts.rejected:,} rejected records are in {where}/stream=<transaction>/")
     if signals.signum is not None:
@@ -213,11 +215,10 @@ def _connect(
     from versioned.cli.stream_pump import StreamPolicy
     from versioned.streaming import EndPoint, InvalidPartition
 
-    probe = EndPoint(state.catalog, name)
-    state.catalog.store.check(probe.table, "write")  # a stream writes: ask for that grant
-    spec = probe.spec
+    table = state.table(name, "write")  # a stream writes: ask for that grant
+    spec = table.spec
     values = partition_values(spec, options["partition"])
-    endpoint = EndPoint(state.catalog, probe.table, values)
+    endpoint = EndPoint(state.catalog, table.name, values)
     writer = _writer(endpoint, options)
     label = ",".join(f"{k}={v}" for k, v in zip(spec.partition_by, values, strict=True))
     try:

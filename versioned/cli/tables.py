@@ -263,7 +263,7 @@ def partitions(state: CliContext, name: str, as_of: int | None) -> None:
 def drop_table(state: CliContext, name: str, yes: bool, keep_files: bool) -> None:
     """Drop a table: its catalog entries and (unless --keep-files) all its files."""
     table = state.catalog.table(name)
-    state.catalog.store.require_writable()  # before asking, not after
+    state.catalog.engine_context.store.require_writable()  # before asking, not after
     if not yes:
         what = "from the catalog" if keep_files else "and delete all its files"
         click.confirm(f"Drop {table.name} {what}?", abort=True)

@@ -6,66 +6,62 @@ loaded through the same registry (`TableLayout.load_engine`), does the work in S
 operation (`engine_for`), and a layout that lacks the operation raises `NotSupportedError`.
 
 Feed normalisation (`versioned.engine.feeds`) is shared: an engine receives a typed `Feed`
-(rows and dead letters) and writes it in its own format.
+(rows and dead letters) in a `versioned.layouts.table_request.WriteRequest` and writes it in
+its own format. Every engine call gets one `EngineContext` (metastore, file system, Spark).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-    from versioned.catalog.records import PartitionInfo, Snapshot, TableInfo
+    from versioned.catalog.records import Snapshot
     from versioned.catalog.store import MetaStore
-    from versioned.engine.feeds.reader import Feed
     from versioned.layouts.layout import TableLayout
-    from versioned.options import CompactionOptions, CompactionThresholds, Progress, WriteOptions
+    from versioned.layouts.table_request import CompactRequest, VacuumRequest, WriteRequest
     from versioned.results import CommitResult, CompactionResult, VacuumResult
     from versioned.storage.filesystem import FileIO
 
 
-class EngineContext(Protocol):
-    """What an engine needs from the catalog facade (`versioned.api.catalog.Catalog`)."""
+DEFAULT_BROADCAST_LIMIT = 20_000_000
+"""Index or delete entries up to which reads broadcast them (then they shuffle)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class EngineContext:
+    """What an engine works with, whatever the table: the catalog's metastore (acting as its
+    user), the warehouse's file system, the SparkSession and the read tuning.
+
+    Built by the catalog facade (`versioned.api.catalog.Catalog.engine_context`) and handed
+    to every engine call in place of its parts. The session is started on first use
+    (``spark``), so work that needs no Spark (a dry run, a vacuum) starts none.
+    """
+
+    store: MetaStore
+    fileio: FileIO
+    session: Callable[[], SparkSession]
+    """Returns the SparkSession, starting it on first use."""
+    broadcast_limit: int = DEFAULT_BROADCAST_LIMIT
 
     @property
     def spark(self) -> SparkSession:
-        """The SparkSession (built on first use)."""
-        ...
-
-    @property
-    def store(self) -> MetaStore:
-        """The metastore, acting as the catalog's principal."""
-        ...
-
-    @property
-    def fileio(self) -> FileIO:
-        """The warehouse's file system."""
-        ...
-
-    @property
-    def broadcast_limit(self) -> int:
-        """Index or delete entries up to which reads broadcast them."""
-        ...
+        """The SparkSession (started on first use)."""
+        return self.session()
 
 
 class TableEngine(Protocol):
-    """The operations of one layout, in Spark. Every method gets the catalog as `EngineContext`."""
+    """The operations of one layout, in Spark. Every method gets the `EngineContext`; the
+    operations that change a table get the one request `Table` resolved for them."""
 
     layout: TableLayout
 
-    def write(
-        self,
-        ctx: EngineContext,
-        table: TableInfo,
-        feed: Feed,
-        *,
-        options: WriteOptions | None,
-        progress: Progress | None,
-        operation: str,
-    ) -> CommitResult:
-        """Apply a typed feed as one commit (the upsert, and a delete by predicate)."""
+    def write(self, ctx: EngineContext, request: WriteRequest) -> CommitResult:
+        """Apply the request's typed feed as one commit (the upsert, a delete by predicate,
+        an import of rows)."""
         ...
 
     def read(
@@ -84,30 +80,11 @@ class TableEngine(Protocol):
         """Net change per key between two snapshots (``_change`` plus the record)."""
         ...
 
-    def compact(
-        self,
-        ctx: EngineContext,
-        table: TableInfo,
-        *,
-        partitions: Sequence[PartitionInfo] | None,
-        thresholds: CompactionThresholds | None,
-        options: CompactionOptions | None,
-        dry_run: bool,
-        progress: Progress | None,
-    ) -> CompactionResult:
+    def compact(self, ctx: EngineContext, request: CompactRequest) -> CompactionResult:
         """Rewrite partitions into their latest rows, one commit per partition."""
         ...
 
-    def vacuum(
-        self,
-        ctx: EngineContext,
-        table: TableInfo,
-        *,
-        retain_hours: float,
-        grace_hours: float,
-        dry_run: bool,
-        progress: Progress | None,
-    ) -> VacuumResult:
+    def vacuum(self, ctx: EngineContext, request: VacuumRequest) -> VacuumResult:
         """Delete files no retained snapshot reads, and old orphans of failed writes."""
         ...
 

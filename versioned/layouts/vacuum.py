@@ -36,6 +36,7 @@ import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from versioned.catalog.records import CommitInfo, DataFile, TableInfo
 from versioned.catalog.retention import (
@@ -49,6 +50,10 @@ from versioned.layouts.layout import DEAD_LETTER_DIR, STAGING_DIR, TableLayout
 from versioned.options import Progress
 from versioned.results import VacuumResult
 from versioned.storage.filesystem import FileIO, FileStat
+
+if TYPE_CHECKING:
+    from versioned.layouts.engine_protocol import EngineContext
+    from versioned.layouts.table_request import VacuumRequest
 
 DEFAULT_RETAIN_HOURS = 168.0
 DEFAULT_GRACE_HOURS = 1.0
@@ -90,30 +95,20 @@ class VacuumPaths:
     remove_folder: Callable[[str], bool] = _keep_folder
 
 
-def vacuum_table(
-    store: MetaStore,
-    fileio: FileIO,
-    paths: VacuumPaths,
-    table: TableInfo,
-    *,
-    retain_hours: float = DEFAULT_RETAIN_HOURS,
-    grace_hours: float = DEFAULT_GRACE_HOURS,
-    dry_run: bool = False,
-    progress: Progress | None = None,
-) -> VacuumResult:
-    """Delete the table's files that no snapshot within ``retain_hours`` reads, and orphans.
+def vacuum_table(ctx: EngineContext, request: VacuumRequest, paths: VacuumPaths) -> VacuumResult:
+    """Delete the request's table's files that no snapshot within ``retain_hours`` reads,
+    and orphans (``dry_run``: report what would be deleted; delete nothing).
 
-    Args:
-        retain_hours: Snapshots current at any time within this many hours stay readable.
-        grace_hours: Unlisted files younger than this are left alone (a write may be
-            about to commit them).
-        dry_run: Report what would be deleted; delete nothing.
+    ``retain_hours``: snapshots current at any time within this many hours stay readable;
+    ``grace_hours``: unlisted files younger than this are left alone (a write may be about
+    to commit them).
     """
+    retain_hours, grace_hours = request.retain_hours, request.grace_hours
     if not retain_hours >= 0 or not grace_hours >= 0:
         raise InputError(
             f"retain_hours and grace_hours must be >= 0, got {retain_hours} and {grace_hours}"
         )
-    say = progress or (lambda _msg: None)
+    store, fileio, table, say = ctx.store, ctx.fileio, request.table, request.say
     started = time.monotonic()
     now = time.time()
     name = table.spec.name
@@ -146,7 +141,7 @@ def vacuum_table(
     deletable = tuple([f.path for f in retired] + [s.path[len(location) + 1 :] for s in unlisted])
     result = VacuumResult(
         table=str(name),
-        dry_run=dry_run,
+        dry_run=request.dry_run,
         oldest_version=oldest.version if oldest else None,
         retired_files=len(retired),
         retired_bytes=sum(f.size_bytes for f in retired),
@@ -155,7 +150,7 @@ def vacuum_table(
         kept_orphans=kept_orphans,
         paths=deletable,
     )
-    if dry_run:
+    if request.dry_run:
         return _timed(result, started)
     if oldest is not None and oldest.seq > max(
         oldest_readable_seq(table.spec.properties), history[0].seq

@@ -68,8 +68,9 @@ class MutatorClient:
             raise InputError("give the sink tables as a list of 'db.table' names")
         if not transaction_timeout_s > 0:
             raise InputError(f"transaction_timeout_s must be > 0, got {transaction_timeout_s}")
-        self.store: MetaStore = catalog.store
-        self.fileio: FileIO = catalog.fileio
+        context = catalog.engine_context
+        self.store: MetaStore = context.store
+        self.fileio: FileIO = context.fileio
         self.creates_partitions = bool(create_partitions)
         self.lock_failure_listener = lock_failure_listener
         self.transaction_timeout_s = float(transaction_timeout_s)

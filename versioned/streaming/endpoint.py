@@ -22,6 +22,7 @@ from versioned.schema import TableSpec
 from versioned.storage.filesystem import FileIO
 
 if TYPE_CHECKING:
+    from versioned.layouts.engine_protocol import EngineContext
     from versioned.streaming.connection import StreamingConnection
 
 DEFAULT_TRANSACTION_TIMEOUT_S = 300.0
@@ -29,10 +30,13 @@ DEFAULT_TRANSACTION_TIMEOUT_S = 300.0
 
 
 class CatalogHandle(Protocol):
-    """What a stream needs of a catalog (`versioned.Catalog` has both)."""
+    """What a stream needs of a catalog (`versioned.Catalog`): its metastore and warehouse
+    file system, through its internal accessor (no Spark is started for them)."""
 
-    store: MetaStore
-    fileio: FileIO
+    @property
+    def engine_context(self) -> EngineContext:
+        """The catalog's metastore, file system and (lazy) Spark session."""
+        ...
 
 
 class EndPoint:
@@ -62,6 +66,16 @@ class EndPoint:
         return f"EndPoint({str(self.table)!r}, partition_values={values})"
 
     @property
+    def store(self) -> MetaStore:
+        """The catalog's metastore, acting as its user."""
+        return self.catalog.engine_context.store
+
+    @property
+    def fileio(self) -> FileIO:
+        """The warehouse's file system."""
+        return self.catalog.engine_context.fileio
+
+    @property
     def info(self) -> TableInfo:
         """The table as the catalog has it (read once).
 
@@ -70,7 +84,7 @@ class EndPoint:
         """
         if self._info is None:
             try:
-                self._info = self.catalog.store.table(self.table)
+                self._info = self.store.table(self.table)
             except NoSuchTableError as exc:
                 raise InvalidTable(f"no table {self.table} to stream into: {exc}") from exc
         return self._info
@@ -108,7 +122,7 @@ class EndPoint:
         if transaction_timeout_s <= 0:
             raise StreamingConnectionError("transaction_timeout_s must be positive")
         try:  # first: the grant a user without one is told to ask for is write
-            self.catalog.store.check(self.table, "write")
+            self.store.check(self.table, "write")
         except NoSuchTableError as exc:
             raise InvalidTable(f"no table {self.table} to stream into: {exc}") from exc
         partition = self._partition(create_partition)
@@ -133,7 +147,7 @@ class EndPoint:
                 f"table {self.table} is partitioned by ({', '.join(keys)}): "
                 f"{len(keys)} partition values needed, got {list(self.partition_values)}"
             )
-        store = self.catalog.store
+        store = self.store
         if create or not keys:  # an unpartitioned table's root is made on first use
             return store.add_partition(self.table, self.partition_values)
         try:

@@ -61,7 +61,7 @@ class TransactionBatch:
         endpoint = connection.endpoint
         self.connection = connection
         self.writer = writer
-        self._store = endpoint.catalog.store
+        self._store = endpoint.store
         self._table = endpoint.info
         self._timeout_s = connection.transaction_timeout_s
         self.txn_ids = tuple(self._store.open_transactions(size, timeout_s=self._timeout_s))
@@ -83,7 +83,7 @@ class TransactionBatch:
             self._sink: StreamSink = sink(
                 SinkContext(
                     self._store,
-                    endpoint.catalog.fileio,
+                    endpoint.fileio,
                     self._table,
                     connection.partition,
                     self.txn_ids,
@@ -318,7 +318,7 @@ class TransactionBatch:
         endpoint = self.connection.endpoint
         location = self._table.location
         return write_dead_letters(
-            endpoint.catalog.fileio,
+            endpoint.fileio,
             self._table.spec,
             location,
             txn_id,

@@ -18,7 +18,7 @@ def _bloom(cat: Catalog, t: Any) -> tuple[Any, Any]:
     from versioned.keys.bloom import KeyBloomFilter
 
     (f,) = [f for f in t.snapshot().files if f.kind == "bloom"]
-    return f, KeyBloomFilter.read(cat.fileio, f"{t.info.location}/{f.path}")
+    return f, KeyBloomFilter.read(cat.engine_context.fileio, f"{t.info.location}/{f.path}")
 
 
 def test_bloom_filter_holds_every_key_and_is_reused_while_it_has_room(cat: Catalog) -> None:

@@ -114,7 +114,7 @@ def test_vacuum_removes_the_directories_it_leaves_without_files(cat: Catalog) ->
         "store_id=S1",
         "store_id=S2",
     ]
-    listed = {f.path for f in cat.store.all_files(t.name)}
+    listed = {f.path for f in cat.engine_context.store.all_files(t.name)}
     kept = {str(young.relative_to(root)), "_dead_letter/batch=1/part-0.json"}
     assert _on_disk(cat, t) == listed | kept
     assert _store_rows(t) == sorted(expected)

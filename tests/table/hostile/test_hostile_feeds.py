@@ -279,7 +279,7 @@ def test_nothing_is_written_outside_the_warehouse(run: Run) -> None:
     stray = _files(run.root, (run.warehouse, run.root / "in"))
     assert stray == set(), f"written outside the warehouse: {sorted(stray)[:8]}"
     location = run.warehouse / run.table.info.location
-    values = {p.values for p in run.table.catalog.store.partitions(TABLE)}
+    values = {p.values for p in run.table.catalog.engine_context.store.partitions(TABLE)}
     for entry in location.iterdir():
         if entry.name.startswith("_"):
             assert entry.name in ("_index", "_dead_letter", "_staging"), entry

@@ -19,9 +19,10 @@ aggregate, on the cached rows the writer then reads); a feed that cannot have on
 ``#keep``, not Debezium) costs nothing. Debezium feeds also pass here so that a truncate
 event refuses the batch before anything is written.
 
-Limitation: the stored values are those of the latest committed version when the fill runs;
-a concurrent writer that commits a change of the same key before this batch commits is not
-seen (the batch still commits after it, with the values read here).
+Limitation: the stored values are those of the snapshot the write plans its first attempt on
+(resolved when the operation started); a concurrent writer that commits a change of the same
+key before this batch commits is not seen (the batch still commits after it, with the values
+read here).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame, SparkSession, Window
@@ -40,8 +42,11 @@ from versioned.engine.feeds.reader import Feed
 from versioned.engine.feeds.rows import IN_KEEP, OP, RAW, REASON, SEQ, SOURCE
 from versioned.engine.spark.types import VERSION_KEY, spark_type
 from versioned.errors import InputError
-from versioned.options import Progress
 from versioned.schema import TableSpec
+
+if TYPE_CHECKING:
+    from versioned.layouts.engine_protocol import EngineContext, TableEngine
+    from versioned.layouts.table_request import WriteRequest
 
 LatestReader = Callable[[Snapshot], DataFrame]
 """A snapshot's live rows with the version that wrote each (column ``version_id``)."""
@@ -51,36 +56,27 @@ _STORED = "#stored_"
 
 @contextmanager
 def kept_values_filled(
-    spark: SparkSession,
-    read_latest: LatestReader,
-    spec: TableSpec,
-    feed: Feed,
-    snapshot: Callable[[], Snapshot],
-    *,
-    progress: Progress | None = None,
-) -> Iterator[Feed]:
-    """The feed with every kept value filled in, ready for the writer.
+    ctx: EngineContext, engine: TableEngine, request: WriteRequest
+) -> Iterator[WriteRequest]:
+    """The request with every kept value of its feed filled in, ready for the writer.
 
     Args:
-        spark: The session.
-        read_latest: The table layout's reader: the live rows of a snapshot with the
-            version that wrote each (`versioned.layouts.engine_protocol.TableEngine.read`).
-        spec: The table.
-        feed: The normalised feed.
-        snapshot: Resolves the table's latest committed snapshot (called only when some
-            row keeps a value).
-        progress: Called with a short message when stored rows are read.
+        ctx: What the engine works with (the session, the catalog).
+        engine: The table layout's engine, which reads the stored rows (the live rows of
+            the request's snapshot with the version that wrote each).
+        request: The write, with the normalised feed and the snapshot it plans on (read
+            from the catalog only when it has none and some row keeps a value).
 
     Yields:
-        The feed to write; its rows are cached until the block exits.
+        The request to write; its feed's rows are cached until the block exits.
 
     Raises:
         InputError: The feed has a Debezium truncate event (nothing is written).
     """
+    feed, spec = request.feed, request.table.spec
     if not feed.keeps and feed.events is None:
-        yield feed
+        yield request
         return
-    say = progress or (lambda _msg: None)
     rows = feed.rows.persist(StorageLevel.MEMORY_AND_DISK)
     try:
         kept = _kept(feed)
@@ -100,11 +96,18 @@ def kept_values_filled(
             )
         count = int(summary["rows"]) if summary is not None else 0
         if summary is None or count == 0:
-            yield replace(feed, rows=rows.drop(IN_KEEP) if feed.keeps else rows, keeps=False)
+            unkept = replace(feed, rows=rows.drop(IN_KEEP) if feed.keeps else rows, keeps=False)
+            yield replace(request, feed=unkept)
             return
         columns = [c for c in spec.column_names if c in set(summary["cols"] or ())]
-        say(f"reading the stored values of {len(columns)} column(s) for {count} changes")
-        yield _filled(spark, read_latest, spec, feed, rows, columns, snapshot())
+        request.say(f"reading the stored values of {len(columns)} column(s) for {count} changes")
+        snapshot = request.planning_snapshot(ctx.store)
+
+        def read_latest(snap: Snapshot) -> DataFrame:
+            return engine.read(ctx, snap, with_version=True)
+
+        filled = _filled(ctx.spark, read_latest, spec, feed, rows, columns, snapshot)
+        yield replace(request, feed=filled)
     finally:
         rows.unpersist()
 

@@ -50,15 +50,17 @@ def walk_table(cat: Any, table: Any) -> list[dict[str, Any]]:
     """`walk` over a table's folder with the write ids of its latest snapshot, taking the
     ``_vT`` folders whose compactor committed (what Hive's ValidTxnList says)."""
     snapshot = table.snapshot()
-    ids = valid_write_id_list(cat.store.write_ids(table.name, snapshot.seq))
-    table_dir = Path(cat.fileio.full_path(table.info.location).removeprefix("file://"))
+    ids = valid_write_id_list(cat.engine_context.store.write_ids(table.name, snapshot.seq))
+    table_dir = Path(
+        cat.engine_context.fileio.full_path(table.info.location).removeprefix("file://")
+    )
     txns = {
         parsed.visibility_txn_id
         for folder in partition_folders(table_dir, table.spec)
         for child in folder.iterdir()
         if child.is_dir() and (parsed := parse_directory(child.name)) is not None
     }
-    state = cat.store.txn_snapshot()
+    state = cat.engine_context.store.txn_snapshot()
     committed = frozenset(t for t in txns if t and state.is_valid(t))
     return walk(table_dir, table.spec, ids, committed)
 

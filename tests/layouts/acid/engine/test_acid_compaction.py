@@ -36,7 +36,7 @@ def _row_ids(table: Any) -> dict[int, tuple[int, int, int]]:
 
 
 def _table_dir(cat: Any, table: Any) -> Path:
-    return Path(cat.fileio.full_path(table.info.location).removeprefix("file://"))
+    return Path(cat.engine_context.fileio.full_path(table.info.location).removeprefix("file://"))
 
 
 def _walk(cat: Any, table: Any) -> set[tuple[Any, ...]]:
@@ -62,9 +62,9 @@ def _history(cat: Any) -> Any:
         _changes([1, 2, 5], ["A", None, "e"], ["x", "x", "y"], ["U", "D", "I"]),
         op_code_column="op",
     )
-    txn = cat.store.begin()
-    cat.store.allocate_write_ids(table.name, [txn])
-    cat.store.abort(txn)  # write id 3 is aborted
+    txn = cat.engine_context.store.begin()
+    cat.engine_context.store.allocate_write_ids(table.name, [txn])
+    cat.engine_context.store.abort(txn)  # write id 3 is aborted
     table.upsert(_changes([2], ["b2"], ["x"], ["I"]), op_code_column="op")
     return table
 
@@ -104,13 +104,13 @@ def test_a_compactor_s_output_is_ignored_until_its_transaction_commits(cat: Any)
     # The first write's delta, dressed as a newer compactor's base of the same write id: a
     # reader taking it would lose the later update, delete and re-insert.
     first = _table_dir(cat, table) / "store=x" / "delta_0000001_0000001_0000"
-    running = cat.store.begin()
+    running = cat.engine_context.store.begin()
     fake = first.with_name(f"base_0000004_v{running:07d}")
     shutil.copytree(first, fake)
     files = len(list(fake.iterdir()))
     assert _walk(cat, table) == expected == _rows(table)
     assert table.vacuum(0, grace_hours=0).orphan_files == 0  # its transaction is still open
-    cat.store.abort(running)
+    cat.engine_context.store.abort(running)
     assert table.vacuum(0, grace_hours=0).orphan_files == files
     assert not fake.exists()
 
@@ -194,7 +194,7 @@ def test_vacuum_removes_obsolete_directories_once_no_retained_snapshot_needs_the
 
 
 def _event_ids(cat: Any, table: Any, path: str) -> list[tuple[int, int, int]]:
-    events = read_bucket(cat.fileio, f"{table.info.location}/{path}").events
+    events = read_bucket(cat.engine_context.fileio, f"{table.info.location}/{path}").events
     fields = ("originalTransaction", "bucket", "rowId")
     return list(zip(*(events.column(f).to_pylist() for f in fields), strict=True))
 
@@ -228,7 +228,7 @@ def test_spark_written_event_files_are_in_row_id_order_with_hive_s_metadata(
             ids = _event_ids(cat, t, path)
             assert ids == sorted(ids), f"{path} is not in ROW__ID order"
             # issue 28 item 2: Hive's hive.acid.* metadata, which Spark's writer cannot set
-            read = read_bucket(cat.fileio, f"{t.info.location}/{path}")
+            read = read_bucket(cat.engine_context.fileio, f"{t.info.location}/{path}")
             ops = read.events.column("operation").to_pylist()
             assert read.key_index == (RecordIdentifier(*ids[-1]),), path
             assert read.stats == AcidStats(ops.count(0), 0, ops.count(2)), path

@@ -55,7 +55,7 @@ def _rows(table: Any, as_of: int | None = None) -> set[tuple[Any, ...]]:
 
 
 def _table_dir(cat: Any, table: Any) -> Path:
-    return Path(cat.fileio.full_path(table.info.location).removeprefix("file://"))
+    return Path(cat.engine_context.fileio.full_path(table.info.location).removeprefix("file://"))
 
 
 def _walk(cat: Any, table: Any) -> set[tuple[Any, ...]]:
@@ -75,7 +75,7 @@ def _disk_dirs(cat: Any, table: Any, store: str) -> set[str]:
 
 def _unlisted(cat: Any, table: Any) -> set[str]:
     root = _table_dir(cat, table)
-    listed = {f.path for f in cat.store.all_files(table.name)}
+    listed = {f.path for f in cat.engine_context.store.all_files(table.name)}
     return {p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()} - listed
 
 
@@ -225,7 +225,9 @@ def test_the_folder_of_a_compactor_still_open_is_left_alone_until_it_ends(
     table = _table(cat)
     expected = _rows(table)
     folder = _die_before_the_commit(cat, table, monkeypatch)
-    running = cat.store.begin()  # the folder's compactor, still between rename and commit
+    running = (
+        cat.engine_context.store.begin()
+    )  # the folder's compactor, still between rename and commit
     mark = compactor_mark(compactor_of(_names(folder)) or 0)
     (folder / mark).rename(folder / compactor_mark(running))
     files = _names(folder)
@@ -239,7 +241,7 @@ def test_the_folder_of_a_compactor_still_open_is_left_alone_until_it_ends(
     assert vacuumed.kept_orphans >= len(files)
     assert not any(p.startswith("store=x/base_0000003/") for p in vacuumed.paths)
 
-    cat.store.abort(running)
+    cat.engine_context.store.abort(running)
     removed = table.vacuum(0, grace_hours=0)
 
     assert {f"store=x/base_0000003/{n}" for n in files} <= set(removed.paths)

@@ -43,8 +43,10 @@ def _changes(ids: list[int], names: list[str | None], stores: list[str], ops: li
 
 def _walk(cat: Any, table: Any) -> set[tuple[Any, ...]]:
     snapshot = table.snapshot()
-    ids = valid_write_id_list(cat.store.write_ids(table.name, snapshot.seq))
-    table_dir = Path(cat.fileio.full_path(table.info.location).removeprefix("file://"))
+    ids = valid_write_id_list(cat.engine_context.store.write_ids(table.name, snapshot.seq))
+    table_dir = Path(
+        cat.engine_context.fileio.full_path(table.info.location).removeprefix("file://")
+    )
     return {(r["id"], r["name"], r["store"]) for r in walk(table_dir, table.spec, ids)}
 
 
@@ -55,7 +57,9 @@ def test_upsert_inserts_updates_deletes_and_reinserts_keys_with_counts_and_histo
     first = table.upsert(
         pa.table({"id": [1, 2, 3, 4], "name": list("abcd"), "store": list("xxyy")})
     )
-    cat.store.abort(cat.store.begin())  # versions (transaction ids) now differ from write ids
+    cat.engine_context.store.abort(
+        cat.engine_context.store.begin()
+    )  # versions (transaction ids) now differ from write ids
     second = table.upsert(
         _changes(
             [1, 2, 5, 99, 3, 3],
@@ -135,7 +139,9 @@ def test_files_are_named_as_hive_names_them_and_hive_s_reader_sees_what_read_ret
     blooms = {f.path for f in snapshot.files if f.kind == "acid_key_bloom"}
     inserts = {f.path for f in snapshot.files if f.kind == "delta"}
     assert blooms == {p.replace("/bucket_", "/_key_bloom_") for p in inserts}
-    table_dir = Path(cat.fileio.full_path(table.info.location).removeprefix("file://"))
+    table_dir = Path(
+        cat.engine_context.fileio.full_path(table.info.location).removeprefix("file://")
+    )
     on_disk = sorted(str(p.relative_to(table_dir)) for p in table_dir.rglob("*") if p.is_file())
     assert on_disk == paths  # staging cleaned up; every file is listed by the commit
     assert _walk(cat, table) == _rows(table.read(), "id", "name", "store")
@@ -145,21 +151,21 @@ def test_an_aborted_write_is_invisible_to_read_and_to_hive_s_reader(cat: Any) ->
     table = _acid(cat)
     table.upsert(pa.table({"id": [1, 2], "name": ["a", "b"], "store": ["x", "x"]}))
     # A writer that wrote its delta (with pyorc, as a streaming client would) and then died.
-    txn = cat.store.begin()
-    (write_id,) = cat.store.allocate_write_ids(table.name, [txn])
+    txn = cat.engine_context.store.begin()
+    (write_id,) = cat.engine_context.store.allocate_write_ids(table.name, [txn])
     directory = DeltaDir(write_id, write_id, 0)
     partition = f"{table.info.location}/store=x"
     ghost = pa.table({"id": [9], "name": ["ghost"]})
     (bucket,) = bucket_ids(ghost, ["id"], ["BIGINT"], 4).tolist()
     with open_bucket_writer(
-        cat.fileio,
+        cat.engine_context.fileio,
         f"{partition}/{directory.name}/bucket_{bucket:05d}",
         table.spec.data_columns,
         bucket_property=encode_bucket_property(bucket),
     ) as writer:
         writer.insert(write_id, ghost)
-    write_acid_version_marker(cat.fileio, partition, directory)
-    cat.store.abort(txn, "writer died")
+    write_acid_version_marker(cat.engine_context.fileio, partition, directory)
+    cat.engine_context.store.abort(txn, "writer died")
 
     assert _rows(table.read(), "id") == {(1,), (2,)}
     assert _walk(cat, table) == {(1, "a", "x"), (2, "b", "x")}

@@ -62,7 +62,7 @@ def test_major_compaction_merges_tombstones_and_they_outlive_vacuum(cat: Any) ->
     assert major.status == "compacted" and major.tombstones == 2  # newest per key
     (merged,) = _tombstone_files(t)
     assert merged == f"p=a/_tombstones/base_0000004_v{major.version:07d}.orc"
-    root = Path(cat.fileio.full_path(t.info.location).removeprefix("file://"))
+    root = Path(cat.engine_context.fileio.full_path(t.info.location).removeprefix("file://"))
     content = paorc.read_table(root / merged).to_pylist()
     assert sorted((r["id"], r["ts"]) for r in content) == [(1, 30), (9, 40)]
 

@@ -39,7 +39,9 @@ def _same(cat: Any, table: Any, query: str) -> list[tuple[Any, ...]]:
 def test_the_view_merges_updates_deletes_and_reinserts_like_read(cat: Any) -> None:
     table = _acid(cat)
     table.upsert(_changes([1, 2, 3, 4], list("abcd"), list("xxyy"), ["I"] * 4))
-    cat.store.abort(cat.store.begin())  # versions (transaction ids) now differ from write ids
+    cat.engine_context.store.abort(
+        cat.engine_context.store.begin()
+    )  # versions (transaction ids) now differ from write ids
     table.upsert(_changes([1, 2, 3, 5], ["A", None, "c2", "e"], list("xxyy"), list("UDUI")))
     table.upsert(_changes([2, 4], ["b2", None], ["x", "y"], ["I", "D"]))
     assert _same(cat, table, "SELECT id, name, store FROM s.t") == [
@@ -57,15 +59,17 @@ def test_the_view_reads_only_the_files_the_catalog_lists(cat: Any) -> None:
     directory (reading it would repeat rows): the view reads neither."""
     table = _acid(cat)
     table.upsert(_changes([1, 2, 3], list("abc"), list("xxy"), ["I"] * 3))
-    txn = cat.store.begin()
-    (write_id,) = cat.store.allocate_write_ids(table.name, [txn])
+    txn = cat.engine_context.store.begin()
+    (write_id,) = cat.engine_context.store.allocate_write_ids(table.name, [txn])
     partition = f"{table.info.location}/store=x"
     ghost = DeltaDir(write_id, write_id, 0)
-    cat.fileio.write_bytes_atomic(f"{partition}/{ghost.name}/bucket_00000", b"not orc")
-    write_acid_version_marker(cat.fileio, partition, ghost)
-    cat.store.abort(txn, "writer died")
+    cat.engine_context.fileio.write_bytes_atomic(
+        f"{partition}/{ghost.name}/bucket_00000", b"not orc"
+    )
+    write_acid_version_marker(cat.engine_context.fileio, partition, ghost)
+    cat.engine_context.store.abort(txn, "writer died")
     listed = next(f for f in table.snapshot().files if f.kind == "delta")
-    source = Path(cat.fileio.full_path(f"{table.info.location}/{listed.path}"))
+    source = Path(cat.engine_context.fileio.full_path(f"{table.info.location}/{listed.path}"))
     used = {p.name for p in source.parent.iterdir()}
     spare = next(f"bucket_{b:05d}" for b in range(4) if f"bucket_{b:05d}" not in used)
     shutil.copy(source, source.parent / spare)

@@ -43,7 +43,9 @@ def _events(cat: Any, table: Any) -> dict[str, list[dict[str, Any]]]:
     for f in table.snapshot().files:
         if f.kind in ("delta", "delete_delta", "base"):
             got = read_bucket(
-                cat.fileio, f"{table.info.location}/{f.path}", table.spec.data_columns
+                cat.engine_context.fileio,
+                f"{table.info.location}/{f.path}",
+                table.spec.data_columns,
             )
             out[f.path] = got.events.to_pylist()
     return out
@@ -87,7 +89,7 @@ def test_driver_written_files_carry_hives_acid_metadata(cat: Any) -> None:
     files = [f for f in table.snapshot().files if f.kind == "delta"]
     assert files
     for f in files:
-        got = read_bucket(cat.fileio, f"{table.info.location}/{f.path}")
+        got = read_bucket(cat.engine_context.fileio, f"{table.info.location}/{f.path}")
         assert got.acid_version == "2"
         assert got.stats is not None and got.stats.inserts == f.row_count
         assert got.key_index[-1].row_id == f.row_count - 1
@@ -137,7 +139,7 @@ def test_days_before_the_gregorian_calendar_are_written_by_spark_and_read_back_e
     files = [f for f in table.snapshot().files if f.kind == "delta"]
     metadata = {}
     for f in files:  # pyarrow reads the footer only (it cannot read year 1000 as ns)
-        with cat.fileio.open_input(f"{table.info.location}/{f.path}") as handle:
+        with cat.engine_context.fileio.open_input(f"{table.info.location}/{f.path}") as handle:
             metadata[f.version] = paorc.ORCFile(handle).metadata.get(b"hive.acid.version")
     # both carry Hive's metadata: Spark's file gets it appended (layouts/acid/orc_footer.py)
     assert sorted(metadata.items()) == [(min(metadata), b"2"), (max(metadata), b"2")]

@@ -30,7 +30,7 @@ def _rows(ids: list[Any], name: str) -> pa.Table:
 
 
 def _bucket_files(cat: Any, table: Any) -> dict[str, Path]:
-    root = Path(cat.fileio.full_path(table.info.location).removeprefix("file://"))
+    root = Path(cat.engine_context.fileio.full_path(table.info.location).removeprefix("file://"))
     return {f.path: root / f.path for f in table.snapshot().files if f.kind in BUCKET_KINDS}
 
 
@@ -112,7 +112,7 @@ def _ids(cat: Any, file: Any) -> set[float]:
     from versioned.layouts.acid.orc_files import read_bucket
 
     location = cat.table("s.t").info.location
-    events = read_bucket(cat.fileio, f"{location}/{file.path}").events
+    events = read_bucket(cat.engine_context.fileio, f"{location}/{file.path}").events
     return {row["id"] for row in events.column("row").to_pylist()}
 
 

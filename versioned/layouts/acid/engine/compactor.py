@@ -23,15 +23,13 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Callable, Sequence
 from contextlib import suppress
 from typing import Any
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from versioned.catalog.records import FileAdd, PartitionCommit, PartitionInfo, Snapshot, TableInfo
-from versioned.catalog.store import MetaStore
 from versioned.catalog.write_transaction import (
     WriteTransaction,
     retry_on_conflict,
@@ -57,60 +55,66 @@ from versioned.layouts.acid.snapshot_dirs import (
     valid_write_id_list,
 )
 from versioned.layouts.acid.write_ids import ValidWriteIdList
+from versioned.layouts.engine_protocol import EngineContext
 from versioned.layouts.layout import TableLayout
-from versioned.options import CompactionOptions, CompactionThresholds, Progress
+from versioned.layouts.table_request import CompactRequest
+from versioned.options import CompactionOptions, Progress
 from versioned.results import CompactionResult, PartitionCompaction
-from versioned.storage.filesystem import FileIO
 
 
 @dataclasses.dataclass(frozen=True)
-class AcidCompactionContext:
-    """What compacting an acid table needs besides the table."""
+class _Compaction:
+    """What compacting the partitions of one acid table works with."""
 
-    session: Callable[[], SparkSession]
-    store: MetaStore
-    fileio: FileIO
+    engine: EngineContext
+    request: CompactRequest
     layout: TableLayout
+    kind: CompactionKind | None
+    """Forced on every partition; ``None``: Hive's initiator rules decide."""
+    rules: InitiatorThresholds
+
+    @property
+    def table(self) -> TableInfo:
+        return self.request.table
+
+    @property
+    def options(self) -> CompactionOptions:
+        return self.request.options
 
 
 def compact_acid_table(
-    ctx: AcidCompactionContext,
-    table: TableInfo,
-    *,
-    partitions: Sequence[PartitionInfo] | None = None,
-    thresholds: CompactionThresholds | None = None,
-    options: CompactionOptions | None = None,
-    dry_run: bool = False,
-    progress: Progress | None = None,
+    ctx: EngineContext, request: CompactRequest, layout: TableLayout
 ) -> CompactionResult:
-    """Compact the chosen partitions of the acid ``table``; each commits on its own.
+    """Compact the chosen partitions of the request's acid table; each commits on its own.
 
     ``options.kind`` forces ``major`` or ``minor``; ``auto`` follows Hive's initiator rules
     with the table's thresholds. Without it, an on-demand compaction is major and a
     scheduled one (``thresholds`` given) follows the initiator rules.
     """
-    opts = options or CompactionOptions()
-    say = progress or (lambda _msg: None)
+    say, table = request.say, request.table
     started = time.monotonic()
     name = table.spec.name
-    kind = _kind(opts, scheduled=thresholds is not None)
+    kind = _kind(request.options, scheduled=request.thresholds is not None)
     rules = InitiatorThresholds.from_properties(table.spec.properties)
-    snapshot = ctx.store.snapshot(name)
+    snapshot = request.planning_snapshot(ctx.store)
     ids = valid_write_id_list(ctx.store.write_ids(name, snapshot.seq))
-    chosen = partitions if partitions is not None else list(snapshot.partitions.values())
+    chosen = request.partitions
+    if chosen is None:
+        chosen = list(snapshot.partitions.values())
     plans = [
         p for p in (_plan(snapshot, ids, part, kind, rules) for part in chosen) if p is not None
     ]
     if not plans:
         say(f"{name}: nothing to compact")
-        return CompactionResult(str(name), dry_run, (), _since(started))
+        return CompactionResult(str(name), request.dry_run, (), _since(started))
     say(f"{name}: {len(plans)} partition(s) to compact")
-    if dry_run:
+    if request.dry_run:
         return CompactionResult(str(name), True, tuple(_planned(p) for p in plans), _since(started))
+    job = _Compaction(ctx, request, layout, kind, rules)
     done = []
     for i, plan in enumerate(plans, 1):
         label = f"{name} [{i}/{len(plans)}] {plan.partition.path or '(table)'}"
-        done.append(_compact_with_retry(ctx, table, plan, kind, rules, opts, _labelled(say, label)))
+        done.append(_compact_with_retry(job, plan, _labelled(say, label)))
     return CompactionResult(str(name), False, tuple(done), _since(started))
 
 
@@ -147,24 +151,18 @@ def _planned(plan: AcidCompactionPlan) -> PartitionCompaction:
 
 
 def _compact_with_retry(
-    ctx: AcidCompactionContext,
-    table: TableInfo,
-    first: AcidCompactionPlan,
-    kind: CompactionKind | None,
-    rules: InitiatorThresholds,
-    opts: CompactionOptions,
-    say: Progress,
+    job: _Compaction, first: AcidCompactionPlan, say: Progress
 ) -> PartitionCompaction:
     """Compact one partition; after a lost race, plan again against a fresh snapshot."""
     started = time.monotonic()
-    name = table.spec.name
+    name, store, opts = job.table.spec.name, job.engine.store, job.options
 
     def attempt(n: int) -> PartitionCompaction:
         plan: AcidCompactionPlan | None = first
         if n > 1:
-            snapshot = ctx.store.snapshot(name)
-            ids = valid_write_id_list(ctx.store.write_ids(name, snapshot.seq))
-            plan = _plan(snapshot, ids, first.partition, kind, rules)
+            snapshot = store.snapshot(name)
+            ids = valid_write_id_list(store.write_ids(name, snapshot.seq))
+            plan = _plan(snapshot, ids, first.partition, job.kind, job.rules)
         if plan is None:
             say("nothing left to compact (compacted concurrently)")
             return PartitionCompaction(
@@ -174,7 +172,7 @@ def _compact_with_retry(
                 seconds=_since(started),
                 message="nothing left to compact: another compaction committed first",
             )
-        done = _compact_partition(ctx, table, plan, opts, say)
+        done = _compact_partition(job, plan, say)
         return dataclasses.replace(done, attempts=n, seconds=_since(started))
 
     try:
@@ -195,21 +193,18 @@ def _compact_with_retry(
 
 
 def _compact_partition(
-    ctx: AcidCompactionContext,
-    table: TableInfo,
-    plan: AcidCompactionPlan,
-    opts: CompactionOptions,
-    say: Progress,
+    job: _Compaction, plan: AcidCompactionPlan, say: Progress
 ) -> PartitionCompaction:
     """One attempt: write the compacted directories and commit them, or raise."""
+    ctx, table = job.engine, job.table
     spec = table.spec
     ppath = plan.partition.path
     with write_transaction(
         ctx.store,
         spec.name,
-        timeout_s=opts.txn_timeout_s,
+        timeout_s=job.options.txn_timeout_s,
         fileio=ctx.fileio,
-        staging=lambda txn: ctx.layout.staging_dir(table.location, txn),
+        staging=lambda txn: job.layout.staging_dir(table.location, txn),
     ) as tx:
         say(
             f"reading {len(plan.inputs)} file(s): {plan.kind} compaction of write ids "
@@ -222,7 +217,7 @@ def _compact_partition(
         say(f"committing {rows} rows, {tombstones} tombstones")
         folders = [acid_dir_path(ppath, d) for d in plan.outputs() if d is not None]
         staged = _staged(tx)
-        placed = place_folders(ctx.store, ctx.fileio, table, staged, folders)
+        placed = place_folders(ctx, table, staged, folders)
         try:
             tx.commit(
                 operation="compact",
@@ -268,7 +263,7 @@ def _compact_partition(
 
 
 def _write_outputs(
-    ctx: AcidCompactionContext,
+    ctx: EngineContext,
     table: TableInfo,
     plan: AcidCompactionPlan,
     tx: WriteTransaction,
@@ -335,19 +330,18 @@ def _staged(tx: WriteTransaction) -> str:
 
 
 def _events(
-    ctx: AcidCompactionContext, snapshot: Snapshot, plan: AcidCompactionPlan
+    ctx: EngineContext, snapshot: Snapshot, plan: AcidCompactionPlan
 ) -> tuple[DataFrame, DataFrame]:
     """The insert and delete events of the plan's files whose write ids the compactor
     counts as valid (aborted ones dropped)."""
-    spark = ctx.session()
     compactor = plan.write_ids
     refs = [bucket_file_ref(f) for f in plan.inputs]
     inserts = [r for r in refs if r.file.kind != DELETE_KIND]
     deletes = [r for r in refs if r.file.kind == DELETE_KIND]
     valid = valid_write_id(F.col(s.CURRENT_WRITE_ID), compactor)
     return (
-        read_events(spark, ctx.fileio, snapshot, inserts).where(valid),
-        read_events(spark, ctx.fileio, snapshot, deletes).where(valid),
+        read_events(ctx, snapshot, inserts).where(valid),
+        read_events(ctx, snapshot, deletes).where(valid),
     )
 
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
-from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from versioned.catalog.records import Snapshot
@@ -33,7 +33,7 @@ from versioned.layouts.acid import orc_schema as s
 from versioned.layouts.acid.engine.driver_reads import PARTITION_ID, event_table, split_for_driver
 from versioned.layouts.acid.snapshot_dirs import SnapshotFiles
 from versioned.layouts.acid.write_ids import ValidWriteIdList
-from versioned.storage.filesystem import FileIO
+from versioned.layouts.engine_protocol import EngineContext
 
 MAX_BITS = 63
 """The packed key is a non-negative ``bigint``."""
@@ -43,13 +43,7 @@ _KEY = "#d_key"
 
 
 def without_driver_deleted(
-    spark: SparkSession,
-    fileio: FileIO,
-    snapshot: Snapshot,
-    files: SnapshotFiles,
-    rows: DataFrame,
-    *,
-    broadcast_limit: int,
+    ctx: EngineContext, snapshot: Snapshot, files: SnapshotFiles, rows: DataFrame
 ) -> DataFrame | None:
     """``rows`` (insert events with `KEY_FIELDS`) without those the snapshot's valid delete
     events name, the delete events read on the driver: joined on packed keys, or on the four
@@ -60,11 +54,12 @@ def without_driver_deleted(
     if rest or not on_driver:
         return None
     events = valid_rows(
-        event_table(fileio, snapshot, on_driver), s.CURRENT_WRITE_ID, files.write_ids
+        event_table(ctx.fileio, snapshot, on_driver), s.CURRENT_WRITE_ID, files.write_ids
     )
     if events.num_rows == 0:
         return rows
-    broadcast = events.num_rows <= broadcast_limit
+    spark = ctx.spark
+    broadcast = events.num_rows <= ctx.broadcast_limit
     packing = KeyPacking.of(events, KEY_FIELDS)
     if packing is None:
         deletes = spark.createDataFrame(events.select(list(KEY_FIELDS)))

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
@@ -37,6 +37,7 @@ from versioned.layouts.acid import orc_schema as s
 from versioned.layouts.acid.orc_files import read_committed_fields
 from versioned.layouts.acid.snapshot_dirs import DELETE_KIND, STREAM_OPEN, BucketFileRef
 from versioned.layouts.acid.table_rules import driver_read_max_events
+from versioned.layouts.engine_protocol import EngineContext
 from versioned.schema import TableSpec
 from versioned.storage.filesystem import FileIO
 from versioned.values.arrow_types import arrow_type
@@ -128,8 +129,7 @@ def split_for_driver(
 
 
 def read_on_driver(
-    spark: SparkSession,
-    fileio: FileIO,
+    ctx: EngineContext,
     snapshot: Snapshot,
     refs: Sequence[BucketFileRef],
     schema: T.StructType,
@@ -141,7 +141,7 @@ def read_on_driver(
     ``match``: only what a key lookup needs (`KeyMatch`; insert files)."""
     spec = snapshot.table.spec
     deletes = refs[0].file.kind == DELETE_KIND
-    frame = spark.createDataFrame(event_table(fileio, snapshot, refs, match))
+    frame = ctx.spark.createDataFrame(event_table(ctx.fileio, snapshot, refs, match))
     row = schema[s.ROW].dataType
     assert isinstance(row, T.StructType)
     if deletes:

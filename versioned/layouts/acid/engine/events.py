@@ -31,8 +31,8 @@ from versioned.layouts.acid.engine.driver_reads import (
 )
 from versioned.layouts.acid.snapshot_dirs import DELETE_KIND, BucketFileRef, SnapshotFiles
 from versioned.layouts.acid.write_ids import ValidWriteIdList
+from versioned.layouts.engine_protocol import EngineContext
 from versioned.schema import TableSpec
-from versioned.storage.filesystem import FileIO
 
 ROW_ID_FIELDS = (s.ORIGINAL_WRITE_ID, s.BUCKET, s.ROW_ID)
 
@@ -57,8 +57,7 @@ def event_schema(spec: TableSpec) -> T.StructType:
 
 
 def read_events(
-    spark: SparkSession,
-    fileio: FileIO,
+    ctx: EngineContext,
     snapshot: Snapshot,
     refs: Sequence[BucketFileRef],
     *,
@@ -82,20 +81,20 @@ def read_events(
         [*schema.fields, *partition_fields, T.StructField(PARTITION_ID, T.LongType())]
     )
     if not refs:
-        return spark.createDataFrame([], full)
+        return ctx.spark.createDataFrame([], full)
     deletes = {ref.file.kind == DELETE_KIND for ref in refs}
     assert len(deletes) == 1, "insert and delete events are read apart"
     on_driver, refs = split_for_driver(spec, refs, deletes=deletes.pop(), match=match)
     if on_driver:
-        small = read_on_driver(spark, fileio, snapshot, on_driver, full, match)
+        small = read_on_driver(ctx, snapshot, on_driver, full, match)
         if not refs:
             return small
-        return small.unionByName(_scan_events(spark, fileio, snapshot, refs))
-    return _scan_events(spark, fileio, snapshot, refs)
+        return small.unionByName(_scan_events(ctx, snapshot, refs))
+    return _scan_events(ctx, snapshot, refs)
 
 
 def _scan_events(
-    spark: SparkSession, fileio: FileIO, snapshot: Snapshot, refs: Sequence[BucketFileRef]
+    ctx: EngineContext, snapshot: Snapshot, refs: Sequence[BucketFileRef]
 ) -> DataFrame:
     """The events of ``refs`` by Spark scans (as `read_events` returns them).
 
@@ -114,7 +113,7 @@ def _scan_events(
     ]
     ids = sorted({ref.file.partition_id for ref in refs if ref.file.partition_id is not None})
     partitions = [snapshot.partitions[pid] for pid in ids]
-    events = _load_events(spark, fileio, snapshot, refs)
+    events = _load_events(ctx, snapshot, refs)
     if not spec.partition_by:  # one partition (the catalog's id as `driver_reads` gives it)
         assert len(ids) <= 1, "an unpartitioned table has one partition"
         pid = F.lit(ids[0] if ids else 0).cast(T.LongType())
@@ -128,15 +127,15 @@ def _scan_events(
             ],
             F.lit(ids[0]).cast(T.LongType()).alias(PARTITION_ID),
         )
-    return _with_partition_values(spark, events, refs, snapshot, partition_fields)
+    return _with_partition_values(ctx.spark, events, refs, snapshot, partition_fields)
 
 
 def _load_events(
-    spark: SparkSession, fileio: FileIO, snapshot: Snapshot, refs: Sequence[BucketFileRef]
+    ctx: EngineContext, snapshot: Snapshot, refs: Sequence[BucketFileRef]
 ) -> DataFrame:
     """The six event fields of ``refs`` by one Spark scan (see `_scan_events`)."""
-    spec = snapshot.table.spec
-    root = fileio.full_path(snapshot.table.location)
+    spark, spec = ctx.spark, snapshot.table.spec
+    root = ctx.fileio.full_path(snapshot.table.location)
     paths = [f"{root}/{ref.file.path}" for ref in refs]
     reader = spark.read.format("orc").schema(event_schema(spec))
     return load_files(spark, reader, paths).where(_names_every_event_field(spec))
@@ -260,31 +259,27 @@ def valid_write_id(column: SparkColumn, write_ids: ValidWriteIdList) -> SparkCol
 
 
 def live_events(
-    spark: SparkSession,
-    fileio: FileIO,
+    ctx: EngineContext,
     snapshot: Snapshot,
     files: SnapshotFiles,
     *,
-    broadcast_limit: int,
     match: KeyMatch | None = None,
 ) -> DataFrame:
     """The insert events of the snapshot's live rows: ``operation ... row`` and partition
-    columns, merged with the delete events. ``match``: only what a key lookup needs (see
-    `read_events`)."""
+    columns, merged with the delete events (broadcast when they are at most
+    ``ctx.broadcast_limit``). ``match``: only what a key lookup needs (see `read_events`)."""
     write_ids = files.write_ids
-    rows = read_events(spark, fileio, snapshot, files.inserts, match=match).where(
+    rows = read_events(ctx, snapshot, files.inserts, match=match).where(
         valid_write_id(F.col(s.CURRENT_WRITE_ID), write_ids)
     )
     if not files.deletes:
         return rows.drop(PARTITION_ID)
-    merged = without_driver_deleted(
-        spark, fileio, snapshot, files, rows, broadcast_limit=broadcast_limit
-    )
+    merged = without_driver_deleted(ctx, snapshot, files, rows)
     if merged is None:  # some delete files are for Spark to read
-        deletes = read_events(spark, fileio, snapshot, files.deletes).where(
+        deletes = read_events(ctx, snapshot, files.deletes).where(
             valid_write_id(F.col(s.CURRENT_WRITE_ID), write_ids)
         )
-        broadcast = sum(r.file.row_count for r in files.deletes) <= broadcast_limit
+        broadcast = sum(r.file.row_count for r in files.deletes) <= ctx.broadcast_limit
         merged = without_deleted(rows, deletes, broadcast=broadcast)
     return merged.drop(PARTITION_ID)
 

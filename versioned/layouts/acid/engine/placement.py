@@ -42,23 +42,21 @@ from collections.abc import Sequence
 from typing import Literal
 
 from versioned.catalog.records import TableInfo
-from versioned.catalog.store import MetaStore
 from versioned.errors import CommitConflictError, StorageError
 from versioned.layouts.acid.compacted_dirs import compactor_of
+from versioned.layouts.engine_protocol import EngineContext
 from versioned.storage.filesystem import FileIO
 
 log = logging.getLogger(__name__)
 FolderState = Literal["absent", "committed", "writing", "orphan", "foreign"]
 
 
-def folder_state(store: MetaStore, fileio: FileIO, table: TableInfo, rel: str) -> FolderState:
+def folder_state(ctx: EngineContext, table: TableInfo, rel: str) -> FolderState:
     """What is at ``rel`` (a compaction folder, relative to the table); see the module."""
-    return _inspect(store, fileio, table, rel)[0]
+    return _inspect(ctx, table, rel)[0]
 
 
-def remove_orphan_folder(
-    store: MetaStore, fileio: FileIO, table: TableInfo, rel: str, hidden: str
-) -> bool:
+def remove_orphan_folder(ctx: EngineContext, table: TableInfo, rel: str, hidden: str) -> bool:
     """Remove the folder at ``rel`` (relative to the table) if it is an orphan.
 
     It moves to a new folder under ``hidden`` (a folder Hive does not read, on the table's
@@ -72,13 +70,12 @@ def remove_orphan_folder(
             compactor's took the name meanwhile) and could not be moved back; the message
             says where it is.
     """
-    return _clear(store, fileio, table, rel, hidden) == "absent"
+    return _clear(ctx, table, rel, hidden) == "absent"
 
 
-def _inspect(
-    store: MetaStore, fileio: FileIO, table: TableInfo, rel: str
-) -> tuple[FolderState, int | None]:
+def _inspect(ctx: EngineContext, table: TableInfo, rel: str) -> tuple[FolderState, int | None]:
     """The folder's state and the compactor its mark names."""
+    store, fileio = ctx.store, ctx.fileio
     folder = f"{table.location}/{rel}"
     if not fileio.exists(folder):
         return "absent", None
@@ -97,11 +94,10 @@ def _inspect(
     return "orphan", owner
 
 
-def _clear(
-    store: MetaStore, fileio: FileIO, table: TableInfo, rel: str, hidden: str
-) -> FolderState:
+def _clear(ctx: EngineContext, table: TableInfo, rel: str, hidden: str) -> FolderState:
     """Remove an orphan at ``rel``; the state that keeps the name taken, or ``absent``."""
-    state, owner = _inspect(store, fileio, table, rel)
+    state, owner = _inspect(ctx, table, rel)
+    fileio = ctx.fileio
     if state != "orphan":
         return state
     folder = f"{table.location}/{rel}"
@@ -123,7 +119,7 @@ def _clear(
 
 
 def place_folders(
-    store: MetaStore, fileio: FileIO, table: TableInfo, staged: str, rels: Sequence[str]
+    ctx: EngineContext, table: TableInfo, staged: str, rels: Sequence[str]
 ) -> list[str]:
     """Move each folder ``<staged>/<rel>`` to ``<table>/<rel>``, removing an orphan of
     that name first (its remains go under ``staged``).
@@ -136,16 +132,17 @@ def place_folders(
             is about to be; nothing stays moved.
         StorageError: Files no versioned compactor wrote are at the name.
     """
+    fileio = ctx.fileio
     placed: list[str] = []
     try:
         for rel in rels:
             if not fileio.exists(f"{staged}/{rel}"):
                 continue
-            _make_room(store, fileio, table, rel, staged)
+            _make_room(ctx, table, rel, staged)
             try:
                 fileio.move(f"{staged}/{rel}", f"{table.location}/{rel}")
             except StorageError as err:  # the name was taken after all (local file systems)
-                if folder_state(store, fileio, table, rel) in ("committed", "writing"):
+                if folder_state(ctx, table, rel) in ("committed", "writing"):
                     raise _taken(table, rel, "was taken meanwhile") from err
                 raise
             placed.append(rel)
@@ -162,8 +159,8 @@ def unplace_folders(fileio: FileIO, table: TableInfo, staged: str, rels: Sequenc
         fileio.move(f"{table.location}/{rel}", f"{staged}/{rel}")
 
 
-def _make_room(store: MetaStore, fileio: FileIO, table: TableInfo, rel: str, hidden: str) -> None:
-    state = _clear(store, fileio, table, rel, hidden)
+def _make_room(ctx: EngineContext, table: TableInfo, rel: str, hidden: str) -> None:
+    state = _clear(ctx, table, rel, hidden)
     if state == "absent":
         return
     if state == "foreign":

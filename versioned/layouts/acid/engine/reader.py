@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from versioned.catalog.records import Snapshot
@@ -11,7 +11,7 @@ from versioned.engine.spark.types import VERSION_KEY
 from versioned.layouts.acid import orc_schema as s
 from versioned.layouts.acid.engine.events import live_events, row_id_struct
 from versioned.layouts.acid.snapshot_dirs import SnapshotFiles, snapshot_files
-from versioned.storage.filesystem import FileIO
+from versioned.layouts.engine_protocol import EngineContext
 
 """Column of `read_rows` ``with_version``: the version (transaction) that wrote the row."""
 ROW_ID_COLUMN = "ROW__ID"
@@ -24,21 +24,18 @@ def files_of(store: MetaStore, snapshot: Snapshot) -> SnapshotFiles:
 
 
 def read_rows(
-    spark: SparkSession,
-    store: MetaStore,
-    fileio: FileIO,
+    ctx: EngineContext,
     snapshot: Snapshot,
     *,
-    broadcast_limit: int,
     with_version: bool = False,
     with_row_id: bool = False,
 ) -> DataFrame:
     """The live rows of ``snapshot``: the table's columns in order (partition columns from
     the paths), plus ``version_id`` and ``ROW__ID`` when asked."""
     spec = snapshot.table.spec
-    ids = store.write_ids(spec.name, snapshot.seq)
+    ids = ctx.store.write_ids(spec.name, snapshot.seq)
     files = snapshot_files(snapshot, ids)
-    events = live_events(spark, fileio, snapshot, files, broadcast_limit=broadcast_limit)
+    events = live_events(ctx, snapshot, files)
     columns = [
         F.col(c.name)
         if c.name in spec.partition_by
@@ -49,7 +46,7 @@ def read_rows(
         columns.append(row_id_struct().alias(ROW_ID_COLUMN))
     if not with_version:
         return events.select(*columns)
-    versions = spark.createDataFrame(
+    versions = ctx.spark.createDataFrame(
         sorted(ids.versions.items()), f"`#w` bigint, `{VERSION_KEY}` bigint"
     )
     joined = events.join(F.broadcast(versions), F.col(s.CURRENT_WRITE_ID) == F.col("#w"), "left")

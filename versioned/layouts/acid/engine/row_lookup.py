@@ -53,7 +53,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from versioned.catalog.records import Snapshot
@@ -71,6 +71,7 @@ from versioned.layouts.acid.file_pruning import (
 )
 from versioned.layouts.acid.key_filters import filter_key_columns
 from versioned.layouts.acid.snapshot_dirs import SnapshotFiles
+from versioned.layouts.engine_protocol import EngineContext
 from versioned.schema import TableSpec
 from versioned.storage.filesystem import FileIO
 
@@ -178,20 +179,12 @@ def _scope(partition_ids: np.ndarray | None, buckets: np.ndarray | None) -> Look
 
 
 def stored_rows(
-    spark: SparkSession,
-    fileio: FileIO,
-    snapshot: Snapshot,
-    lookup: KeyLookup,
-    batch: DataFrame,
-    *,
-    broadcast_limit: int,
+    ctx: EngineContext, snapshot: Snapshot, lookup: KeyLookup, batch: DataFrame
 ) -> DataFrame:
     """The live stored row of each batch key: its record key, partition columns, ordering
     value and ROW__ID fields, each prefixed with `STORED`. Keys the table lacks are absent."""
     spec = snapshot.table.spec
-    live = live_events(
-        spark, fileio, snapshot, lookup.files, broadcast_limit=broadcast_limit, match=lookup.match
-    )
+    live = live_events(ctx, snapshot, lookup.files, match=lookup.match)
     wanted = list(dict.fromkeys([*spec.partition_by, *spec.record_key]))
     if spec.ordering_column and spec.ordering_column not in wanted:
         wanted.append(spec.ordering_column)

@@ -24,7 +24,7 @@ from collections.abc import Collection, Sequence
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.orc as paorc
-from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
@@ -40,6 +40,7 @@ from versioned.layouts.acid.engine.event_writer import (
     partition_value_strings,
 )
 from versioned.layouts.acid.snapshot_dirs import TOMBSTONE_DIR, TOMBSTONE_KIND
+from versioned.layouts.engine_protocol import EngineContext
 from versioned.schema import TableSpec
 from versioned.storage.filesystem import FileIO
 from versioned.storage.partition_paths import partition_path
@@ -142,8 +143,7 @@ def merge_tombstones(
 
 
 def newest_tombstones(
-    spark: SparkSession,
-    fileio: FileIO,
+    ctx: EngineContext,
     snapshot: Snapshot,
     partitions: Collection[int | None] | None,
 ) -> DataFrame | None:
@@ -152,7 +152,8 @@ def newest_tombstones(
     spec = snapshot.table.spec
     order = spec.ordering_column
     assert order is not None
-    root = fileio.full_path(snapshot.table.location)
+    spark = ctx.spark
+    root = ctx.fileio.full_path(snapshot.table.location)
     paths = [
         f"{root}/{f.path}"
         for f in snapshot.files

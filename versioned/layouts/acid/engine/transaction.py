@@ -21,8 +21,8 @@ from versioned.catalog.records import CommitInfo, PartitionCommit, StreamMark
 from versioned.catalog.store import MetaStore
 from versioned.catalog.write_transaction import WriteTransaction, write_transaction
 from versioned.errors import CommitConflictError
+from versioned.layouts.engine_protocol import EngineContext
 from versioned.names import TableName
-from versioned.storage.filesystem import FileIO
 
 
 @dataclass
@@ -82,12 +82,7 @@ class AcidTransaction:
 
 @contextmanager
 def acid_transaction(
-    store: MetaStore,
-    table: TableName,
-    *,
-    timeout_s: float,
-    fileio: FileIO,
-    staging_dir: Any,
+    ctx: EngineContext, table: TableName, *, timeout_s: float, staging_dir: Any
 ) -> Iterator[AcidTransaction]:
     """Open a write transaction on ``table`` and allocate its write id.
 
@@ -98,8 +93,9 @@ def acid_transaction(
         staging_dir: The staging folder of a transaction id (``TableLayout.staging_dir``
             bound to the table's location).
     """
+    store = ctx.store
     with write_transaction(
-        store, table, timeout_s=timeout_s, fileio=fileio, staging=staging_dir
+        store, table, timeout_s=timeout_s, fileio=ctx.fileio, staging=staging_dir
     ) as tx:
         (write_id,) = store.allocate_write_ids(table, [tx.id])
         yield AcidTransaction(tx, write_id, store)

@@ -30,17 +30,16 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from versioned.catalog.records import TableInfo
-from versioned.catalog.store import MetaStore
 from versioned.layouts.acid.compacted_dirs import marked_folders
 from versioned.layouts.acid.directories import DeltaDir, parse_directory
 from versioned.layouts.acid.engine.placement import remove_orphan_folder
 from versioned.layouts.acid.errors import AcidNameError
 from versioned.layouts.acid.snapshot_dirs import TOMBSTONE_DIR
+from versioned.layouts.engine_protocol import EngineContext
 from versioned.layouts.layout import STAGING_DIR, TableLayout
+from versioned.layouts.table_request import VacuumRequest
 from versioned.layouts.vacuum import VacuumPaths, vacuum_table
 from versioned.results import VacuumResult
-from versioned.storage.filesystem import FileIO
 
 TRANSACTION_DIR = re.compile(r"^(?:base_|delta_|delete_delta_|txn=)")
 
@@ -78,18 +77,12 @@ def _named_by_write_ids(rel: str) -> list[str]:
 
 
 def vacuum_acid_table(
-    store: MetaStore,
-    fileio: FileIO,
-    layout: TableLayout,
-    table: TableInfo,
-    *,
-    retain_hours: float,
-    grace_hours: float,
-    dry_run: bool,
-    progress: Callable[[str], None] | None,
+    ctx: EngineContext, request: VacuumRequest, layout: TableLayout
 ) -> VacuumResult:
     """Vacuum an acid table (see `versioned.layouts.vacuum.vacuum_table`)."""
+    table = request.table
     name = table.spec.name
+    store = ctx.store
     store.reap_expired()
     ids = store.write_ids(name, store.snapshot(name).seq)
     paths = VacuumPaths(
@@ -98,16 +91,7 @@ def vacuum_acid_table(
         open_write_id_paths(frozenset(ids.open_ids)),
         folders=marked_folders,
         remove_folder=lambda rel: remove_orphan_folder(
-            store, fileio, table, rel, f"{table.location}/{STAGING_DIR}"
+            ctx, table, rel, f"{table.location}/{STAGING_DIR}"
         ),
     )
-    return vacuum_table(
-        store,
-        fileio,
-        paths,
-        table,
-        retain_hours=retain_hours,
-        grace_hours=grace_hours,
-        dry_run=dry_run,
-        progress=progress,
-    )
+    return vacuum_table(ctx, request, paths)

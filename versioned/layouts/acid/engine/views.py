@@ -29,7 +29,6 @@ from collections.abc import Sequence
 from pyspark.sql import SparkSession
 
 from versioned.catalog.records import Snapshot
-from versioned.catalog.store import MetaStore
 from versioned.engine.spark.catalog_views import (
     ddl_type,
     literal,
@@ -43,8 +42,8 @@ from versioned.engine.spark.catalog_views import (
 from versioned.layouts.acid import orc_schema as s
 from versioned.layouts.acid.snapshot_dirs import BucketFileRef, snapshot_files
 from versioned.layouts.acid.write_ids import ValidWriteIdList
+from versioned.layouts.engine_protocol import EngineContext
 from versioned.schema import TableSpec
-from versioned.storage.filesystem import FileIO
 
 BUCKET_FILES = "bucket_[0-9][0-9][0-9][0-9][0-9]{,_[0-9]*}"
 """``pathGlobFilter`` of the private table: bucket files, not ``bucket_N_flush_length``."""
@@ -52,17 +51,13 @@ _FILE, _PART = "#file", "#part"
 
 
 def register_view(
-    spark: SparkSession,
-    store: MetaStore,
-    fileio: FileIO,
-    snapshot: Snapshot,
-    *,
-    source: str,
-    broadcast_limit: int,
+    ctx: EngineContext, spark: SparkSession, snapshot: Snapshot, *, source: str
 ) -> str:
-    """(Re)create the view ``db.table`` over ``snapshot`` unless it shows it already.
+    """(Re)create the view ``db.table`` over ``snapshot`` in ``spark`` unless it shows it
+    already.
 
     Args:
+        spark: The session to register the view in (a query's own session, say).
         source: Identifies the catalog the snapshot comes from (two catalogs may share a
             Spark session and a table name).
 
@@ -70,13 +65,14 @@ def register_view(
         The view's qualified name.
     """
     spec = snapshot.table.spec
-    root = fileio.full_path(snapshot.table.location)
+    root = ctx.fileio.full_path(snapshot.table.location)
+    broadcast_limit = ctx.broadcast_limit
     digest = view_fingerprint(
         snapshot.table, snapshot.seq, source=source, root=root, broadcast_limit=broadcast_limit
     )
     if shows(spark, spec, digest):
         return str(spec.name)
-    files = snapshot_files(snapshot, store.write_ids(spec.name, snapshot.seq))
+    files = snapshot_files(snapshot, ctx.store.write_ids(spec.name, snapshot.seq))
     broadcast = sum(r.file.row_count for r in files.deletes) <= broadcast_limit
     stem = prepare(spark, spec, digest)
     if not files.inserts:

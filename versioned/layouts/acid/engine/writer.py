@@ -22,15 +22,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark import StorageLevel
 from pyspark.sql import Column as SparkColumn
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from versioned.catalog.records import PartitionCommit, PartitionInfo, Snapshot, TableInfo
-from versioned.catalog.store import MetaStore
 from versioned.catalog.write_transaction import retry_on_conflict
 from versioned.engine.feeds.batch_dedup import CHANGES, latest_per_key
 from versioned.engine.feeds.dead_letters import write_dead_letters
-from versioned.engine.feeds.reader import Feed
 from versioned.engine.feeds.rows import OP
 from versioned.layouts.acid.engine.bucketing import BUCKET_COLUMN, with_buckets
 from versioned.layouts.acid.engine.driver_events import (
@@ -57,11 +55,11 @@ from versioned.layouts.acid.engine.transaction import AcidTransaction, acid_tran
 from versioned.layouts.acid.key_filters import KEY_BLOOM_KIND
 from versioned.layouts.acid.snapshot_dirs import MARKER_KIND
 from versioned.layouts.acid.table_rules import driver_write_max_events
+from versioned.layouts.engine_protocol import EngineContext
 from versioned.layouts.layout import TableLayout
-from versioned.options import Progress, WriteOptions
+from versioned.layouts.table_request import WriteRequest
 from versioned.results import CommitResult
 from versioned.schema import TableSpec
-from versioned.storage.filesystem import FileIO
 
 _FOUND, _STALE, _DELETED_AT = "#found", "#stale", "#deleted_at"
 _SIDE_KINDS = (MARKER_KIND, TOMBSTONE_KIND, KEY_BLOOM_KIND)
@@ -70,57 +68,57 @@ _COUNTS = ("inserted", "updated", "deleted", "ignored_deletes", "stale", "supers
 
 
 @dataclass(frozen=True)
-class WriteContext:
-    """What a write needs besides the batch."""
+class _WriteJob:
+    """What every attempt of one write shares: the deduplicated batch with its buckets."""
 
-    spark: SparkSession
-    store: MetaStore
-    fileio: FileIO
+    ctx: EngineContext
+    request: WriteRequest
     layout: TableLayout
-    broadcast_limit: int
+    batch: DataFrame
+    rejected: tuple[int, str | None]
+    """Rows rejected to the dead-letter area, and where they went."""
+    started: float
+
+    @property
+    def table(self) -> TableInfo:
+        return self.request.table
 
 
-def write_batch(
-    ctx: WriteContext,
-    table: TableInfo,
-    feed: Feed,
-    *,
-    options: WriteOptions | None = None,
-    progress: Progress | None = None,
-    operation: str = "upsert",
-) -> CommitResult:
-    """Apply ``feed`` to the acid ``table`` as one commit and return what was committed.
+def write_batch(ctx: EngineContext, request: WriteRequest, layout: TableLayout) -> CommitResult:
+    """Apply the request's feed to its acid table as one commit and return what was
+    committed.
 
     A feed without a row to apply commits nothing (``version=None``).
     """
-    opts = options or WriteOptions()
-    say = progress or (lambda _msg: None)
+    say, table = request.say, request.table
     started = time.monotonic()
     spec = table.spec
-    batch = latest_per_key(_empty_partitions_as_null(feed.rows, spec), spec, with_change_count=True)
+    rows = _empty_partitions_as_null(request.feed.rows, spec)
+    batch = latest_per_key(rows, spec, with_change_count=True)
     batch = with_buckets(batch, spec).persist(StorageLevel.MEMORY_AND_DISK)
     try:
         say("reading the batch")
-        rejected = write_dead_letters(feed, ctx.fileio, ctx.layout.dead_letter_dir(table.location))
+        dead_letter_dir = layout.dead_letter_dir(table.location)
+        rejected = write_dead_letters(request.feed, ctx.fileio, dead_letter_dir)
         if batch.isEmpty():
             say("nothing to apply")
             seconds = round(time.monotonic() - started, 3)
             return CommitResult(
                 None, 0, 0, 0, 0, rejected[0], seconds=seconds, dead_letter=rejected[1]
             )
+        job = _WriteJob(ctx, request, layout, batch, rejected, started)
 
-        def attempt(_number: int) -> CommitResult:
+        def attempt(number: int) -> CommitResult:
             with acid_transaction(
-                ctx.store,
+                ctx,
                 spec.name,
-                timeout_s=opts.txn_timeout_s,
-                fileio=ctx.fileio,
-                staging_dir=lambda txn_id: ctx.layout.staging_dir(table.location, txn_id),
+                timeout_s=request.options.txn_timeout_s,
+                staging_dir=lambda txn_id: layout.staging_dir(table.location, txn_id),
             ) as txn:
-                return _write(ctx, table, feed, batch, txn, say, rejected, started, operation, opts)
+                return _write(job, txn, request.planning_snapshot(ctx.store, number))
 
         return retry_on_conflict(
-            opts.max_attempts,
+            request.options.max_attempts,
             attempt,
             on_retry=lambda _n, err: say(f"commit conflict ({err}); retrying as a new transaction"),
         )
@@ -139,14 +137,12 @@ def _empty_partitions_as_null(rows: DataFrame, spec: TableSpec) -> DataFrame:
 
 
 def _plan(
-    ctx: WriteContext, spec: TableSpec, snapshot: Snapshot, batch: DataFrame
+    ctx: EngineContext, spec: TableSpec, snapshot: Snapshot, batch: DataFrame
 ) -> tuple[DataFrame, KeyLookup]:
     """The batch joined with each key's stored row, with ``#found`` and ``#stale``, and
     the files its lookup reads."""
     lookup = plan_lookup(ctx.fileio, snapshot, files_of(ctx.store, snapshot), batch)
-    stored = stored_rows(
-        ctx.spark, ctx.fileio, snapshot, lookup, batch, broadcast_limit=ctx.broadcast_limit
-    )
+    stored = stored_rows(ctx, snapshot, lookup, batch)
     keys = list(spec.record_key)
     cond = [F.col(k).eqNullSafe(F.col(STORED + k)) for k in keys]
     planned = batch.join(stored, cond, "left")
@@ -154,7 +150,7 @@ def _plan(
     stale: SparkColumn = F.lit(False)
     order = spec.ordering_column
     if order:
-        tombstones = newest_tombstones(ctx.spark, ctx.fileio, snapshot, lookup.scope.partitions)
+        tombstones = newest_tombstones(ctx, snapshot, lookup.scope.partitions)
         stored_order = F.when(found, F.col(STORED + order))
         if tombstones is not None:
             deleted = tombstones.select(
@@ -232,7 +228,7 @@ def _part(collected: pa.Table, prefix: str, keep: Any) -> pa.Table:
 
 
 def _write_on_driver(
-    ctx: WriteContext,
+    ctx: EngineContext,
     table: TableInfo,
     planned: DataFrame,
     collected: pa.Table,
@@ -269,7 +265,7 @@ def _inserts(planned: DataFrame, spec: TableSpec) -> DataFrame:
 
 
 def _write_with_spark(
-    ctx: WriteContext,
+    ctx: EngineContext,
     table: TableInfo,
     planned: DataFrame,
     counts: dict[str, int],
@@ -296,22 +292,12 @@ def _write_with_spark(
     return written
 
 
-def _write(
-    ctx: WriteContext,
-    table: TableInfo,
-    feed: Feed,
-    batch: DataFrame,
-    txn: AcidTransaction,
-    say: Progress,
-    rejected: tuple[int, str | None],
-    started: float,
-    operation: str,
-    options: WriteOptions,
-) -> CommitResult:
-    spec = table.spec
-    snapshot = ctx.store.snapshot(spec.name)
+def _write(job: _WriteJob, txn: AcidTransaction, snapshot: Snapshot) -> CommitResult:
+    """One attempt: plan on ``snapshot``, write the events and commit them as ``txn``."""
+    ctx, table, say = job.ctx, job.table, job.request.say
+    spec, feed, rejected = table.spec, job.request.feed, job.rejected
     say(f"looking up the stored rows of the batch's keys (write id {txn.write_id})")
-    planned, lookup = _plan(ctx, spec, snapshot, batch)
+    planned, lookup = _plan(ctx, spec, snapshot, job.batch)
     limit = driver_write_max_events(spec)
     small = lookup.batch_rows <= limit
     if not small:  # read by several jobs below
@@ -352,11 +338,11 @@ def _write(
         "bytes_written": sum(a.size_bytes for a in data),
     }
     txn.commit(
-        operation=operation,
+        operation=job.request.operation,
         partitions=changes,
         metrics=metrics,
         expected_seq=snapshot.seq if spec.keys_move else None,
-        stream_mark=options.stream_mark,
+        stream_mark=job.request.options.stream_mark,
     )
     say(f"committed version {txn.txn_id} (write id {txn.write_id})")
     return CommitResult(
@@ -367,7 +353,7 @@ def _write(
         partitions=len(changes),
         files_written=len(data),
         bytes_written=sum(a.size_bytes for a in data),
-        seconds=round(time.monotonic() - started, 3),
+        seconds=round(time.monotonic() - job.started, 3),
         **counts,
     )
 

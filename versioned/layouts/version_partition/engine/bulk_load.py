@@ -28,12 +28,12 @@ import logging
 import time
 from collections import Counter
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame
 from pyspark.sql import types as T
 
 from versioned.catalog.records import FileAdd, PartitionCommit, TableInfo
-from versioned.catalog.store import MetaStore
 from versioned.catalog.write_transaction import WriteTransaction, write_transaction
 from versioned.engine.feeds.batch_dedup import CHANGES
 from versioned.engine.feeds.dead_letters import write_dead_letters
@@ -46,6 +46,7 @@ from versioned.keys.columns import (
     index_key_columns,
 )
 from versioned.layouts.layout import DEAD_LETTER_DIR
+from versioned.layouts.table_request import WriteRequest
 from versioned.layouts.version_partition.engine.staged_keys import StagedKeys, staged_keys
 from versioned.layouts.version_partition.engine.staging import (
     StagedOutput,
@@ -56,11 +57,12 @@ from versioned.layouts.version_partition.engine.staging import (
 from versioned.layouts.version_partition.paths import bloom_file_name, index_dir
 from versioned.layouts.version_partition.probe import BLOOM_KIND
 from versioned.layouts.version_partition.table_rules import bulk_load_min_bytes
-from versioned.options import Progress, WriteOptions
 from versioned.results import CommitResult
 from versioned.schema import TableSpec
-from versioned.storage.filesystem import FileIO
 from versioned.storage.partition_paths import partition_path
+
+if TYPE_CHECKING:
+    from versioned.layouts.engine_protocol import EngineContext
 
 log = logging.getLogger(__name__)
 # Record keys are checked for repeats by a hash Spark computes; a floating-point key (where
@@ -110,33 +112,25 @@ def bulk_load_applies(table: TableInfo, feed: Feed, rows: DataFrame) -> bool:
 
 
 def load_in_bulk(
-    spark: SparkSession,
-    store: MetaStore,
-    fileio: FileIO,
-    table: TableInfo,
-    feed: Feed,
-    rows: DataFrame,
-    *,
-    options: WriteOptions,
-    say: Progress,
-    operation: str,
-    started: float,
+    ctx: EngineContext, request: WriteRequest, rows: DataFrame, *, started: float
 ) -> BulkLoad:
-    """Load ``rows`` as the table's first version, or leave them to the general path
-    (nothing of the attempt stays behind but the dead letters it wrote)."""
+    """Load ``rows`` (the request's feed rows, empty partition values as null) as the table's
+    first version, or leave them to the general path (nothing of the attempt stays behind
+    but the dead letters it wrote)."""
+    table = request.table
     location = table.location
-    job = _Job(spark, store, fileio, table, feed, options, say)
+    job = _Job(ctx, request)
     try:
         with write_transaction(
-            store,
+            ctx.store,
             table.spec.name,
-            timeout_s=options.txn_timeout_s,
-            fileio=fileio,
+            timeout_s=request.options.txn_timeout_s,
+            fileio=ctx.fileio,
             staging=lambda txn: staging_dir(location, txn),
         ) as tx:
-            result = _load(job, rows, tx, operation)
+            result = _load(job, rows, tx)
     except (_GeneralPath, CommitConflictError) as reason:
-        say(f"not loading in bulk ({reason}): applying the batch as any other")
+        request.say(f"not loading in bulk ({reason}): applying the batch as any other")
         return BulkLoad(None, job.dead_letters)
     seconds = round(time.monotonic() - started, 3)
     return BulkLoad(dataclasses.replace(result, seconds=seconds), job.dead_letters)
@@ -144,25 +138,28 @@ def load_in_bulk(
 
 @dataclass
 class _Job:
-    spark: SparkSession
-    store: MetaStore
-    fileio: FileIO
-    table: TableInfo
-    feed: Feed
-    options: WriteOptions
-    say: Progress
+    ctx: EngineContext
+    request: WriteRequest
     dead_letters: DeadLetters | None = None
 
+    @property
+    def table(self) -> TableInfo:
+        return self.request.table
 
-def _load(job: _Job, rows: DataFrame, tx: WriteTransaction, operation: str) -> CommitResult:
+    def say(self, message: str) -> None:
+        self.request.say(message)
+
+
+def _load(job: _Job, rows: DataFrame, tx: WriteTransaction) -> CommitResult:
     spec = job.table.spec
-    snapshot = job.store.snapshot(spec.name)
+    snapshot = job.request.planning_snapshot(job.ctx.store)
     if snapshot.partitions or snapshot.files:
         raise _GeneralPath("the table has data")
     staged, keys = _stage(job, rows, tx)
-    fileio, location = job.fileio, job.table.location
+    fileio, location = job.ctx.fileio, job.table.location
+    feed = job.request.feed
     rejected, dead_letters = job.dead_letters = write_dead_letters(
-        job.feed, fileio, f"{location}/{DEAD_LETTER_DIR}"
+        feed, fileio, f"{location}/{DEAD_LETTER_DIR}"
     )
     if dead_letters is not None:
         job.say(f"{rejected} rejected rows written to {fileio.full_path(dead_letters)}")
@@ -176,14 +173,14 @@ def _load(job: _Job, rows: DataFrame, tx: WriteTransaction, operation: str) -> C
         stale=0,
         rejected=rejected,
         dead_letter=dead_letters,
-        coerced=job.feed.coerced_count(),
+        coerced=feed.coerced_count(),
         partitions=len(adds),
         files_written=len(files),
         bytes_written=sum(a.size_bytes for a in files),
     )
     job.say(f"committing version {tx.id}")
     tx.commit(
-        operation=operation,
+        operation=job.request.operation,
         partitions=[
             PartitionCommit(None, expected_head=None, new_head=tx.id, add=tuple(a), values=v)
             for v, a in adds.items()
@@ -199,11 +196,11 @@ def _stage(
     job: _Job, rows: DataFrame, tx: WriteTransaction
 ) -> tuple[list[StagedOutput], StagedKeys]:
     """Write the rows into the staging folder and summarise their keys."""
-    spec, fileio, options = job.table.spec, job.fileio, job.options
+    spec, fileio, options = job.table.spec, job.ctx.fileio, job.request.options
     assert tx.staging_dir is not None
     job.say(f"writing the batch as version {tx.id} (first load, in bulk)")
     _write_rows(rows, spec, fileio.full_path(tx.staging_dir), options.rows_per_file)
-    if job.feed.delete_count() != 0:  # counted as the rows were read (None: unknown)
+    if job.request.feed.delete_count() != 0:  # counted as the rows were read (None: unknown)
         raise _GeneralPath("the batch deletes keys")
     staged = [f for f in list_staged(fileio, spec, tx.staging_dir) if f.row_count]
     per_partition = Counter[tuple[str | None, ...]]()
@@ -214,7 +211,7 @@ def _stage(
     job.say(f"{per_partition.total()} keys in {len(per_partition)} partitions")
     capacities = {v: capacity_for(n, WRITE_HEADROOM) for v, n in per_partition.items()}
     found = [(f.path, f.partition_values, f.row_count) for f in staged]
-    keys = staged_keys(job.spark, spec, fileio, found, capacities, options.bloom_error_rate)
+    keys = staged_keys(job.ctx, spec, found, capacities, options.bloom_error_rate)
     if not keys.unique:
         raise _GeneralPath("a key repeats")
     if {v: p.bloom.count for v, p in keys.partitions.items()} != dict(per_partition):
@@ -227,10 +224,10 @@ def _version_files(
     job: _Job, tx: WriteTransaction, staged: list[StagedOutput], keys: StagedKeys
 ) -> dict[tuple[str | None, ...], list[FileAdd]]:
     """Move the staged files into the version's folders and write its Bloom files."""
-    spec, fileio, location = job.table.spec, job.fileio, job.table.location
+    spec, fileio, location = job.table.spec, job.ctx.fileio, job.table.location
     assert tx.staging_dir is not None
     adds: dict[tuple[str | None, ...], list[FileAdd]] = {v: [] for v in keys.partitions}
-    for moved in move_staged(staged, spec, fileio, location, tx.id, claim=tx.own_dir):
+    for moved in move_staged(fileio, staged, job.table, tx):
         adds[moved.partition_values].append(moved.add)
     fileio.delete_dir(tx.staging_dir, missing_ok=True)
     for values, part in keys.partitions.items():

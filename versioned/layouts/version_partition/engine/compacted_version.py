@@ -17,6 +17,7 @@ import math
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -24,8 +25,10 @@ import pyarrow.orc as paorc
 import pyarrow.parquet as pq
 from pyspark.sql import DataFrame
 
-from versioned.catalog.records import DataFile, FileAdd
+from versioned.catalog.records import DataFile, FileAdd, TableInfo
+from versioned.catalog.write_transaction import WriteTransaction
 from versioned.layouts.version_partition.compacted_bloom import compacted_bloom_filter
+from versioned.layouts.version_partition.compaction_plan import PartitionPlan
 from versioned.layouts.version_partition.index import VERSION_COLUMN, write_index
 from versioned.layouts.version_partition.paths import (
     bloom_file_name,
@@ -34,9 +37,11 @@ from versioned.layouts.version_partition.paths import (
     version_dir,
 )
 from versioned.layouts.version_partition.probe import BLOOM_KIND
-from versioned.schema import TableSpec
 from versioned.storage.filesystem import FileIO
 from versioned.storage.partition_paths import is_hidden
+
+if TYPE_CHECKING:
+    from versioned.layouts.engine_protocol import EngineContext
 
 
 @dataclass(frozen=True)
@@ -56,55 +61,66 @@ class CompactedFiles:
     data_bytes: int
 
 
+@dataclass(frozen=True)
+class CompactedVersion:
+    """The compacted version of one partition: what is rewritten, and where it goes.
+
+    Attributes:
+        table: The table as of the compacted snapshot (its columns are written).
+        plan: The partition's plan (how many data files, how many rows expected).
+        tx: The compaction's transaction: its id is the version, its staging folder is
+            where Spark writes first.
+        files: The partition's live files being compacted (the keys of its data files
+            and its Bloom files make the new Bloom filter, see `compacted_bloom`).
+    """
+
+    table: TableInfo
+    plan: PartitionPlan
+    tx: WriteTransaction
+    files: Sequence[DataFile]
+
+
 def write_compacted_version(
+    ctx: EngineContext,
     rows: DataFrame,
-    spec: TableSpec,
-    fileio: FileIO,
-    table_location: str,
+    target: CompactedVersion,
     *,
-    stage: str,
-    partition_id: int,
-    partition_path: str,
-    version: int,
-    files: int,
     scan_splits: int,
-    rows_estimate: int,
-    source_files: Sequence[DataFile],
-    bloom_files: Sequence[DataFile],
     tombstones: pa.Table,
     bloom_error_rate: float,
 ) -> CompactedFiles:
-    """Write ``rows`` (the table's data columns) as version ``version`` of one partition.
+    """Write ``rows`` (the table's data columns) as the compacted version ``target``.
 
     Args:
-        stage: The transaction's private staging folder (Spark writes there first).
-        files: Data files to write (the rows are spread evenly over them).
         scan_splits: Partitions of Spark's scan of the source files.
-        rows_estimate: Rows expected (the source rows less the index entries).
-        source_files: The data files being compacted (their keys go into the Bloom filter).
-        bloom_files: The partition's live Bloom files (see `compacted_bloom`).
         tombstones: Index entries of deleted keys to keep (index schema).
     """
-    tasks, max_rows = file_shaping(files, scan_splits, rows_estimate)
+    fileio, spec, plan = ctx.fileio, target.table.spec, target.plan
+    table_location, stage = target.table.location, target.tx.staging_dir
+    assert stage is not None, "a compaction's transaction has a staging folder"
+    tasks, max_rows = file_shaping(plan.files_to_write, scan_splits, plan.estimated_rows)
     shaped = rows.coalesce(tasks) if tasks < scan_splits else rows
     writer = shaped.write.mode("errorifexists").format(spec.file_format)
     if max_rows:
         writer = writer.option("maxRecordsPerFile", max_rows)
+    source_files = [f for f in target.files if f.kind == "data"]
+    bloom_files = [f for f in target.files if f.kind == BLOOM_KIND]
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="versioned-compact") as pool:
         spark_job = pool.submit(writer.save, fileio.full_path(stage))
         bloom, stats = compacted_bloom_filter(
             fileio, table_location, spec, source_files, bloom_files, tombstones, bloom_error_rate
         )
         spark_job.result()
-    target = _VersionFolders(fileio, table_location, partition_id, partition_path, version)
-    data = target.move_data_files(stage, spec.file_format)
+    partition_id, version = plan.partition.id, target.tx.id
+    folders = _VersionFolders(fileio, table_location, partition_id, plan.path, version)
+    data = folders.move_data_files(stage, spec.file_format)
     adds = list(data)
     # A key whose newest index entry is a delete has no row: a later write of the key found
     # it in the deleting version's filter and wrote a newer entry. So tombstones and rows
     # never share a key.
     if tombstones.num_rows:
-        adds.append(target.write_tombstones(tombstones))
-    name = f"{target.index_dir}/{bloom_file_name()}"
+        adds.append(folders.write_tombstones(tombstones))
+    name = f"{folders.index_dir}/{bloom_file_name()}"
     size = bloom.write(fileio, f"{table_location}/{name}")
     adds.append(FileAdd(partition_id, name, BLOOM_KIND, version, size, bloom.count, stats))
     return CompactedFiles(

@@ -28,10 +28,7 @@ import dataclasses
 import logging
 import time
 import warnings
-from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-
-from pyspark.sql import SparkSession
 
 from versioned.catalog.records import (
     CommitInfo,
@@ -40,13 +37,14 @@ from versioned.catalog.records import (
     Snapshot,
     TableInfo,
 )
-from versioned.catalog.store import MetaStore
 from versioned.catalog.write_transaction import (
     WriteTransaction,
     retry_on_conflict,
     write_transaction,
 )
 from versioned.errors import CommitConflictError, InputError
+from versioned.layouts.engine_protocol import EngineContext
+from versioned.layouts.table_request import CompactRequest
 from versioned.layouts.version_partition.compaction_plan import (
     DEFAULT_TOMBSTONE_RETENTION_HOURS,
     TOMBSTONE_RETENTION_PROPERTY,
@@ -57,6 +55,7 @@ from versioned.layouts.version_partition.compaction_plan import (
 )
 from versioned.layouts.version_partition.engine.compacted_version import (
     CompactedFiles,
+    CompactedVersion,
     write_compacted_version,
 )
 from versioned.layouts.version_partition.engine.reader import (
@@ -68,66 +67,55 @@ from versioned.layouts.version_partition.engine.staging import staging_dir
 from versioned.layouts.version_partition.engine.tombstones import live_tombstones
 from versioned.layouts.version_partition.index import index_schema
 from versioned.layouts.version_partition.paths import index_dir, version_dir
-from versioned.layouts.version_partition.probe import BLOOM_KIND
-from versioned.options import CompactionOptions, CompactionThresholds, Progress
+from versioned.options import CompactionOptions, Progress
 from versioned.results import CompactionResult, PartitionCompaction
 from versioned.schema import TableSpec
-from versioned.storage.filesystem import FileIO
 
 log = logging.getLogger(__name__)
 
 
 @dataclasses.dataclass(frozen=True)
 class _Context:
-    session: Callable[[], SparkSession]
-    store: MetaStore
-    fileio: FileIO
-    table: TableInfo
-    options: CompactionOptions
-    broadcast_limit: int
+    """What compacting one partition works with."""
+
+    engine: EngineContext
+    request: CompactRequest
     say: Progress
+    """The request's progress, labelled with the partition."""
+
+    @property
+    def table(self) -> TableInfo:
+        return self.request.table
+
+    @property
+    def options(self) -> CompactionOptions:
+        return self.request.options
 
 
-def compact_table(
-    session: Callable[[], SparkSession],
-    store: MetaStore,
-    fileio: FileIO,
-    table: TableInfo,
-    *,
-    partitions: Sequence[PartitionInfo] | None = None,
-    thresholds: CompactionThresholds | None = None,
-    options: CompactionOptions | None = None,
-    dry_run: bool = False,
-    broadcast_limit: int,
-    progress: Progress | None = None,
-) -> CompactionResult:
-    """Compact the chosen partitions of ``table``; each commits on its own.
+def compact_table(ctx: EngineContext, request: CompactRequest) -> CompactionResult:
+    """Compact the chosen partitions of the request's table; each commits on its own.
 
-    Args:
-        session: Returns the SparkSession; called only when there is work to do, so a
-            scheduled run with nothing to compact starts no Spark.
-        partitions: Only these partitions (default: every partition that needs it).
-        thresholds: Only partitions past one of these (the scheduled form).
-        dry_run: Plan only; write nothing.
+    The partitions are planned on the request's snapshot and history. ``ctx.spark`` is
+    called only when there is work to do, so a scheduled run with nothing to compact (or a
+    dry run) starts no Spark.
     """
-    opts = options or CompactionOptions()
-    say = progress or (lambda _msg: None)
+    opts, say = request.options, request.say
     started = time.monotonic()
-    name = table.spec.name
-    snapshot = store.snapshot(name)
-    history = store.history(name)
+    name = request.table.spec.name
+    snapshot = request.planning_snapshot(ctx.store)
+    history = request.planning_history(ctx.store)
     plans = plan_compaction(
         snapshot,
         opts,
-        partitions=partitions,
-        thresholds=thresholds,
-        expired_tombstone_versions=_expired_versions(table.spec, history),
+        partitions=request.partitions,
+        thresholds=request.thresholds,
+        expired_tombstone_versions=_expired_versions(request.table.spec, history),
     )
     if not plans:
         say(f"{name}: nothing to compact")
-        return CompactionResult(str(name), dry_run, (), _since(started))
+        return CompactionResult(str(name), request.dry_run, (), _since(started))
     say(f"{name}: {len(plans)} partition(s) to compact")
-    if dry_run:
+    if request.dry_run:
         planned = tuple(
             PartitionCompaction(
                 partition=p.path,
@@ -147,8 +135,8 @@ def compact_table(
     def compact_one(numbered: tuple[int, PartitionPlan]) -> PartitionCompaction:
         i, plan = numbered
         label = f"{name} [{i}/{len(plans)}] {plan.path or '(table)'}"
-        ctx = _Context(session, store, fileio, table, opts, broadcast_limit, _labelled(say, label))
-        return _compact_with_retry(ctx, plan.partition, snapshot, history)
+        job = _Context(ctx, request, _labelled(say, label))
+        return _compact_with_retry(job, plan.partition, snapshot, history)
 
     numbered = list(enumerate(plans, 1))
     if opts.parallelism == 1 or len(plans) == 1:
@@ -175,7 +163,8 @@ def _compact_with_retry(
     def attempt(n: int) -> PartitionCompaction:
         nonlocal snapshot, history
         if n > 1:
-            snapshot, history = ctx.store.snapshot(name), ctx.store.history(name)
+            store = ctx.engine.store
+            snapshot, history = store.snapshot(name), store.history(name)
         current = snapshot.partitions.get(partition.id, partition)
         plan = plan_partition(
             current,
@@ -231,10 +220,10 @@ def _compact_partition(
         )
     # Opened after the snapshot: C is above every committed version, so above hwm.
     with write_transaction(
-        ctx.store,
+        ctx.engine.store,
         spec.name,
         timeout_s=ctx.options.txn_timeout_s,
-        fileio=ctx.fileio,
+        fileio=ctx.engine.fileio,
         staging=lambda txn: staging_dir(location, txn),
     ) as tx:
         tx.own_dir(f"{location}/{version_dir(plan.path, tx.id)}")
@@ -294,38 +283,29 @@ def _write_partition(
     """Read the latest rows of the partition's live files and write them as version C."""
     spec = part_snapshot.table.spec
     files = part_snapshot.files
-    spark = ctx.session()
-    frames = snapshot_frames(spark, ctx.fileio, part_snapshot)
+    engine = ctx.engine
+    frames = snapshot_frames(engine, part_snapshot)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", CompactionNeededWarning)
-        latest = latest_rows(spark, part_snapshot, frames, broadcast_limit=ctx.broadcast_limit)
+        latest = latest_rows(
+            engine.spark, part_snapshot, frames, broadcast_limit=engine.broadcast_limit
+        )
     rows = latest.select(*[c.name for c in spec.data_columns])
     tombstones = index_schema(spec).empty_table()
     if spec.ordering_column:
         tombstones = live_tombstones(
-            ctx.session(),
-            spec,
-            ctx.fileio,
-            ctx.table.location,
+            engine,
+            part_snapshot.table,
             [f for f in files if f.kind == "index"],
             _young_versions(spec, history),
         )
     ctx.say(f"writing {plan.files_to_write} data file(s) as version {tx.id}")
-    assert tx.staging_dir is not None
+    target = CompactedVersion(part_snapshot.table, plan, tx, files)
     return write_compacted_version(
+        engine,
         rows,
-        spec,
-        ctx.fileio,
-        ctx.table.location,
-        stage=tx.staging_dir,
-        partition_id=plan.partition.id,
-        partition_path=plan.path,
-        version=tx.id,
-        files=plan.files_to_write,
+        target,
         scan_splits=frames.data.rdd.getNumPartitions(),
-        rows_estimate=plan.estimated_rows,
-        source_files=[f for f in files if f.kind == "data"],
-        bloom_files=[f for f in files if f.kind == BLOOM_KIND],
         tombstones=tombstones,
         bloom_error_rate=ctx.options.bloom_error_rate,
     )

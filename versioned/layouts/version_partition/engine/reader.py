@@ -24,14 +24,13 @@ from versioned.engine.spark.types import spark_schema, spark_type
 from versioned.keys.columns import (
     index_key_columns,
 )
+from versioned.layouts.engine_protocol import DEFAULT_BROADCAST_LIMIT, EngineContext
 from versioned.layouts.version_partition.index import (
     VERSION_COLUMN,
 )
 from versioned.layouts.version_partition.paths import INDEX_DIR, VERSION_KEY
-from versioned.storage.filesystem import FileIO
 
 log = logging.getLogger(__name__)
-DEFAULT_BROADCAST_LIMIT = 20_000_000
 
 
 class CompactionNeededWarning(UserWarning):
@@ -47,10 +46,10 @@ class SnapshotFrames:
     index_entries: int
 
 
-def snapshot_frames(spark: SparkSession, fileio: FileIO, snapshot: Snapshot) -> SnapshotFrames:
+def snapshot_frames(ctx: EngineContext, snapshot: Snapshot) -> SnapshotFrames:
     """DataFrames over exactly the snapshot's data and index files (no directory listing)."""
-    spec = snapshot.table.spec
-    root = fileio.full_path(snapshot.table.location)
+    spark, spec = ctx.spark, snapshot.table.spec
+    root = ctx.fileio.full_path(snapshot.table.location)
     partition_fields = [
         T.StructField(p, spark_type(spec.column(p).type)) for p in spec.partition_by
     ]
@@ -89,22 +88,19 @@ def snapshot_frames(spark: SparkSession, fileio: FileIO, snapshot: Snapshot) -> 
     return SnapshotFrames(data, index, sum(f.row_count for f in index_files))
 
 
-def read_latest(
-    spark: SparkSession,
-    fileio: FileIO,
-    snapshot: Snapshot,
-    *,
-    broadcast_limit: int = DEFAULT_BROADCAST_LIMIT,
-    with_version: bool = False,
-) -> DataFrame:
+def read_latest(ctx: EngineContext, snapshot: Snapshot, *, with_version: bool = False) -> DataFrame:
     """The latest version of every live record in ``snapshot``, columns in table order.
 
     Args:
         with_version: Keep the ``version_id`` column (the version that wrote each row).
     """
-    frames = snapshot_frames(spark, fileio, snapshot)
+    frames = snapshot_frames(ctx, snapshot)
     return latest_rows(
-        spark, snapshot, frames, broadcast_limit=broadcast_limit, with_version=with_version
+        ctx.spark,
+        snapshot,
+        frames,
+        broadcast_limit=ctx.broadcast_limit,
+        with_version=with_version,
     )
 
 

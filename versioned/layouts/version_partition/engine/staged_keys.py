@@ -14,10 +14,10 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
-from pyspark.sql import SparkSession
 from pyspark.sql import types as T
 
 from versioned.engine.spark.python_workers import require_python_workers
@@ -36,6 +36,9 @@ from versioned.layouts.version_partition.key_pieces import (
 )
 from versioned.schema import TableSpec
 from versioned.storage.filesystem import FileIO
+
+if TYPE_CHECKING:
+    from versioned.layouts.engine_protocol import EngineContext
 
 _HASHES_PER_ROW = 1 << 24
 _PIECE, _HASHES = 0, 1
@@ -62,9 +65,8 @@ class StagedKeys:
 
 
 def staged_keys(
-    spark: SparkSession,
+    ctx: EngineContext,
     spec: TableSpec,
-    fileio: FileIO,
     files: Sequence[tuple[str, PartitionValues, int]],
     capacities: Mapping[PartitionValues, int],
     error_rate: float,
@@ -73,12 +75,13 @@ def staged_keys(
 
     Args:
         files: ``(path, partition values, rows)`` of each file; paths relative to the root
-            of ``fileio``.
+            of ``ctx.fileio``.
         capacities: The Bloom filter capacity of each partition.
         error_rate: The filters' false-positive rate.
     """
     if not files:
         return StagedKeys({}, unique=True)
+    spark, fileio = ctx.spark, ctx.fileio  # the file system travels to the executors
     tasks = _assign(files, max(1, int(spark.sparkContext.defaultParallelism)))
     record_partitions = [i for i, p in enumerate(spec.partition_by) if p in spec.record_key]
     task = _task(

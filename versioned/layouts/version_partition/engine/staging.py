@@ -13,8 +13,9 @@ crash leaves orphans for vacuum.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
@@ -22,13 +23,17 @@ import pyarrow.orc as paorc
 import pyarrow.parquet as pq
 from pyspark.sql import DataFrame
 
-from versioned.catalog.records import FileAdd
+from versioned.catalog.records import FileAdd, TableInfo
+from versioned.catalog.write_transaction import WriteTransaction
 from versioned.layouts.layout import STAGING_DIR
 from versioned.layouts.version_partition.arrow_version import data_rows, write_data_file
 from versioned.layouts.version_partition.paths import version_dir
 from versioned.schema import TableSpec
 from versioned.storage.filesystem import FileIO
 from versioned.storage.partition_paths import is_hidden, parse_partition_path, partition_path
+
+if TYPE_CHECKING:
+    from versioned.layouts.engine_protocol import EngineContext
 
 DEFAULT_ROWS_PER_FILE = 2_000_000
 
@@ -47,26 +52,21 @@ def staging_dir(table_location: str, txn_id: int) -> str:
 
 
 def write_version_files(
+    ctx: EngineContext,
     rows: DataFrame,
-    spec: TableSpec,
-    fileio: FileIO,
-    table_location: str,
-    version: int,
+    table: TableInfo,
+    tx: WriteTransaction,
     *,
-    stage: str,
-    claim: Callable[[str], object],
     row_count: int,
     partitions: int,
     rows_per_file: int = DEFAULT_ROWS_PER_FILE,
 ) -> list[StagedFile]:
-    """Write ``rows`` (the table's columns) as version ``version`` of their partitions.
+    """Write ``rows`` (the table's columns) as version ``tx.id`` of their partitions.
 
     Rows are shuffled by partition columns so each table partition gets one file (or
-    ``row_count / rows_per_file`` files when unpartitioned).
-
-    Args:
-        stage: The transaction's private staging folder (Spark writes there first).
-        claim: Called with each ``version_id=V`` folder before a file moves into it.
+    ``row_count / rows_per_file`` files when unpartitioned). Spark writes into the
+    transaction's private staging folder first; each ``version_id=V`` folder is claimed by
+    the transaction before a file moves into it.
 
     Returns:
         The files, moved into ``<partition>/version_id=<version>/``, with sizes and row
@@ -74,6 +74,7 @@ def write_version_files(
     """
     if row_count == 0:
         return []
+    spec = table.spec
     if spec.partition_by:
         shaped = rows.repartition(max(1, min(partitions, 200)), *spec.partition_by)
     else:
@@ -81,11 +82,17 @@ def write_version_files(
     writer = shaped.select(*spec.column_names).write.mode("errorifexists")
     if spec.partition_by:
         writer = writer.partitionBy(*spec.partition_by)
-    writer.format(spec.file_format).save(fileio.full_path(stage))
-    staged = list_staged(fileio, spec, stage)
-    moved = move_staged(staged, spec, fileio, table_location, version, claim=claim)
-    fileio.delete_dir(stage, missing_ok=True)
+    stage = _stage(tx)
+    writer.format(spec.file_format).save(ctx.fileio.full_path(stage))
+    staged = list_staged(ctx.fileio, spec, stage)
+    moved = move_staged(ctx.fileio, staged, table, tx)
+    ctx.fileio.delete_dir(stage, missing_ok=True)
     return moved
+
+
+def _stage(tx: WriteTransaction) -> str:
+    assert tx.staging_dir is not None, "the write transaction was opened without a staging folder"
+    return tx.staging_dir
 
 
 @dataclass(frozen=True)
@@ -114,62 +121,56 @@ def list_staged(fileio: FileIO, spec: TableSpec, stage: str) -> list[StagedOutpu
 
 
 def move_staged(
-    staged: Sequence[StagedOutput],
-    spec: TableSpec,
-    fileio: FileIO,
-    table_location: str,
-    version: int,
-    *,
-    claim: Callable[[str], object],
+    fileio: FileIO, staged: Sequence[StagedOutput], table: TableInfo, tx: WriteTransaction
 ) -> list[StagedFile]:
-    """Move staged files into their partitions' ``version_id=<version>`` folders (claimed
-    first); returns them with ``partition_id`` unset."""
+    """Move staged files into their partitions' ``version_id=<tx.id>`` folders (claimed by
+    the transaction first); returns them with ``partition_id`` unset."""
+    spec, version = table.spec, tx.id
     moved: list[StagedFile] = []
     for f in staged:
         ppath = partition_path(spec.partition_by, f.partition_values)
         target = f"{version_dir(ppath, version)}/{f.path.rpartition('/')[2]}"
-        claim(f"{table_location}/{version_dir(ppath, version)}")
-        fileio.move(f.path, f"{table_location}/{target}")
+        tx.own_dir(f"{table.location}/{version_dir(ppath, version)}")
+        fileio.move(f.path, f"{table.location}/{target}")
         add = FileAdd(None, target, "data", version, f.size_bytes, f.row_count)
         moved.append(StagedFile(f.partition_values, add))
     return moved
 
 
 def write_version_files_on_driver(
+    ctx: EngineContext,
     groups: Mapping[tuple[str | None, ...], pa.Table],
-    spec: TableSpec,
-    fileio: FileIO,
-    table_location: str,
-    version: int,
+    table: TableInfo,
+    tx: WriteTransaction,
     *,
-    claim: Callable[[str], object],
     rows_per_file: int = DEFAULT_ROWS_PER_FILE,
 ) -> list[StagedFile]:
-    """Write each partition's rows as version ``version`` with pyarrow (Parquet tables).
+    """Write each partition's rows as version ``tx.id`` with pyarrow (Parquet tables).
 
     The same files Spark's path writes (one per partition, or ``rows / rows_per_file`` files
     when unpartitioned; data columns only, typed as the table's), straight into their
-    ``version_id=V`` folders: nothing is visible before the catalog commit lists them.
+    ``version_id=V`` folders, each claimed by the transaction before a file is written
+    into it: nothing is visible before the catalog commit lists them.
 
     Args:
         groups: The rows of each partition (its values as partition strings), with at
             least the table's data columns.
-        claim: Called with each ``version_id=V`` folder before a file is written into it.
 
     Raises:
         SchemaError: The rows do not fit the table's data columns.
     """
+    spec, version = table.spec, tx.id
     staged: list[StagedFile] = []
     for values, rows in groups.items():
         if rows.num_rows == 0:
             continue
         data = data_rows(rows, spec)
         directory = version_dir(partition_path(spec.partition_by, values), version)
-        claim(f"{table_location}/{directory}")
+        tx.own_dir(f"{table.location}/{directory}")
         pieces = max(1, math.ceil(data.num_rows / rows_per_file))
         for bounds in _slices(data.num_rows, pieces):
             part = data.slice(bounds[0], bounds[1] - bounds[0])
-            target, size = write_data_file(fileio, table_location, directory, part)
+            target, size = write_data_file(ctx.fileio, table.location, directory, part)
             add = FileAdd(None, target, "data", version, size, part.num_rows)
             staged.append(StagedFile(tuple(values), add))
     return staged

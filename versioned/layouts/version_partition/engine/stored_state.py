@@ -9,14 +9,14 @@ versions are read, and only their key and ordering columns.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from versioned.catalog.records import DataFile
+from versioned.catalog.records import DataFile, TableInfo
 from versioned.engine.spark.file_scans import load_files
 from versioned.engine.spark.types import spark_type
 from versioned.keys.columns import (
@@ -27,7 +27,9 @@ from versioned.layouts.version_partition.index import (
 )
 from versioned.layouts.version_partition.paths import VERSION_KEY
 from versioned.schema import TableSpec
-from versioned.storage.filesystem import FileIO
+
+if TYPE_CHECKING:
+    from versioned.layouts.engine_protocol import EngineContext
 
 STORED_ORDER = "_stored_order"
 STORED_OP = "_stored_op"
@@ -35,10 +37,8 @@ STORED_VERSION = "_stored_version"
 
 
 def stored_state(
-    spark: SparkSession,
-    spec: TableSpec,
-    fileio: FileIO,
-    table_location: str,
+    ctx: EngineContext,
+    table: TableInfo,
     files: Sequence[DataFile],
     probe_keys: pa.Table,
     *,
@@ -62,11 +62,12 @@ def stored_state(
         The matched partition and key columns plus ``_stored_version``, ``_stored_op``
         (``U``/``D``/``M``) and ``_stored_order``; keys with no stored state are absent.
     """
+    spec, spark = table.spec, ctx.spark
     ordering = spec.ordering_column
     assert ordering is not None
     keys = list(index_key_columns(spec))
     parts = list(spec.partition_by if match_partitions is None else match_partitions)
-    root = fileio.full_path(table_location)
+    root = ctx.fileio.full_path(table.location)
     frames: list[DataFrame] = []
     data = [f"{root}/{f.path}" for f in files if f.kind == "data"]
     if data:

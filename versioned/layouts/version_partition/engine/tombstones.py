@@ -12,15 +12,15 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 
 import pyarrow as pa
-from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from versioned.catalog.records import DataFile
+from versioned.catalog.records import DataFile, TableInfo
 from versioned.engine.spark.types import spark_type
 from versioned.keys.columns import (
     index_key_columns,
 )
+from versioned.layouts.engine_protocol import EngineContext
 from versioned.layouts.version_partition.index import (
     DELETE,
     OP_COLUMN,
@@ -28,21 +28,18 @@ from versioned.layouts.version_partition.index import (
     index_schema,
 )
 from versioned.layouts.version_partition.paths import INDEX_DIR, VERSION_KEY
-from versioned.schema import TableSpec
-from versioned.storage.filesystem import FileIO
 
 _NEWEST = "_newest"
 
 
 def live_tombstones(
-    spark: SparkSession,
-    spec: TableSpec,
-    fileio: FileIO,
-    table_location: str,
+    ctx: EngineContext,
+    table: TableInfo,
     index_files: Sequence[DataFile],
     keep_versions: Collection[int],
 ) -> pa.Table:
-    """Tombstones of deleted keys among ``index_files`` (one partition) to keep.
+    """Tombstones of deleted keys among ``index_files`` (one partition of ``table``, whose
+    columns are those of the snapshot being compacted) to keep.
 
     Args:
         index_files: The partition's live index files.
@@ -52,6 +49,7 @@ def live_tombstones(
         The index columns (keys, ``_version`` = the deleting version, ``_op`` and the
         ordering column when the index stores it), one row per key to keep.
     """
+    spec = table.spec
     schema = index_schema(spec)
     if not index_files or not keep_versions:
         return schema.empty_table()
@@ -68,9 +66,9 @@ def live_tombstones(
     ]
     fields += [T.StructField(p, T.StringType()) for p in spec.partition_by]
     fields.append(T.StructField(VERSION_KEY, T.LongType()))
-    root = fileio.full_path(table_location)
+    root = ctx.fileio.full_path(table.location)
     entries = (
-        spark.read.schema(T.StructType(fields))
+        ctx.spark.read.schema(T.StructType(fields))
         .option("basePath", f"{root}/{INDEX_DIR}")
         .parquet(*[f"{root}/{f.path}" for f in index_files])
     )

@@ -32,31 +32,25 @@ from versioned.engine.spark.catalog_views import (
 from versioned.keys.columns import (
     index_key_columns,
 )
-from versioned.layouts.version_partition.engine.reader import (
-    DEFAULT_BROADCAST_LIMIT,
-    latest_view_sql,
-)
+from versioned.layouts.engine_protocol import EngineContext
+from versioned.layouts.version_partition.engine.reader import latest_view_sql
 from versioned.layouts.version_partition.index import (
     VERSION_COLUMN,
 )
 from versioned.layouts.version_partition.paths import INDEX_DIR, VERSION_KEY
-from versioned.storage.filesystem import FileIO
 from versioned.storage.partition_paths import parse_partition_path
 
 _ADD_BATCH = 500
 
 
 def register_view(
-    spark: SparkSession,
-    fileio: FileIO,
-    snapshot: Snapshot,
-    *,
-    source: str = "",
-    broadcast_limit: int = DEFAULT_BROADCAST_LIMIT,
+    ctx: EngineContext, spark: SparkSession, snapshot: Snapshot, *, source: str = ""
 ) -> str:
-    """(Re)create the view ``db.table`` over ``snapshot`` unless it shows it already.
+    """(Re)create the view ``db.table`` over ``snapshot`` in ``spark`` unless it shows it
+    already.
 
     Args:
+        spark: The session to register the view in (a query's own session, say).
         source: Identifies the catalog the snapshot comes from (two catalogs may share a
             Spark session and a table name).
 
@@ -64,7 +58,8 @@ def register_view(
         The view's qualified name.
     """
     spec = snapshot.table.spec
-    root = fileio.full_path(snapshot.table.location)
+    root = ctx.fileio.full_path(snapshot.table.location)
+    broadcast_limit = ctx.broadcast_limit
     digest = view_fingerprint(
         snapshot.table, snapshot.seq, source=source, root=root, broadcast_limit=broadcast_limit
     )

@@ -12,14 +12,14 @@ entry (the key moved here) or a ``D`` entry (deleted) where the key may be.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
-from pyspark.sql import SparkSession
 
 from versioned.catalog.records import DataFile, FileAdd, PartitionInfo, Snapshot, TableInfo
+from versioned.catalog.write_transaction import WriteTransaction
 from versioned.engine.feeds.rows import OP
 from versioned.keys.bloom import KeyBloomFilter, KeyDigests
 from versioned.keys.columns import (
@@ -47,8 +47,10 @@ from versioned.layouts.version_partition.probe import BLOOM_KIND, ProbeResult, p
 from versioned.storage.filesystem import FileIO
 from versioned.storage.partition_paths import partition_path
 
+if TYPE_CHECKING:
+    from versioned.layouts.engine_protocol import EngineContext
+
 PartitionValues = tuple[str | None, ...]
-Claim = Callable[[str], object]
 
 
 @dataclass
@@ -85,30 +87,29 @@ class VersionPlan:
 
 
 def plan_version(
-    spark: SparkSession,
-    fileio: FileIO,
+    ctx: EngineContext,
     table: TableInfo,
     snapshot: Snapshot,
     keys: pa.Table,
     groups: dict[PartitionValues, np.ndarray],
     *,
-    version: int,
+    tx: WriteTransaction,
     bloom_error_rate: float,
     bloom_headroom: float,
-    claim: Claim | None = None,
 ) -> VersionPlan:
-    """Probe, decide and write the index entries and Bloom filters of version ``version``.
+    """Probe, decide and write the index entries and Bloom filters of version ``tx.id``.
 
     Args:
         keys: One row per record key of the batch (partition strings, key columns, ``_op``,
             the ordering column if any).
         groups: Positions of ``keys`` per named partition.
-        claim: Called with each folder of the version before a file is written into it
-            (the write's transaction removes them if it aborts).
+        tx: The write's transaction: its id is the version, and it claims each folder of
+            the version before a file is written into it (it removes them if it aborts).
     """
     spec = table.spec
     by_values = {p.values: p for p in snapshot.partitions.values()}
     blooms = blooms_by_partition(snapshot.files)
+    fileio = ctx.fileio
     own = _probe_own(fileio, table, keys, groups, by_values, blooms)
     n = keys.num_rows
     own_may = np.zeros(n, dtype=bool)
@@ -130,12 +131,12 @@ def plan_version(
     may = own_may | elsewhere.may_exist(n)
     stale = np.zeros(n, dtype=bool)
     if spec.ordering_column:
-        stale = _stale_mask(spark, fileio, table, snapshot, keys, own, elsewhere, may)
+        stale = _stale_mask(ctx, table, snapshot, keys, own, elsewhere, may)
     ops = np.asarray(keys.column(OP).to_numpy(zero_copy_only=False))
     is_delete = ops == DELETE
     plan = VersionPlan(_counts(may, stale, is_delete), stale)
     plan.filters_read = sum(g.probe.filters_read for g in own) + elsewhere.filters_read
-    writer = _PlanWriter(fileio, table, keys, version, plan, by_values, claim)
+    writer = _PlanWriter(fileio, table, keys, tx, plan, by_values)
     live = ~stale
     # Without an ordering column a delete of an absent key needs nothing; with one it
     # leaves a tombstone so that a late, older insert cannot resurrect the key.
@@ -203,14 +204,13 @@ class _PlanWriter:
         fileio: FileIO,
         table: TableInfo,
         keys: pa.Table,
-        version: int,
+        tx: WriteTransaction,
         plan: VersionPlan,
         existing: dict[PartitionValues, PartitionInfo],
-        claim: Claim | None,
     ) -> None:
-        self.fileio, self.table, self.keys, self.version = fileio, table, keys, version
+        self.fileio, self.table, self.keys, self.version = fileio, table, keys, tx.id
         self.plan, self.existing = plan, existing
-        self.claim = claim or (lambda _path: None)
+        self.claim = tx.own_dir
 
     def _partition(self, values: PartitionValues) -> tuple[int | None, str, list[FileAdd]]:
         info = self.plan.partitions[values] = self.existing.get(values)
@@ -254,8 +254,7 @@ class _PlanWriter:
 
 
 def _stale_mask(
-    spark: SparkSession,
-    fileio: FileIO,
+    ctx: EngineContext,
     table: TableInfo,
     snapshot: Snapshot,
     keys: pa.Table,
@@ -298,10 +297,8 @@ def _stale_mask(
     for name, col in matched:
         probe_keys = probe_keys.append_column(name, positives.column(col).cast(pa.string()))
     state = stored_state(
-        spark,
-        spec,
-        fileio,
-        table.location,
+        ctx,
+        table,
         files,
         probe_keys,
         match_partitions=[name for name, _ in matched],

@@ -23,7 +23,7 @@ import dataclasses
 import logging
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
@@ -34,7 +34,6 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from versioned.catalog.records import FileAdd, PartitionCommit, PartitionInfo, Snapshot, TableInfo
-from versioned.catalog.store import MetaStore
 from versioned.catalog.write_transaction import (
     WriteTransaction,
     retry_on_conflict,
@@ -42,13 +41,13 @@ from versioned.catalog.write_transaction import (
 )
 from versioned.engine.feeds.batch_dedup import CHANGES, latest_per_key
 from versioned.engine.feeds.dead_letters import write_dead_letters
-from versioned.engine.feeds.reader import Feed
 from versioned.engine.feeds.rows import OP
 from versioned.keys.bloom import WRITE_HEADROOM
 from versioned.keys.columns import (
     index_key_columns,
 )
 from versioned.layouts.layout import DEAD_LETTER_DIR
+from versioned.layouts.table_request import WriteRequest
 from versioned.layouts.version_partition.engine.bulk_load import bulk_load_applies, load_in_bulk
 from versioned.layouts.version_partition.engine.staging import (
     staging_dir,
@@ -61,33 +60,25 @@ from versioned.layouts.version_partition.engine.write_plan import (
     plan_version,
 )
 from versioned.layouts.version_partition.table_rules import driver_write_max_rows
-from versioned.options import Progress, WriteOptions
+from versioned.options import WriteOptions
 from versioned.results import CommitResult
 from versioned.schema import TableSpec
-from versioned.storage.filesystem import FileIO
+
+if TYPE_CHECKING:
+    from versioned.layouts.engine_protocol import EngineContext
 
 log = logging.getLogger(__name__)
 
 
-def write_batch(
-    spark: SparkSession,
-    store: MetaStore,
-    fileio: FileIO,
-    table: TableInfo,
-    feed: Feed,
-    *,
-    options: WriteOptions | None = None,
-    progress: Progress | None = None,
-    operation: str = "upsert",
-) -> CommitResult:
-    """Apply ``feed`` to ``table`` as one new version and return what was committed.
+def write_batch(ctx: EngineContext, request: WriteRequest) -> CommitResult:
+    """Apply the request's feed to its table as one new version and return what was
+    committed.
 
     A feed without a row to apply (empty, or every row rejected) commits nothing: the result
     has ``version=None`` (and the rejected rows are in the dead-letter area).
     """
-    opts = options or WriteOptions()
-    say = progress or (lambda _msg: None)
     started = time.monotonic()
+    table, feed, say = request.table, request.feed, request.say
     spec = table.spec
     part_strings = [
         F.col(p).cast("string").alias(part_column(i)) for i, p in enumerate(spec.partition_by)
@@ -95,53 +86,28 @@ def write_batch(
     say("reading the batch")
     rows = _empty_partitions_as_null(feed.rows, spec)
     dead_letters = None
+    planned = 0  # attempts planned on the request's snapshot already
     if bulk_load_applies(table, feed, rows):
-        bulk = load_in_bulk(
-            spark,
-            store,
-            fileio,
-            table,
-            feed,
-            rows,
-            options=opts,
-            say=say,
-            operation=operation,
-            started=started,
-        )
+        bulk = load_in_bulk(ctx, request, rows, started=started)
         if bulk.committed is not None:
             return bulk.committed
-        dead_letters = bulk.dead_letters
+        dead_letters, planned = bulk.dead_letters, 1
     batch, keys = _batch_and_keys(rows, table, part_strings)
     try:
         superseded = int(pc.sum(keys.column(CHANGES)).as_py() or 0) - keys.num_rows
         groups = _partition_groups(keys, len(spec.partition_by))
         say(f"{keys.num_rows} keys in {len(groups) if keys.num_rows else 0} partitions")
-        rejected = dead_letters or _dead_letters(spark, feed, fileio, table, say)
+        rejected = dead_letters or _dead_letters(ctx, request)
         if keys.num_rows == 0:
             say("nothing to apply")
             seconds = round(time.monotonic() - started, 3)
             return CommitResult(
                 None, 0, 0, 0, 0, rejected[0], seconds=seconds, dead_letter=rejected[1]
             )
-        job = _WriteJob(
-            spark,
-            store,
-            fileio,
-            table,
-            batch,
-            keys,
-            groups,
-            opts,
-            say,
-            operation=operation,
-            rejected=rejected,
-            coerced=feed.coerced_count(),
-            superseded=superseded,
-            started=started,
-        )
+        job = _WriteJob(ctx, request, batch, keys, groups, rejected, superseded, started)
         return retry_on_conflict(
-            opts.max_attempts,
-            lambda _attempt: _attempt_version(job),
+            request.options.max_attempts,
+            lambda attempt: _attempt_version(job, planned + attempt),
             on_retry=lambda _n, err: say(f"commit conflict ({err}); retrying as a new version"),
         )
     finally:
@@ -237,13 +203,12 @@ def _partition_groups(keys: pa.Table, n_parts: int) -> dict[tuple[str | None, ..
     return {tuple(v): indices[offsets[g] : offsets[g + 1]] for g, v in enumerate(values)}
 
 
-def _dead_letters(
-    spark: SparkSession, feed: Feed, fileio: FileIO, table: TableInfo, say: Progress
-) -> tuple[int, str | None]:
+def _dead_letters(ctx: EngineContext, request: WriteRequest) -> tuple[int, str | None]:
     """Count the rejected rows and, if any, write them (JSON lines with ``_reason``)."""
-    count, rel = write_dead_letters(feed, fileio, f"{table.location}/{DEAD_LETTER_DIR}")
+    where = f"{request.table.location}/{DEAD_LETTER_DIR}"
+    count, rel = write_dead_letters(request.feed, ctx.fileio, where)
     if rel is not None:
-        say(f"{count} rejected rows written to {fileio.full_path(rel)}")
+        request.say(f"{count} rejected rows written to {ctx.fileio.full_path(rel)}")
     return count, rel
 
 
@@ -251,70 +216,67 @@ def _dead_letters(
 class _WriteJob:
     """What every attempt of one write shares: the deduplicated batch and its keys."""
 
-    spark: SparkSession
-    store: MetaStore
-    fileio: FileIO
-    table: TableInfo
+    ctx: EngineContext
+    request: WriteRequest
     batch: DataFrame
     keys: pa.Table
     groups: dict[tuple[str | None, ...], np.ndarray]
     """Row indices of ``keys`` per partition (`_partition_groups`)."""
-    options: WriteOptions
-    say: Progress
-    operation: str
     rejected: tuple[int, str | None]
     """Rows rejected to the dead-letter area, and where they went."""
-    coerced: int
     superseded: int
     started: float
 
+    @property
+    def table(self) -> TableInfo:
+        return self.request.table
 
-def _attempt_version(job: _WriteJob) -> CommitResult:
-    """One attempt: plan against a fresh snapshot, write and commit in a new transaction."""
+    @property
+    def options(self) -> WriteOptions:
+        return self.request.options
+
+    def say(self, message: str) -> None:
+        self.request.say(message)
+
+
+def _attempt_version(job: _WriteJob, attempt: int) -> CommitResult:
+    """One attempt: plan (on the request's snapshot first, then on a fresh one), write and
+    commit in a new transaction."""
     location = job.table.location
     with write_transaction(
-        job.store,
+        job.ctx.store,
         job.table.spec.name,
         timeout_s=job.options.txn_timeout_s,
-        fileio=job.fileio,
+        fileio=job.ctx.fileio,
         staging=lambda txn: staging_dir(location, txn),
     ) as tx:
-        return _write_version(job, tx)
+        return _write_version(job, tx, job.request.planning_snapshot(job.ctx.store, attempt))
 
 
-def _write_version(job: _WriteJob, tx: WriteTransaction) -> CommitResult:
+def _write_version(job: _WriteJob, tx: WriteTransaction, snapshot: Snapshot) -> CommitResult:
     spec = job.table.spec
-    snapshot = job.store.snapshot(spec.name)
     plan, groups = _plan(job, tx, snapshot)
     counts = plan.counts
     to_write = job.batch.where(F.col(OP) != F.lit("D"))
     if plan.stale.any():
-        to_write = _drop_stale(job.spark, to_write, job.keys.filter(pa.array(plan.stale)), spec)
+        to_write = _drop_stale(job.ctx.spark, to_write, job.keys.filter(pa.array(plan.stale)), spec)
     rows_to_write = counts.inserted + counts.updated
     job.say(f"writing {rows_to_write} rows as version {tx.id}")
-    assert tx.staging_dir is not None
+    rows_per_file = job.options.rows_per_file
     if rows_to_write <= driver_write_max_rows(spec):
+        by_partition = _rows_by_partition(to_write, spec)
         staged = write_version_files_on_driver(
-            _rows_by_partition(to_write, spec),
-            spec,
-            job.fileio,
-            job.table.location,
-            tx.id,
-            claim=tx.own_dir,
-            rows_per_file=job.options.rows_per_file,
+            job.ctx, by_partition, job.table, tx, rows_per_file=rows_per_file
         )
     else:
         staged = write_version_files(
+            job.ctx,
             to_write,
-            spec,
-            job.fileio,
-            job.table.location,
-            tx.id,
-            stage=tx.staging_dir,
-            claim=tx.own_dir,
+            job.table,
+            tx,
             row_count=rows_to_write,
             partitions=len(groups),
-            rows_per_file=job.options.rows_per_file,
+            rows_per_file=rows_per_file,
         )
     for f in staged:
         info = plan.partitions[f.partition_values]
@@ -324,7 +286,7 @@ def _write_version(job: _WriteJob, tx: WriteTransaction) -> CommitResult:
         )
     result = _result(job, plan, tx.id)
     tx.commit(
-        operation=job.operation,
+        operation=job.request.operation,
         partitions=[
             PartitionCommit(
                 partition_id=_id(plan.partitions[values]),
@@ -366,16 +328,14 @@ def _plan(
         + (f" (and of {others} others: the key is unique table-wide)" if others else "")
     )
     plan = plan_version(
-        job.spark,
-        job.fileio,
+        job.ctx,
         job.table,
         snapshot,
         job.keys,
         groups,
-        version=tx.id,
+        tx=tx,
         bloom_error_rate=job.options.bloom_error_rate,
         bloom_headroom=WRITE_HEADROOM,
-        claim=tx.own_dir,
     )
     return plan, groups
 
@@ -392,7 +352,7 @@ def _result(job: _WriteJob, plan: VersionPlan, version: int) -> CommitResult:
         stale=counts.stale,
         rejected=job.rejected[0],
         dead_letter=job.rejected[1],
-        coerced=job.coerced,
+        coerced=job.request.feed.coerced_count(),
         superseded=job.superseded,
         ignored_deletes=counts.ignored_deletes,
         partitions=len(plan.adds),

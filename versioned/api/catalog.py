@@ -10,10 +10,11 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from versioned.api.table import Table
 from versioned.catalog import MetaStore
-from versioned.catalog.records import GrantInfo, Privilege, TableInfo
+from versioned.catalog.change_watch import CatalogChange, ChangeKind, ChangeWatch
+from versioned.catalog.records import PRIVILEGES, GrantInfo, Privilege, TableInfo
 from versioned.catalog.tables import location
 from versioned.config import Settings, resolve_settings
-from versioned.layouts.base import layout_of
+from versioned.layouts.base import layout_names, layout_of
 from versioned.layouts.engine_protocol import DEFAULT_BROADCAST_LIMIT, EngineContext
 from versioned.names import TableName, check_queryable_name, principal
 from versioned.schema import Column, TableSpec, check_partition_types
@@ -26,6 +27,18 @@ if TYPE_CHECKING:
 
     from versioned.api.export import ExportResult
     from versioned.api.import_collection import ImportResult
+
+__all__ = [
+    "PRIVILEGES",
+    "Catalog",
+    "CatalogChange",
+    "ChangeKind",
+    "ChangeWatch",
+    "connect",
+    "layout_names",
+]
+"""`Catalog` and `connect`, and what their callers name: the privileges of `Catalog.grant`,
+the changes `Catalog(on_change=...)` reports, the layouts of `Catalog.create_table`."""
 
 log = logging.getLogger(__name__)
 
@@ -66,11 +79,14 @@ class Catalog:
         spark: SparkSession | None = None,
         on_spark_start: Callable[[str], None] | None = None,
         on_spark_ready: Callable[[], None] | None = None,
+        on_change: ChangeWatch | None = None,
     ) -> None:
         """``on_spark_start`` is told (one line) when this catalog starts a SparkSession,
         which takes seconds: the command line prints it on stderr. ``on_spark_ready`` is
         called once the session this catalog uses runs (a SparkContext takes over Ctrl-C
-        when it starts; the command line takes it back there)."""
+        when it starts; the command line takes it back there). ``on_change`` is told about
+        each change users see as this catalog makes it (`ChangeWatch`: the command line
+        says on Ctrl-C what was committed)."""
         self.settings = settings
         self._spark = spark
         self._on_spark_start = on_spark_start
@@ -78,6 +94,7 @@ class Catalog:
         self._fileio = FileIO.for_root(settings.warehouse)
         self._fileio.makedirs("")
         self._store = MetaStore.connect(settings.catalog_url, settings.user)
+        self._store.watch = on_change
 
     @property
     def user(self) -> str:
@@ -115,6 +132,16 @@ class Catalog:
         if self._on_spark_ready is not None:
             self._on_spark_ready()
         return session
+
+    def full_path(self, path: str) -> str:
+        """The full path or URI of ``path``, relative to the warehouse (a table's location,
+        a dead-letter folder of a `CommitResult`)."""
+        return self._fileio.full_path(path)
+
+    def require_writable(self) -> None:
+        """Raise `CatalogReadOnlyError` when this process cannot write the catalog (its
+        SQLite file is read-only here)."""
+        self._store.require_writable()
 
     def close(self) -> None:
         """Release catalog connections (the SparkSession is left running)."""

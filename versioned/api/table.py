@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from versioned.catalog.store import MetaStore
     from versioned.engine.feeds.reader import Feed
     from versioned.layouts.engine_protocol import EngineContext, TableEngine
+    from versioned.layouts.layout import TableLayout
     from versioned.options import CompactionThresholds, Progress
     from versioned.results import CompactionResult, VacuumResult
 
@@ -60,6 +61,12 @@ class Table(TableStreams):
     def spec(self) -> TableSpec:
         """The table's definition."""
         return self.info.spec
+
+    @property
+    def layout(self) -> TableLayout:
+        """What the table's layout declares (plain data: its capabilities, file formats,
+        compaction kinds, folders), from the registry."""
+        return layout_of((self._info or self.info).spec.layout)
 
     @property
     def info(self) -> TableInfo:
@@ -493,7 +500,7 @@ class Table(TableStreams):
             "key_scope_reason": info.spec.key_scope_reason,
             **layout_of(info.spec.layout).table_settings(info.spec),
             "owner": info.owner,
-            "location": self.catalog.engine_context.fileio.full_path(info.location),
+            "location": self.catalog.full_path(info.location),
             "created_at": info.created_at,
             # Versions are transaction ids: a write that began earlier can commit later, so
             # the latest commit need not hold the highest version.

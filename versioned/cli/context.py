@@ -44,8 +44,8 @@ class CliContext:
                 self.settings,
                 on_spark_start=_say_unless_quiet,
                 on_spark_ready=None if interrupts is None else interrupts.install,
+                on_change=interrupts,
             )
-            self._catalog.engine_context.store.watch = interrupts
         return self._catalog
 
     def table(

@@ -90,8 +90,7 @@ def upsert(
     if result.nothing_applied:
         why = f"{' '.join(inputs)}: no rows in the input"
         if result.rejected:
-            fileio = state.catalog.engine_context.fileio
-            where = result.dead_letter and fileio.full_path(result.dead_letter)
+            where = result.dead_letter and state.catalog.full_path(result.dead_letter)
             why = (
                 f"all {result.rejected} row(s) of {' '.join(inputs)} were rejected; their "
                 f"reasons are in {where or 'the dead-letter area'}"
@@ -257,14 +256,9 @@ def print_frame(
 ) -> None:
     """Collect (up to ``limit`` rows of) a DataFrame and print it (``truncate``: cut table
     cells at `CELL_WIDTH` characters)."""
-    from versioned.engine.spark.display import displayable  # Spark prints dates Python cannot hold
-    from versioned.engine.spark.errors import user_query_errors
+    from versioned.api.frames import collected_rows
 
-    frame = displayable(frame)
-    columns = list(frame.columns)
-    with user_query_errors(what):
-        rows = frame.limit(limit).collect() if limit > 0 else frame.collect()
-    records = [r.asDict() for r in rows]
+    columns, records = collected_rows(frame, limit=limit, what=what)
     width = CELL_WIDTH if truncate else None
     echo(render_rows(records, state.output, columns, cell_width=width))
     if state.output == "table" and limit > 0 and len(records) == limit:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from versioned.catalog.records import PRIVILEGES
+from versioned.api.catalog import PRIVILEGES
 from versioned.cli.context import CliContext, output_option, pass_cli
 from versioned.cli.render import echo, render_rows
 from versioned.errors import NotFoundError

@@ -30,7 +30,7 @@ from typing import Any, NoReturn
 
 import click
 
-from versioned.catalog.change_watch import CatalogChange, ChangeKind
+from versioned.api.catalog import CatalogChange, ChangeKind
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
 _DOING: dict[ChangeKind, str] = {

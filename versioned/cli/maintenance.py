@@ -9,7 +9,6 @@ import click
 from versioned.cli.context import CliContext, output_option, pass_cli, progress_printer
 from versioned.cli.render import echo, render_record, render_rows
 from versioned.errors import CommitConflictError, PermissionDeniedError
-from versioned.layouts.base import layout_of
 
 if TYPE_CHECKING:
     from versioned.options import CompactionOptions, CompactionThresholds
@@ -138,7 +137,7 @@ def compact(
     thresholds = _thresholds(all_tables, min_versions, max_index_entries, min_small_files)
     say = progress_printer(quiet)
     tables = [state.table(name, "write")] if name else _writable_tables(state, say)
-    kinds = layout_of(tables[0].info.spec.layout).compaction_kinds if name else ()
+    kinds = tables[0].layout.compaction_kinds if name else ()
     if name and kind and kind not in kinds:
         raise click.UsageError(
             f"--kind applies to tables of a layout with compaction kinds (acid); {name} uses "
@@ -186,7 +185,7 @@ def _options(
     major when named, as Hive's initiator rules decide under ``--all``."""
     from versioned.options import CompactionOptions
 
-    has_kinds = bool(layout_of(table.info.spec.layout).compaction_kinds)
+    has_kinds = bool(table.layout.compaction_kinds)
     if not rows_per_file and not has_kinds:
         return None
     chosen = kind or ("auto" if all_tables else "major")
@@ -258,9 +257,11 @@ def _result_row(p: Any) -> dict[str, Any]:
 
 
 def _writable_tables(state: CliContext, say: Any) -> list[Any]:
+    from versioned.api.table import Table
+
     found = []
     for info in state.catalog.tables():
-        if not layout_of(info.spec.layout).supports("compact"):
+        if not Table(state.catalog, info).layout.supports("compact"):
             continue
         try:
             found.append(state.catalog.table(info.spec.name, need="write"))

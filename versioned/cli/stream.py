@@ -15,7 +15,6 @@ from versioned.cli.context import CliContext, output_option, pass_cli, progress_
 from versioned.cli.line_source import LineReader, check_sources
 from versioned.cli.render import echo, render_record
 from versioned.errors import InputError
-from versioned.layouts.base import layout_of
 from versioned.schema import TableSpec
 
 if TYPE_CHECKING:  # the streaming client (pyarrow) is imported when the command runs
@@ -188,11 +187,7 @@ def stream(state: CliContext, name: str, inputs: tuple[str, ...], **options: Any
                 pump.progress(final=True)
                 _summary(state, name, prepared.label, outcome, pump)
     if pump.counts.rejected:
-        where = layout_of(prepared.connection.endpoint.spec.layout).dead_letter_dir(
-            state.catalog.engine_context.fileio.full_path(
-                prepared.connection.endpoint.info.location
-            )
-        )
+        where = state.catalog.full_path(prepared.connection.endpoint.dead_letter_dir)
         say(f"{pump.counts.rejected:,} rejected records are in {where}/stream=<transaction>/")
     if signals.signum is not None:
         click.get_current_context().exit(128 + signals.signum)

@@ -6,9 +6,9 @@ from typing import Any
 
 import click
 
+from versioned.api.catalog import layout_names
 from versioned.cli.context import CliContext, output_option, pass_cli
 from versioned.cli.render import echo, render_record, render_rows, utc_time
-from versioned.layouts.base import layout_names, layout_of
 from versioned.schema import FILE_FORMATS
 
 
@@ -231,7 +231,7 @@ def partitions(state: CliContext, name: str, as_of: int | None) -> None:
     table = state.catalog.table(name)
     snapshot = table.snapshot(as_of)
     keys = table.spec.partition_by
-    layout = layout_of(table.spec.layout)
+    layout = table.layout
     entries, entry_kinds = layout.entry_kinds
     committed_at: dict[int | None, float] = {c.version: c.committed_at for c in table.history()}
     rows = []
@@ -263,7 +263,7 @@ def partitions(state: CliContext, name: str, as_of: int | None) -> None:
 def drop_table(state: CliContext, name: str, yes: bool, keep_files: bool) -> None:
     """Drop a table: its catalog entries and (unless --keep-files) all its files."""
     table = state.catalog.table(name)
-    state.catalog.engine_context.store.require_writable()  # before asking, not after
+    state.catalog.require_writable()  # before asking, not after
     if not yes:
         what = "from the catalog" if keep_files else "and delete all its files"
         click.confirm(f"Drop {table.name} {what}?", abort=True)

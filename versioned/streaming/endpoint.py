@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Protocol
 from versioned.catalog.records import PartitionInfo, TableInfo
 from versioned.catalog.store import MetaStore
 from versioned.errors import NoSuchPartitionError, NoSuchTableError
+from versioned.layouts.base import layout_of
 from versioned.layouts.ingest_errors import InvalidPartition, InvalidTable, StreamingConnectionError
 from versioned.names import TableName
 from versioned.schema import TableSpec
@@ -88,6 +89,12 @@ class EndPoint:
             except NoSuchTableError as exc:
                 raise InvalidTable(f"no table {self.table} to stream into: {exc}") from exc
         return self._info
+
+    @property
+    def dead_letter_dir(self) -> str:
+        """Where the stream's rejected records go, relative to the warehouse (one folder
+        ``stream=<transaction>/`` per transaction)."""
+        return layout_of(self.spec.layout).dead_letter_dir(self.info.location)
 
     @property
     def spec(self) -> TableSpec:

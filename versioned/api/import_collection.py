@@ -114,9 +114,9 @@ def import_collection(
     # Every check passed: from here on the import writes.
     if existing is None:
         catalog.create_table_from_spec(plan.spec)
-        existing = store.resolve(name, "write")
     try:
-        imported = _write(catalog, folder, existing, checked, bloom_error_rate)
+        target = existing or store.resolve(name, "write")
+        imported = _write(catalog, folder, target, checked, bloom_error_rate)
     except BaseException:
         if existing is None:  # the table was made for this import: take it away again
             with suppress(VersionedError):

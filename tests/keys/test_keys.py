@@ -25,7 +25,7 @@ from versioned.keys.encoding import (
     key_range,
 )
 
-REPO = Path(__file__).resolve().parents[3]
+REPO = Path(__file__).resolve().parents[2]
 UTC_PLUS_1 = dt.timezone(dt.timedelta(hours=1))
 
 # The encoding is a storage format (Bloom files persist it): these bytes must never change.

@@ -1,4 +1,4 @@
-"""The version-partition layout, as the registry sees it (`versioned.layouts.base`)."""
+"""The version-partition layout, named ``versioned`` for users (docs/architecture.md, "Layouts")."""
 
 from __future__ import annotations
 

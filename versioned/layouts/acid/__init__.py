@@ -2,8 +2,9 @@
 
 Its format here in plain Python, pyarrow, numpy and pyorc; its Spark writer, reader and
 compactor in `engine/`, its ingest sink, change images and mutation format beside them; the
-registry knows it by `layout.LAYOUT`. Facts followed: ``hive-bucketing.md`` and Hive's ``AcidUtils``,
-``OrcRecordUpdater``, ``BucketCodec``, ``ValidReaderWriteIdList`` and ``OrcAcidUtils``.
+registry knows it by `layout.LAYOUT`. Facts followed: ``hive-bucketing.md`` and Hive's
+``AcidUtils``, ``OrcRecordUpdater``, ``BucketCodec``, ``ValidReaderWriteIdList`` and
+``OrcAcidUtils``.
 """
 
 from __future__ import annotations

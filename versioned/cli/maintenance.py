@@ -11,7 +11,7 @@ import click
 from versioned.cli.context import CliContext, output_option, pass_cli, progress_printer
 from versioned.cli.render import echo, render_record, render_rows
 from versioned.errors import CommitConflictError, PermissionDeniedError
-from versioned.layouts.base import layout_of
+from versioned.layouts.base import layout_of, layouts
 
 if TYPE_CHECKING:
     from versioned.options import CompactionOptions, CompactionThresholds
@@ -145,9 +145,10 @@ def compact(
         _warn_old_partition_syntax(partitions, tables[0].info.spec.partition_by)
     kinds = layout_of(tables[0].info.spec.layout).compaction_kinds if name else ()
     if name and kind and kind not in kinds:
+        with_kinds = " or ".join(each.name for each in layouts() if each.compaction_kinds)
         raise click.UsageError(
-            f"--kind applies to tables of a layout with compaction kinds (acid); {name} uses "
-            f"the {tables[0].info.spec.layout} layout"
+            f"--kind applies to {with_kinds} tables; {name} uses the "
+            f"{tables[0].info.spec.layout} layout"
         )
     options = {t.name: _options(t, rows_per_file, kind, all_tables) for t in tables}
     plans = [

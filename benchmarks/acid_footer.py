@@ -15,8 +15,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from versioned.engine.acid import event_writer
-from versioned.storage.filesystem import FileIO
+from benchmarks.internals import FileIO
+from benchmarks.internals import acid_event_writer as event_writer
 
 
 @contextmanager

@@ -19,8 +19,8 @@ import pyarrow.parquet as pq
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
+from benchmarks.harness import Meter
 from benchmarks.upsert_data import COLUMN_NAMES, COLUMNS, KEY, OP, PARTITION, BenchData
-from benchmarks.upsert_timing import Meter
 
 
 def spark_summary(frame: DataFrame) -> tuple[int, float]:
@@ -49,7 +49,7 @@ class VersionedEngine:
     name = "versioned"
 
     def __init__(self, spark: SparkSession, work: Path, label: str) -> None:
-        from versioned.api.catalog import connect
+        from versioned import connect
 
         self.spark = spark
         warehouse = work / "warehouse"

@@ -95,17 +95,21 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+class UsageError(Exception):
+    """A command line that names no runnable scenario (exit status 2, as argparse's)."""
+
+
 def _plan(args: argparse.Namespace, extra: list[str]) -> Plan:
     known = by_name()
     names = list(known) if args.scenarios == ["all"] else args.scenarios
     unknown = [n for n in names if n not in known]
     if unknown:
-        raise SystemExit(f"unknown scenario {', '.join(unknown)}: see python -m benchmarks list")
+        raise UsageError(f"unknown scenario {', '.join(unknown)}: see python -m benchmarks list")
     if extra and len(names) != 1:
-        raise SystemExit("arguments after -- go to one scenario; name exactly one")
+        raise UsageError("arguments after -- go to one scenario; name exactly one")
     scenarios = [known[n] for n in names]
     if len(scenarios) == 1 and not scenarios[0].has(args.size):
-        raise SystemExit(f"{names[0]} has no {args.size} size: {_sizes(scenarios[0])}")
+        raise UsageError(f"{names[0]} has no {args.size} size: {_sizes(scenarios[0])}")
     if args.size == "smoke":
         out = args.out or Path(tempfile.mkdtemp(prefix="versioned-bench-smoke-"))
         logs, work = out / "logs", out / "work"
@@ -130,11 +134,18 @@ def main(argv: list[str] | None = None) -> int:
     if "--" in argv:
         cut = argv.index("--")
         argv, extra = argv[:cut], argv[cut + 1 :]
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
     if args.command == "list":
         print(list_scenarios())
         return 0
-    outcomes = run(_plan(args, extra))
+    try:
+        plan = _plan(args, extra)
+    except UsageError as exc:
+        parser.print_usage(sys.stderr)
+        print(f"python -m benchmarks: error: {exc}", file=sys.stderr)
+        return 2
+    outcomes = run(plan)
     return 1 if any(o.status == "FAILED" for o in outcomes) else 0
 
 

@@ -115,20 +115,22 @@ def run(spark: Any, root: Path, *, runs: int, warm_up: int, layouts: list[str]) 
             )
             query.upsert(_rows(0))
             sql = f"SELECT count(*), sum(v) FROM {layout}.q"
+
+            def sql_query(_i: int, sql: str = sql) -> object:
+                return cat.sql(sql).collect()
+
+            def read_query(_i: int, query: Any = query) -> object:
+                return query.read().agg({"v": "sum", "*": "count"}).collect()
+
             results.append(
-                _measure(
-                    f"{layout}: Catalog.sql on a {ROWS}-row table",
-                    runs,
-                    warm_up,
-                    lambda _i, sql=sql: cat.sql(sql).collect(),
-                )
+                _measure(f"{layout}: Catalog.sql on a {ROWS}-row table", runs, warm_up, sql_query)
             )
             results.append(
                 _measure(
                     f"{layout}: Table.read aggregate on a {ROWS}-row table",
                     runs,
                     warm_up,
-                    lambda _i, query=query: query.read().agg({"v": "sum", "*": "count"}).collect(),
+                    read_query,
                 )
             )
     return {"results": results}

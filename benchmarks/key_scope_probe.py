@@ -81,7 +81,9 @@ def _run(partitions: int, per: int, batch: int, correlated: bool, seed: int) -> 
         fileio, infos, blooms, ids = _table(Path(tmp), partitions, per, correlated, seed)
         keys = _batch(ids, partitions, batch, seed)
         parts = keys.column(part_column(0)).to_numpy(zero_copy_only=False)
-        own_rows = {(v,): np.flatnonzero(parts == v) for v in np.unique(parts)}
+        own_rows: dict[tuple[str | None, ...], np.ndarray] = {
+            (v,): np.flatnonzero(parts == v) for v in np.unique(parts)
+        }
         started = time.perf_counter()
         digests = KeyDigests(encode_keys(keys, ["id"]))
         probe = probe_elsewhere(
@@ -92,7 +94,7 @@ def _run(partitions: int, per: int, batch: int, correlated: bool, seed: int) -> 
         started = time.perf_counter()
         own_hits = 0
         for values, rows in own_rows.items():
-            pid = int(values[0]) + 1
+            pid = int(str(values[0])) + 1
             own = probe_partition(fileio, "t", keys.take(pa.array(rows)), ["id"], blooms[pid])
             own_hits += int(own.may_exist.sum())
         own_s = time.perf_counter() - started

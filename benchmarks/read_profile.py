@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import argparse
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -130,7 +130,7 @@ def steps(spark: SparkSession, cat: Any, plain: DataFrame) -> dict[str, Callable
     }
 
 
-def measure(runs: dict[str, Callable[[], object]], repeat: int) -> dict[str, dict[str, float]]:
+def measure(runs: Mapping[str, Callable[[], object]], repeat: int) -> dict[str, dict[str, float]]:
     """Median wall and CPU seconds of each step: ``repeat`` rounds after one untimed round
     that warms every step, the order reversed every other round."""
     done = interleave(runs, repeat, order="alternate", warm_up_rounds=1)

@@ -15,6 +15,7 @@ harness); ``tests/benchmarks`` checks that every module of ``benchmarks/`` is on
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 SIZES = ("smoke", "1M", "10M")
@@ -28,7 +29,7 @@ class Scenario:
     name: str
     summary: str
     smoke: tuple[str, ...]
-    sizes: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    sizes: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     make: str | None = None
     spark: bool = True
     """Runs in a Spark session (``run all`` shares one)."""

@@ -196,7 +196,7 @@ def _figures(run: dict[str, Any]) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    catalogs = {"sqlite": None}
+    catalogs: dict[str, Any] = {"sqlite": None}
     cluster = None
     if not args.sqlite_only:
         sys.path.insert(0, str(Path(__file__).resolve().parents[1]))

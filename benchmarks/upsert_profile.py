@@ -72,6 +72,7 @@ def read_variants(spark: Any, catalog: Any, table: Any, work: Path) -> dict[str,
     snap = table.snapshot()
     plain, per_version, map_dir = (str(work / d) for d in ("plain", "idx_per_version", "idx_map"))
     frames = vr.snapshot_frames(spark, catalog.fileio, snap)
+    assert frames.index is not None, "a table with versions has a version index"
     if not Path(plain).exists():
         table.read().repartition("store_id").write.partitionBy("store_id").parquet(plain)
     if not Path(per_version).exists():
@@ -103,7 +104,8 @@ def read_variants(spark: Any, catalog: Any, table: Any, work: Path) -> dict[str,
             assert amap.num_rows == len(set(amap.column("sell_id").to_pylist()))
         return _latest(data(), spark.createDataFrame(amap), key_only)
 
-    def group_count(frame: DataFrame) -> Any:
+    def group_count(frame: DataFrame | None) -> Any:
+        assert frame is not None
         return frame.groupBy("store_id", "sell_id").agg(F.max("version_id")).count()
 
     return {

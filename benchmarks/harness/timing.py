@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import shutil
 import statistics
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeVar
@@ -85,7 +85,7 @@ class Interleaved:
 
 
 def interleave(
-    variants: dict[str, Callable[[], Any]],
+    variants: Mapping[str, Callable[[], Any]],
     rounds: int,
     *,
     order: Order = "fixed",

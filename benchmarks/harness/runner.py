@@ -2,7 +2,8 @@
 
 Each scenario's ``main(argv)`` runs with its output in a log file of its own (and on the
 console too when asked); one line per scenario says whether it passed and its wall time. Spark
-scenarios share one session when more than one runs (`shared_session`). A scenario fails when
+scenarios share one session (`shared_session`) in a smoke run and whenever several run; a
+single one at a full size builds its own, as when run alone. A scenario fails when
 it raises (an engine error, a disagreement between engines, a broken import); the others still
 run, and the caller turns a failure into a non-zero exit status.
 """

@@ -25,6 +25,13 @@ from benchmarks.scenarios import HELPERS, SCENARIOS, SIZES, Scenario
 
 ROOT = Path(__file__).resolve().parents[2]
 BENCHMARKS = ROOT / "benchmarks"
+JAVA_VERSION = record.java_version
+
+
+@pytest.fixture(autouse=True)
+def _no_java(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The machine record asks ``java -version``; this tier starts no JVM."""
+    monkeypatch.setattr(record, "java_version", lambda: "openjdk 17")
 
 
 def test_median_of_odd_and_even_counts_and_nan_of_nothing() -> None:
@@ -108,7 +115,7 @@ def test_stamp_without_git_says_unknown(monkeypatch: pytest.MonkeyPatch) -> None
     monkeypatch.setattr(record, "_run", lambda *command: None)
 
     assert record.git_commit() == {"commit": "unknown", "dirty": False}
-    assert record.java_version() == "unknown"
+    assert JAVA_VERSION() == "unknown"
 
 
 def test_machine_names_cores_memory_cpu_and_versions() -> None:
@@ -118,6 +125,7 @@ def test_machine_names_cores_memory_cpu_and_versions() -> None:
     assert machine["memory_gb"] > 0
     for key in ("cpu", "os", "python", "java", "pyspark", "pyarrow", "deltalake"):
         assert isinstance(machine[key], str)
+    assert machine["java"] == "openjdk 17"
     assert "spark_master" not in machine  # no session: nothing of Spark's own
 
 

@@ -106,7 +106,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario(
         "upsert",
         "1 % upserts and latest-view reads: versioned vs naive rewrite, delta-rs, pyiceberg",
-        (*SMALL, "--batches", "2", "--repeat", "1", "--warm-up-rows", "0"),
+        (*SMALL, "--batches", "1", "--repeat", "1", "--warm-up-rows", "0"),
         _rows(),
         make="bench",
         writes="upsert.{json,md}, 3 plots",
@@ -135,7 +135,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario(
         "read_profile",
         "a narrow read after 10 versions, step by step from a plain scan to the latest view",
-        (*SMALL, "--batches", "2", "--repeat", "1"),
+        (*SMALL, "--batches", "1", "--repeat", "1"),
         _rows(),
         writes="read_profile.{json,md}",
     ),
@@ -188,7 +188,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario(
         "acid_read_profile",
         "where a read of an acid table spends its time, after 10 deltas and after compaction",
-        (*SMALL, "--batches", "2", "--buckets", "2", "--repeat", "1"),
+        (*SMALL, "--batches", "1", "--buckets", "2", "--repeat", "1"),
         _rows(),
         make="bench-acid-profile",
         writes="acid_read_profile.{json,md}",
@@ -212,8 +212,8 @@ SCENARIOS: tuple[Scenario, ...] = (
         "streaming",
         "streaming ingest: records/s and commit latency per catalog and layout, vs delta-rs",
         (
-            *("--records", "2000", "--txn-records", "200", "--parallel", "2"),
-            *("--sqlite-only", "--check", "--start-delay", "3"),
+            *("--records", "2000", "--txn-records", "200", "--parallel", "1"),
+            *("--sqlite-only", "--check", "--start-delay", "0"),
         ),
         _as_committed("--check"),
         make="bench-streaming",

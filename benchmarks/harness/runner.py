@@ -33,12 +33,13 @@ Status = Literal["passed", "FAILED", "skipped", "started"]
 STATUSES: tuple[Status, ...] = ("passed", "FAILED", "skipped", "started")
 SMOKE_STORES = "4"
 # The shared session of a smoke run lives for a few minutes and runs every code path a few
-# times on tiny data: expressions interpreted rather than compiled, and the JVM's C1 compiler
-# alone (the settings of the tests' short-lived JVMs; tests/support/spark_settings.py says what
-# they save). Full sizes keep Spark's and the JVM's defaults, and the memory the benchmarks ask.
+# times on tiny data: one shuffle partition a core, expressions interpreted rather than
+# compiled, and the JVM's C1 compiler alone (the settings of the tests' short-lived JVMs;
+# tests/support/spark_settings.py says what they save). Full sizes keep Spark's and the JVM's defaults, and the memory the benchmarks ask.
 SHARED_CONF = {
     "smoke": {
         "spark.driver.memory": "2g",
+        "spark.sql.shuffle.partitions": "2",
         "spark.sql.codegen.wholeStage": "false",
         "spark.sql.codegen.factoryMode": "NO_CODEGEN",
         "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC",

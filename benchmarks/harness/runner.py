@@ -35,7 +35,8 @@ SMOKE_STORES = "4"
 # The shared session of a smoke run lives for a few minutes and runs every code path a few
 # times on tiny data: one shuffle partition a core, expressions interpreted rather than
 # compiled, and the JVM's C1 compiler alone (the settings of the tests' short-lived JVMs;
-# tests/support/spark_settings.py says what they save). Full sizes keep Spark's and the JVM's defaults, and the memory the benchmarks ask.
+# tests/support/spark_settings.py says what they save). Full sizes keep Spark's and the JVM's
+# defaults, and the memory the benchmarks ask.
 SHARED_CONF = {
     "smoke": {
         "spark.driver.memory": "2g",

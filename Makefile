@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 BENCH_STAMP := $(VENV)/.installed-bench
 
-.PHONY: demo check test test-spark test-cluster soak wheel-smoke lint docs bench bench-acid bench-acid-profile bench-streaming bench-mutation bench-caller bench-scaling clean
+.PHONY: demo check test test-spark test-cluster soak wheel-smoke lint docs bench bench-smoke bench-acid bench-acid-profile bench-streaming bench-mutation bench-caller bench-scaling clean
 
 # The package and its development tools; the benchmarks' peers (delta-rs, pyiceberg,
 # matplotlib) only for the `bench*` targets (the tests need none of them: about 30 s of CI).
@@ -82,6 +82,13 @@ lint: $(STAMP)
 # committed SVGs are what the script draws). `--png` adds previews to look at (matplotlib).
 docs:
 	$(PYTHON) docs/architecture/draw.py
+
+# Every benchmark scenario (`python -m benchmarks list`) end to end on tiny data, in one Spark
+# session, against the same peers: a check that they still run, not a measurement (about 2 min
+# on 2 cores). One line per scenario with its wall time; exits non-zero when one fails. Results
+# and logs go to a temporary folder it names (benchmarks/README.md).
+bench-smoke: $(BENCH_STAMP)
+	$(PY) -m benchmarks run all --size smoke
 
 bench: $(BENCH_STAMP)
 	$(PY) -m benchmarks.upsert

@@ -21,18 +21,14 @@ change batches of 1 % of N: 80 % updates, 15 % inserts, 5 % deletes):
    Spark rewrite of the same live rows (read the latest view, write ORC), ``--repeat`` times
    (the table is restored before each round), then the reads again.
 
-Every timing records wall and CPU time of the process tree (`benchmarks.upsert_timing`);
+Every timing records wall and CPU time of the process tree (`benchmarks.harness.meter`);
 reports give medians. The JVM is warmed first.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import shlex
 import shutil
-import statistics
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -41,22 +37,23 @@ from benchmarks.acid_engines import AcidEngine, plain_rewrite
 from benchmarks.acid_footer import footer_cost
 from benchmarks.acid_reads import checkpoint, same_answer
 from benchmarks.acid_report import render
+from benchmarks.harness import (
+    ResultsFile,
+    checkpoints,
+    command_line,
+    contention,
+    log,
+    median,
+    rotated,
+    spark_session,
+    warm_up,
+)
 from benchmarks.upsert_data import MAX_BATCHES, generate
 from benchmarks.upsert_engines import DeltaEngine, NaiveEngine, VersionedEngine, spark_summary
-from benchmarks.upsert_report import machine
-from benchmarks.upsert_timing import contention
 
 READ_CHECKPOINTS = (1, 5, 10)  # change batches applied on top of the initial load
 TABLES = ("acid", "versioned")  # take every batch; the others only the shared ones
 WARM_UP_ROWS = 200_000
-
-
-def _log(msg: str) -> None:
-    print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
-
-
-def _median(values: list[float]) -> float:
-    return statistics.median(values) if values else float("nan")
 
 
 def _engines(spark: Any, work: Path, rows: int, args: argparse.Namespace) -> dict[str, Any]:
@@ -92,45 +89,45 @@ def run_size(spark: Any, rows: int, work: Path, args: argparse.Namespace) -> dic
     """The whole benchmark for one table size; returns the JSON-ready results."""
     work.mkdir(parents=True, exist_ok=True)
     result: dict[str, Any] = {"rows": rows, "batch_rows": rows // 100, "buckets": args.buckets}
-    _log(f"N={rows:,}: generating data")
+    log(f"N={rows:,}: generating data")
     start = time.perf_counter()
-    data = generate(spark, rows, work / "data", batches=MAX_BATCHES)
+    data = generate(spark, rows, work / "data", batches=args.batches)
+    reads_after = checkpoints(READ_CHECKPOINTS, args.batches)
     result["generate_s"] = time.perf_counter() - start
     engines = _engines(spark, work, rows, args)
     acid, ver = engines["acid"], engines["versioned"]
     result["loads"] = {}
     for key, engine in engines.items():
-        _log(f"{key}: initial load")
+        log(f"{key}: initial load")
         with footer_cost() as footer:
             result["loads"][key] = engine.load(data)
         result["loads"][key]["footer"] = footer
         seconds = result["loads"][key]["seconds"]
-        _log(f"  {seconds:.1f}s (hive.acid metadata {footer['seconds']:.1f}s)")
+        log(f"  {seconds:.1f}s (hive.acid metadata {footer['seconds']:.1f}s)")
     batches: dict[str, list[dict[str, Any]]] = {key: [] for key in engines}
     reads: list[dict[str, Any]] = []
     for k, batch in enumerate(data.batches, start=1):
-        order = list(engines)
-        for key in order[(k - 1) % len(order) :] + order[: (k - 1) % len(order)]:
+        for key in rotated(list(engines), k - 1):
             res = engines[key].apply(batch)
             batches[key].append(res)
-            _log(f"  {key} batch {k}: {res['seconds']:.2f}s (CPU {res['cpu_s']:.1f}s)")
+            log(f"  {key} batch {k}: {res['seconds']:.2f}s (CPU {res['cpu_s']:.1f}s)")
         if k == args.shared_batches:
             checks = {key: engine.summary() for key, engine in engines.items()}
-            _log(f"checks after batch {k}: {checks}")
+            log(f"checks after batch {k}: {checks}")
             _check_agree(checks)
             result["checks"] = {key: list(c) for key, c in checks.items()}
             _drop_others(engines, work)
-        if k in READ_CHECKPOINTS:
-            _log(f"reads after {k} deltas")
+        if k in reads_after:
+            log(f"reads after {k} deltas")
             files = acid.event_files()
             tables = {"acid": acid.live, "versioned": ver.live}
             point = checkpoint(
-                spark, tables, work / "plain", rows=rows, repeat=args.repeat, log=_log
+                spark, tables, work / "plain", rows=rows, repeat=args.repeat, log=log
             )
             reads.append({"deltas": k, "event_files": files, **point})
     result["batches"] = batches
     result["reads"] = reads
-    _log("major compaction vs a plain rewrite")
+    log("major compaction vs a plain rewrite")
     result["compaction"] = _compaction(spark, acid, work, rows, args.repeat)
     acid.close()
     ver.catalog.close()
@@ -153,7 +150,7 @@ def _compaction(spark: Any, acid: AcidEngine, work: Path, rows: int, repeat: int
         with footer_cost() as footer:
             compactions.append(acid.compact_major())
         compactions[-1]["footer"] = footer
-        _log(
+        log(
             f"  round {r + 1}: plain rewrite {rewrites[-1]['seconds']:.2f}s, "
             f"major compaction {compactions[-1]['seconds']:.2f}s"
         )
@@ -162,10 +159,10 @@ def _compaction(spark: Any, acid: AcidEngine, work: Path, rows: int, repeat: int
         raise AssertionError(f"compaction changed the live rows: {live} before, {checks}")
     shutil.rmtree(saved, ignore_errors=True)
     shutil.rmtree(rewritten, ignore_errors=True)
-    _log("reads after major compaction")
+    log("reads after major compaction")
     files = acid.event_files()
     point = checkpoint(
-        spark, {"acid": acid.live}, work / "plain", rows=rows, repeat=repeat, log=_log
+        spark, {"acid": acid.live}, work / "plain", rows=rows, repeat=repeat, log=log
     )
     return {
         "event_files_before": before,
@@ -181,37 +178,36 @@ def summarise(result: dict[str, Any], shared: int) -> dict[str, Any]:
     out: dict[str, Any] = {"shared_batches": shared}
     for key, batches in result["batches"].items():
         some = batches[:shared]
-        out[f"{key}_s"] = _median([b["seconds"] for b in some])
-        out[f"{key}_cpu_s"] = _median([b["cpu_s"] for b in some])
+        out[f"{key}_s"] = median([b["seconds"] for b in some])
+        out[f"{key}_cpu_s"] = median([b["cpu_s"] for b in some])
         out[f"{key}_contention"] = contention(some)
     for key in result["batches"]:
         if key != "acid":
             out[f"acid_over_{key}"] = out["acid_s"] / out[f"{key}_s"]
             out[f"acid_cpu_over_{key}"] = out["acid_cpu_s"] / out[f"{key}_cpu_s"]
     for key in TABLES:
-        out[f"{key}_all_s"] = _median([b["seconds"] for b in result["batches"][key]])
-        out[f"{key}_all_cpu_s"] = _median([b["cpu_s"] for b in result["batches"][key]])
+        out[f"{key}_all_s"] = median([b["seconds"] for b in result["batches"][key]])
+        out[f"{key}_all_cpu_s"] = median([b["cpu_s"] for b in result["batches"][key]])
     out["acid_over_versioned_all"] = out["acid_all_s"] / out["versioned_all_s"]
     comp = result["compaction"]
     for name in ("compaction", "rewrite"):
-        out[f"{name}_s"] = _median([e["seconds"] for e in comp[name]])
-        out[f"{name}_cpu_s"] = _median([e["cpu_s"] for e in comp[name]])
+        out[f"{name}_s"] = median([e["seconds"] for e in comp[name]])
+        out[f"{name}_cpu_s"] = median([e["cpu_s"] for e in comp[name]])
     out["compaction_ratio"] = out["compaction_s"] / out["rewrite_s"]
     out["compaction_cpu_ratio"] = out["compaction_cpu_s"] / out["rewrite_cpu_s"]
     out["compaction_contention"] = contention(comp["compaction"] + comp["rewrite"])
     # Issue 28 item 2: the driver's hive.acid.* step on Spark-written files, as a share.
     footers = [e["footer"]["seconds"] / e["seconds"] for e in comp["compaction"] if "footer" in e]
     if footers:
-        out["compaction_footer_share"] = _median(footers)
+        out["compaction_footer_share"] = median(footers)
     load = result["loads"].get("acid", {})
     if "footer" in load:
         out["load_footer_share"] = load["footer"]["seconds"] / load["seconds"]
     return out
 
 
-def warm_up(spark: Any, work: Path, rows: int, args: argparse.Namespace) -> None:
-    """A small run of the Spark paths so the timed runs do not pay JIT and class loading."""
-    _log(f"warming up the JVM ({rows:,} rows, not recorded)")
+def _warm_up(spark: Any, work: Path, rows: int, args: argparse.Namespace) -> None:
+    """Every engine's Spark paths on ``rows`` rows (`benchmarks.harness.warm_up`)."""
     data = generate(spark, rows, work / "data", batches=3)
     acid = AcidEngine(spark, work, "warmup", args.buckets)
     ver = VersionedEngine(spark, work, label="warmup")
@@ -233,10 +229,10 @@ def warm_up(spark: Any, work: Path, rows: int, args: argparse.Namespace) -> None
     acid.compact_major()
     acid.close()
     ver.catalog.close()
-    shutil.rmtree(work, ignore_errors=True)
 
 
-def _arguments() -> argparse.Namespace:
+def parser() -> argparse.ArgumentParser:
+    """The benchmark's command line."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, action="append", help="table size N (repeatable)")
     parser.add_argument("--out", default="benchmarks/results")
@@ -245,49 +241,50 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--buckets", type=int, default=8, help="buckets of the acid table")
     parser.add_argument("--unbucketed", action="store_true", help="add an unbucketed acid table")
     parser.add_argument("--shared-batches", type=int, default=3, help="batches every engine takes")
+    parser.add_argument(
+        "--batches",
+        type=int,
+        default=MAX_BATCHES,
+        help="change batches (reads after 1, 5, 10 and the last)",
+    )
     parser.add_argument("--driver-memory", default="8g")
-    parser.add_argument("--warm-up-rows", type=int, default=WARM_UP_ROWS)
+    parser.add_argument("--warm-up-rows", type=int, default=WARM_UP_ROWS, help="0: none")
     parser.add_argument("--report-only", action="store_true")
-    args = parser.parse_args()
-    if not 1 <= args.shared_batches <= MAX_BATCHES or args.repeat < 1 or args.buckets < 1:
-        parser.error(f"--shared-batches 1..{MAX_BATCHES}, --repeat and --buckets >= 1")
+    return parser
+
+
+def _arguments(argv: list[str] | None) -> argparse.Namespace:
+    args = parser().parse_args(argv)
+    if not 1 <= args.shared_batches <= args.batches <= MAX_BATCHES:
+        parser().error(f"1 <= --shared-batches <= --batches <= {MAX_BATCHES}")
+    if args.repeat < 1 or args.buckets < 1:
+        parser().error("--repeat and --buckets must be >= 1")
     return args
 
 
-def main() -> None:
-    args = _arguments()
+def main(argv: list[str] | None = None) -> None:
+    """Run the benchmark for every ``--rows`` (or re-render) and write the results."""
+    args = _arguments(argv)
     out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    json_path = out / "acid.json"
-    previous = json.loads(json_path.read_text()) if json_path.exists() else {"runs": []}
+    results = ResultsFile(out, "acid")
     if args.report_only:
-        render(previous, out)
+        render(results.previous, out)
         return
-
-    from versioned.engine.spark.session import get_or_create_spark
-
-    spark = get_or_create_spark(
-        "local[2]", app_name="acid-bench", conf={"spark.driver.memory": args.driver_memory}
-    )
+    spark = spark_session("acid-bench", {"spark.driver.memory": args.driver_memory})
     work = Path(args.work)
     shutil.rmtree(work, ignore_errors=True)
     started = time.perf_counter()
-    warm_up(spark, work / "warmup", args.warm_up_rows, args)
-    runs = {r["rows"]: r for r in previous.get("runs", [])}
-    command = shlex.join(["python", "-m", "benchmarks.acid", *sys.argv[1:]])
+    warm = work / "warmup"
+    warm_up(args.warm_up_rows, warm, lambda: _warm_up(spark, warm, args.warm_up_rows, args))
+    command = command_line("benchmarks.acid", argv)
     for rows in sorted(args.rows or [100_000]):
         size_start = time.perf_counter()
-        runs[rows] = run_size(spark, rows, work / f"n{rows}", args)
-        runs[rows]["wall_s"] = time.perf_counter() - size_start
-        runs[rows]["command"] = command
+        run = run_size(spark, rows, work / f"n{rows}", args)
+        run["wall_s"] = time.perf_counter() - size_start
+        run["command"] = command
         shutil.rmtree(work / f"n{rows}", ignore_errors=True)
-        doc = {
-            "machine": machine(spark, args.driver_memory),
-            "runs": [runs[k] for k in sorted(runs)],
-        }
-        json_path.write_text(json.dumps(doc, indent=1, default=str) + "\n")
-        render(doc, out)
-    _log(f"done in {time.perf_counter() - started:.0f}s; results in {out}")
+        render(results.add(run, spark), out)
+    log(f"done in {time.perf_counter() - started:.0f}s; results in {out}")
 
 
 if __name__ == "__main__":

@@ -16,9 +16,9 @@ from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 
+from benchmarks.harness import Meter
 from benchmarks.upsert_data import COLUMNS, KEY, PARTITION
 from benchmarks.upsert_engines import VersionedEngine
-from benchmarks.upsert_timing import Meter
 
 
 def _table_name(label: str) -> str:
@@ -52,7 +52,7 @@ class AcidEngine(VersionedEngine):
         self.stages: list[dict[str, Any]] = []
 
     def _connect(self) -> Any:
-        from versioned.api.catalog import connect
+        from versioned import connect
 
         return connect(
             catalog=f"sqlite:///{self.state}/catalog.db",
@@ -91,7 +91,7 @@ class AcidEngine(VersionedEngine):
 
     def compact_major(self) -> dict[str, Any]:
         """A major compaction of every partition (`Table.compact`, as ``compact --kind major``)."""
-        from versioned.options import CompactionOptions
+        from versioned import CompactionOptions
 
         with Meter() as meter:
             result = self.table.compact(options=CompactionOptions(kind="major"))

@@ -15,8 +15,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from versioned.layouts.acid.engine import event_writer
-from versioned.storage.filesystem import FileIO
+from benchmarks.internals import FileIO
+from benchmarks.internals import acid_event_writer as event_writer
 
 
 @contextmanager
@@ -46,18 +46,18 @@ def footer_cost() -> Iterator[dict[str, float]]:
         pending.append(True)
         return timed(original, "seconds", "metadata_s")(data)
 
-    def read_spark_file(self: FileIO, path: str) -> bytes:
-        if "/part-" not in path:  # not a file Spark wrote (the driver reads others too)
-            return read(self, path)
-        return timed(read, "seconds")(self, path)
+    def read_spark_file(self: FileIO, rel: str) -> bytes:
+        if "/part-" not in rel:  # not a file Spark wrote (the driver reads others too)
+            return read(self, rel)
+        return timed(read, "seconds")(self, rel)
 
-    def write_placed(self: FileIO, path: str, data: bytes) -> Any:
+    def write_placed(self: FileIO, rel: str, data: bytes) -> None:
         if not pending:  # a file the driver wrote itself
-            return write(self, path, data)
+            return write(self, rel, data)
         pending.pop()
-        return timed(write, "seconds")(self, path, data)
+        return timed(write, "seconds")(self, rel, data)
 
-    event_writer.with_acid_metadata = metadata  # type: ignore[assignment]
+    event_writer.with_acid_metadata = metadata
     FileIO.read_bytes = read_spark_file  # type: ignore[method-assign]
     FileIO.write_bytes_atomic = write_placed  # type: ignore[method-assign]
     try:

@@ -28,16 +28,17 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-import versioned.layouts.acid.engine.events as events
-from versioned.api.catalog import connect
+from benchmarks.harness import spark_session
+from benchmarks.internals import acid_events as events
+from versioned import connect
 
 _read: list[int] = []
 _original = events.read_events
 
 
-def _counting_read_events(spark: Any, fileio: Any, snapshot: Any, refs: Any) -> Any:
+def _counting_read_events(ctx: Any, snapshot: Any, refs: Any, **kw: Any) -> Any:
     _read.append(len(refs))
-    return _original(spark, fileio, snapshot, refs)
+    return _original(ctx, snapshot, refs, **kw)
 
 
 def _batch(ids: np.ndarray, tag: str) -> pa.Table:
@@ -58,19 +59,28 @@ def _timed_upsert(table: Any, batch: pa.Table) -> tuple[float, int, Any]:
     return marks["end"] - marks["start"], sum(_read), result
 
 
-def main() -> None:
+def parser() -> argparse.ArgumentParser:
+    """The probe's command line."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rows", type=int, default=200_000)
     parser.add_argument("--deltas", type=int, default=20)
     parser.add_argument("--buckets", type=int, default=4)
     parser.add_argument("--repeat", type=int, default=3)
-    args = parser.parse_args()
-    events.read_events = _counting_read_events
-    from versioned.engine.spark.session import get_or_create_spark
+    return parser
 
-    spark = get_or_create_spark(
-        "local[2]", "acid-lookup", conf={"spark.sql.shuffle.partitions": "4"}
-    )
+
+def main(argv: list[str] | None = None) -> None:
+    """Build the table, time the three lookups, print one line each."""
+    args = parser().parse_args(argv)
+    spark = spark_session("acid-lookup", {"spark.sql.shuffle.partitions": "4"})
+    events.read_events = _counting_read_events
+    try:
+        _measure(spark, args)
+    finally:  # the engine's own function again (other benchmarks may run in this process)
+        events.read_events = _original
+
+
+def _measure(spark: Any, args: argparse.Namespace) -> None:
     rng = np.random.default_rng(7)
     n, one_percent = args.rows, max(1, args.rows // 100)
     with tempfile.TemporaryDirectory() as tmp:

@@ -24,9 +24,7 @@ steps are timed again.
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -36,30 +34,39 @@ from pyspark.sql import functions as F
 
 from benchmarks.acid_engines import AcidEngine
 from benchmarks.acid_reads import write_plain_copies
+from benchmarks.harness import (
+    log,
+    machine,
+    read_json,
+    spark_session,
+    stamp,
+    table,
+    write_json,
+)
+from benchmarks.internals import acid_events, acid_files_of
 from benchmarks.read_profile import measure
 from benchmarks.upsert_data import MAX_BATCHES, generate
-from benchmarks.upsert_report import machine
+from versioned import CompactionOptions
 
+NAME = "acid_read_profile"
 STEPS = ("plain ORC", "insert scan", "insert events", "delete events", "latest view")
-
-
-def _log(msg: str) -> None:
-    print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
 
 
 def _column(frame: DataFrame, field: str = "total_amt") -> tuple[Any, ...]:
     return tuple(frame.agg(F.count(F.lit(1)), F.sum(field)).collect()[0])
 
 
-def build(spark: SparkSession, rows: int, work: Path) -> AcidEngine:
+def build(
+    spark: SparkSession, rows: int, work: Path, batches: int = MAX_BATCHES, buckets: int = 8
+) -> AcidEngine:
     """The acid table after 10 change batches, and the plain copy under ``work/plain``."""
     shutil.rmtree(work, ignore_errors=True)
-    data = generate(spark, rows, work / "data", batches=MAX_BATCHES)
-    engine = AcidEngine(spark, work, f"n{rows}", 8)
-    _log("initial load")
+    data = generate(spark, rows, work / "data", batches=batches)
+    engine = AcidEngine(spark, work, f"n{rows}", buckets)
+    log("initial load")
     engine.load(data)
     for k, batch in enumerate(data.batches, start=1):
-        _log(f"batch {k}")
+        log(f"batch {k}")
         engine.apply(batch)
     write_plain_copies(engine.live(), spark, work / "plain")
     return engine
@@ -67,40 +74,50 @@ def build(spark: SparkSession, rows: int, work: Path) -> AcidEngine:
 
 def steps(spark: SparkSession, engine: AcidEngine, work: Path) -> dict[str, Callable[[], Any]]:
     """The query at each step (the plain copy's ORC folder under ``work/plain/orc``)."""
-    from versioned.layouts.acid.engine.events import _load_events, read_events
-    from versioned.layouts.acid.engine.reader import files_of
-
+    read_events = acid_events.read_events
     catalog = engine.catalog
     snapshot = engine.table.snapshot()
-    files = files_of(catalog.store, snapshot)
+    ctx = catalog.engine_context
+    files = acid_files_of(ctx.store, snapshot)
     plain = spark.read.orc(str(work / "plain" / "orc"))
 
     def delete_count() -> Any:
         if not files.deletes:
             return 0
-        return read_events(spark, catalog.fileio, snapshot, files.deletes).count()
+        return read_events(ctx, snapshot, files.deletes).count()
 
     return {
         "plain ORC": lambda: _column(plain),
         "insert scan": lambda: _column(
-            _load_events(spark, catalog.fileio, snapshot, files.inserts), "row.total_amt"
+            acid_events._load_events(ctx, snapshot, files.inserts),
+            "row.total_amt",
         ),
         "insert events": lambda: _column(
-            read_events(spark, catalog.fileio, snapshot, files.inserts), "row.total_amt"
+            read_events(ctx, snapshot, files.inserts), "row.total_amt"
         ),
         "delete events": delete_count,
         "latest view": lambda: _column(engine.table.read()),
     }
 
 
-def run_size(spark: SparkSession, rows: int, work: Path, repeat: int) -> dict[str, Any]:
-    from versioned.options import CompactionOptions
+def run_size(
+    spark: SparkSession,
+    rows: int,
+    work: Path,
+    repeat: int,
+    batches: int = MAX_BATCHES,
+    buckets: int = 8,
+) -> dict[str, Any]:
+    """Both states of one table size: after 10 change batches, after a major compaction.
 
-    engine = build(spark, rows, work)
+    ``batches`` and ``buckets`` make a smoke run small; its first state keeps the name
+    ``10 deltas``.
+    """
+    engine = build(spark, rows, work, batches, buckets)
     files = engine.event_files()
     result: dict[str, Any] = {"10 deltas": measure(steps(spark, engine, work), repeat)}
     result["files"] = {"10 deltas": files}
-    _log("major compaction")
+    log("major compaction")
     engine.table.compact(options=CompactionOptions(kind="major"))
     result["major compaction"] = measure(steps(spark, engine, work), repeat)
     result["files"]["major compaction"] = engine.event_files()
@@ -109,6 +126,7 @@ def run_size(spark: SparkSession, rows: int, work: Path, repeat: int) -> dict[st
 
 
 def render(doc: dict[str, Any], out: Path) -> None:
+    """Write ``acid_read_profile.md`` under ``out`` for ``doc`` (the JSON document)."""
     lines = [
         "# Where a read of an acid table spends its time (issue 12)",
         "",
@@ -125,46 +143,56 @@ def render(doc: dict[str, Any], out: Path) -> None:
         for state in ("10 deltas", "major compaction"):
             timings = result[state]
             plain = timings["plain ORC"]["seconds"]
-            lines += [
-                "",
-                f"## N = {int(rows):,}, after {state}",
-                "",
-                f"Bucket files: {result['files'][state]}.",
-                "",
-                "| step | wall s | CPU s | / plain ORC |",
-                "|---|---:|---:|---:|",
-            ]
-            for name in STEPS:
-                e = timings[name]
-                lines.append(
-                    f"| {name} | {e['seconds']:.2f} | {e['cpu_s']:.2f} | "
-                    f"{e['seconds'] / plain:.2f}x |"
-                )
-    out.with_suffix(".md").write_text("\n".join(lines) + "\n")
-    out.with_suffix(".json").write_text(json.dumps(doc, indent=1) + "\n")
+            lines += ["", f"## N = {int(rows):,}, after {state}", ""]
+            lines += [f"Bucket files: {result['files'][state]}.", ""]
+            lines += table(
+                ("step", "wall s", "CPU s", "/ plain ORC"),
+                "lrrr",
+                (
+                    (
+                        name,
+                        f"{e['seconds']:.2f}",
+                        f"{e['cpu_s']:.2f}",
+                        f"{e['seconds'] / plain:.2f}x",
+                    )
+                    for name, e in ((name, timings[name]) for name in STEPS)
+                ),
+            )
+    (out / f"{NAME}.md").write_text("\n".join(lines) + "\n")
 
 
-def main() -> None:
+def parser() -> argparse.ArgumentParser:
+    """The profile's command line."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, action="append", help="table size (repeatable)")
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--batches", type=int, default=MAX_BATCHES, help="change batches")
+    parser.add_argument("--buckets", type=int, default=8, help="buckets of the acid table")
     parser.add_argument("--work", default="/tmp/versioned-acid-read-profile")
-    parser.add_argument("--out", default="benchmarks/results/acid_read_profile")
-    args = parser.parse_args()
-    from versioned.engine.spark.session import get_or_create_spark
+    parser.add_argument("--out", default="benchmarks/results", help="results folder")
+    parser.add_argument("--report-only", action="store_true")
+    return parser
 
-    spark = get_or_create_spark(
-        "local[2]", app_name="acid-read-profile", conf={"spark.driver.memory": "8g"}
-    )
-    doc: dict[str, Any] = {"machine": machine(spark, "8g"), "repeat": args.repeat, "runs": {}}
+
+def main(argv: list[str] | None = None) -> None:
+    """Profile every ``--rows`` (or re-render) and write the results."""
+    args = parser().parse_args(argv)
+    out = Path(args.out)
+    if args.report_only:
+        render(read_json(out / f"{NAME}.json", None), out)
+        return
+    spark = spark_session("acid-read-profile", {"spark.driver.memory": "8g"})
+    doc: dict[str, Any] = {"machine": machine(spark), "repeat": args.repeat, "runs": {}}
     for rows in args.rows or [10_000_000]:
         doc["runs"][str(rows)] = result = run_size(
-            spark, rows, Path(args.work) / f"n{rows}", args.repeat
+            spark, rows, Path(args.work) / f"n{rows}", args.repeat, args.batches, args.buckets
         )
         for state in ("10 deltas", "major compaction"):
             for name in STEPS:
-                _log(f"N={rows:,} {state} {name}: {result[state][name]['seconds']:.2f}s")
-    render(doc, Path(args.out))
+                log(f"N={rows:,} {state} {name}: {result[state][name]['seconds']:.2f}s")
+    doc["stamp"] = stamp()
+    write_json(out / f"{NAME}.json", doc)
+    render(doc, out)
 
 
 if __name__ == "__main__":

@@ -25,9 +25,9 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from benchmarks.harness import Meter, contention, rotated
 from benchmarks.upsert_data import KEY, PARTITION
 from benchmarks.upsert_engines import full_aggregate, spark_summary
-from benchmarks.upsert_timing import Meter, contention
 
 QUERIES = ("full", "column", "key_range")
 PLAIN = ("orc", "parquet")
@@ -95,7 +95,7 @@ def checkpoint(
     answers: dict[str, dict[str, tuple[Any, ...]]] = {q: {} for q in QUERIES}
     for r in range(repeat):
         for q in QUERIES:
-            for name in names[r % len(names) :] + names[: r % len(names)]:
+            for name in rotated(names, r):
                 with Meter() as meter:
                     answer = query(q, sources[name](), rows)
                 runs[q][name].append(meter.result())

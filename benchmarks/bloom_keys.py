@@ -14,8 +14,7 @@ from typing import Any
 import pyarrow as pa
 from pybloom_live import BloomFilter
 
-from versioned.keys.bloom import KeyBloomFilter, KeyDigests
-from versioned.keys.encoding import encode_key, encode_keys
+from benchmarks.internals import KeyBloomFilter, KeyDigests, encode_key, encode_keys
 
 
 def _best(repeat: int, fn: Callable[[], Any]) -> float:
@@ -27,12 +26,17 @@ def _best(repeat: int, fn: Callable[[], Any]) -> float:
     return min(times)
 
 
-def main() -> None:
-    """Run the benchmark and print one line per step."""
+def parser() -> argparse.ArgumentParser:
+    """The benchmark's command line."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--keys", type=int, default=1_000_000)
     parser.add_argument("--repeat", type=int, default=3)
-    args = parser.parse_args()
+    return parser
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the benchmark and print one line per step."""
+    args = parser().parse_args(argv)
     n, repeat = args.keys, args.repeat
     table = pa.table(
         {

@@ -31,13 +31,7 @@ rows, 9 columns, 20 ``store_id`` partitions, change batches of 1 % of N):
 from __future__ import annotations
 
 import argparse
-import json
-import shlex
 import shutil
-import statistics
-import sys
-import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -46,10 +40,21 @@ import pyarrow.parquet as pq
 from pyspark.sql import SparkSession
 
 from benchmarks.acid_reads import same_answer
+from benchmarks.harness import (
+    Meter,
+    PeakRss,
+    ResultsFile,
+    command_line,
+    contention,
+    interleave,
+    log,
+    median,
+    spark_session,
+    warm_up,
+)
 from benchmarks.upsert_data import COLUMNS, KEY, OP, PARTITION, generate
 from benchmarks.upsert_engines import DeltaEngine, full_aggregate, spark_summary
-from benchmarks.upsert_report import machine
-from benchmarks.upsert_timing import Meter, contention
+from versioned import connect
 
 SPARK_DEFAULTS = {"spark.sql.shuffle.partitions": "200", "spark.sql.adaptive.enabled": "true"}
 UPSERTS = (
@@ -62,71 +67,7 @@ UPSERTS = (
 )
 READ_CHECKPOINTS = (1, 5, 10)
 TABLE = "bench.sell"
-
-
-def _log(msg: str) -> None:
-    print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
-
-
-def _median(values: list[float]) -> float:
-    return statistics.median(values) if values else float("nan")
-
-
-def _tree_rss() -> int:
-    """Resident bytes of this process and its descendants (the Spark JVM)."""
-    import os
-
-    me = os.getpid()
-    parents: dict[int, int] = {}
-    rss: dict[int, int] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                text = f.read()
-        except OSError:
-            continue
-        fields = text[text.rfind(")") + 2 :].split()
-        parents[int(entry)] = int(fields[1])
-        rss[int(entry)] = int(fields[21]) * os.sysconf("SC_PAGE_SIZE")
-    total = 0
-    for pid, used in rss.items():
-        p = pid
-        while p and p != me:
-            p = parents.get(p, 0)
-        total += used if p == me else 0
-    return total
-
-
-def _own_rss() -> int:
-    """Resident bytes of this (the Python driver's) process alone."""
-    import os
-
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-
-
-class PeakRss:
-    """``with PeakRss() as peak: ...`` then ``peak.bytes`` (this process and its children:
-    the Spark JVM) and ``peak.python_bytes`` (the Python driver alone), sampled every 100 ms."""
-
-    def __enter__(self) -> PeakRss:
-        self.bytes = _tree_rss()
-        self.python_bytes = _own_rss()
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._sample, daemon=True)
-        self._thread.start()
-        return self
-
-    def _sample(self) -> None:
-        while not self._stop.wait(0.1):
-            self.bytes = max(self.bytes, _tree_rss())
-            self.python_bytes = max(self.python_bytes, _own_rss())
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join()
+WARM_UP_ROWS = 100_000
 
 
 def inputs(batch: str, work: Path, k: int) -> dict[str, str]:
@@ -139,10 +80,9 @@ def inputs(batch: str, work: Path, k: int) -> dict[str, str]:
     return {"Parquet file": str(single), "CSV": str(csv)}
 
 
-def sessions() -> tuple[SparkSession, SparkSession]:
-    from versioned.engine.spark.session import get_or_create_spark
-
-    own = get_or_create_spark("local[2]", app_name="caller-session-bench")
+def sessions(app_name: str) -> tuple[SparkSession, SparkSession]:
+    """versioned's own session and the caller's: a new session of it at Spark's defaults."""
+    own = spark_session(app_name)
     caller = own.newSession()
     for key, value in SPARK_DEFAULTS.items():
         caller.conf.set(key, value)
@@ -150,8 +90,6 @@ def sessions() -> tuple[SparkSession, SparkSession]:
 
 
 def _catalog(spark: SparkSession, warehouse: Path) -> Any:
-    from versioned.api.catalog import connect
-
     return connect(
         catalog=f"sqlite:///{warehouse}/catalog.db",
         warehouse=str(warehouse),
@@ -182,7 +120,7 @@ def bulk_load(caller: SparkSession, base: str, work: Path, repeat: int) -> dict[
                 with PeakRss() as peak, Meter() as meter:
                     table.upsert(caller.read.parquet(base))
                 loads.append({**meter.result(), "peak_rss": peak.bytes})
-        _log(f"  load {loads[-1]['seconds']:.1f}s, plain write {plain[-1]['seconds']:.1f}s")
+        log(f"  load {loads[-1]['seconds']:.1f}s, plain write {plain[-1]['seconds']:.1f}s")
         if r + 1 < repeat:
             cat.close()
     shutil.rmtree(work / "plain_load", ignore_errors=True)
@@ -220,7 +158,7 @@ def upserts(
                 entry["versioned"] = {**meter.result(), "peak_rss": peak.bytes}
         entry["ratio"] = entry["versioned"]["seconds"] / entry["delta"]["seconds"]
         entry["cpu_ratio"] = entry["versioned"]["cpu_s"] / entry["delta"]["cpu_s"]
-        _log(
+        log(
             f"  batch {k} ({session}, {kind}): versioned {entry['versioned']['seconds']:.2f}s, "
             f"MERGE {entry['delta']['seconds']:.2f}s -> {entry['ratio']:.2f}x"
         )
@@ -260,23 +198,19 @@ def reads(caller: SparkSession, cat: Any, work: Path, repeat: int) -> dict[str, 
     }
     result: dict[str, Any] = {}
     for name, (ours, theirs) in queries.items():
-        times: dict[str, list[dict[str, Any]]] = {"table": [], "plain": []}
-        answers = {}
-        for r in range(repeat + 1):  # the first round warms both (not timed)
-            pairs = (("table", ours), ("plain", theirs))
-            for label, run in pairs if r % 2 else pairs[::-1]:
-                with Meter() as meter:
-                    answers[label] = run()
-                if r:
-                    times[label].append(meter.result())
+        # The first round warms both (not timed); the order alternates from round to round.
+        done = interleave(
+            {"table": ours, "plain": theirs}, repeat, order="alternate", warm_up_rounds=1
+        )
+        times, answers = done.timings, done.answers
         if not same_answer(tuple(answers["table"]), tuple(answers["plain"])):
             raise AssertionError(f"{name}: table {answers['table']} != plain {answers['plain']}")
         t, p = (
-            _median([e["seconds"] for e in times["table"]]),
-            _median([e["seconds"] for e in times["plain"]]),
+            median([e["seconds"] for e in times["table"]]),
+            median([e["seconds"] for e in times["plain"]]),
         )
         result[name] = {"table_s": t, "plain_s": p, "ratio": t / p, "times": times}
-        _log(f"  {name}: table {t:.2f}s, plain {p:.2f}s -> {t / p:.2f}x")
+        log(f"  {name}: table {t:.2f}s, plain {p:.2f}s -> {t / p:.2f}x")
     shutil.rmtree(plain, ignore_errors=True)
     return result
 
@@ -294,22 +228,22 @@ def fixed_cost(caller: SparkSession, cat: Any, repeat: int) -> dict[str, Any]:
             cat.sql(f"SELECT COUNT(*) FROM {TABLE}").collect()
         queries.append(meter.result())
     return {
-        "upsert_10_rows_s": _median([e["seconds"] for e in upserts[1:]]),
-        "query_s": _median([e["seconds"] for e in queries[1:]]),
+        "upsert_10_rows_s": median([e["seconds"] for e in upserts[1:]]),
+        "query_s": median([e["seconds"] for e in queries[1:]]),
     }
 
 
 def run_size(own: SparkSession, caller: SparkSession, rows: int, work: Path, repeat: int) -> dict:
     work.mkdir(parents=True, exist_ok=True)
-    _log(f"N={rows:,}: generating data")
+    log(f"N={rows:,}: generating data")
     data = generate(own, rows, work / "data")
-    _log("bulk load (caller's session) vs a plain partitioned Parquet write")
+    log("bulk load (caller's session) vs a plain partitioned Parquet write")
     load = bulk_load(caller, data.base, work, repeat)
     cat_caller = load.pop("catalog")
     cat_own = _catalog(own, work / "warehouse")
     result: dict[str, Any] = {"rows": rows, "load": load}
     result["read_1"] = reads(caller, cat_caller, work, repeat)
-    _log("upserts: versioned (caller / own session; DataFrame / Parquet file / CSV) vs MERGE")
+    log("upserts: versioned (caller / own session; DataFrame / Parquet file / CSV) vs MERGE")
 
     def read_5() -> None:
         result["read_5"] = reads(caller, cat_caller, work, repeat)
@@ -350,8 +284,8 @@ def render(doc: dict[str, Any], out: Path) -> None:
     ]
     for run in doc["runs"]:
         load = run["load"]
-        ls = _median([e["seconds"] for e in load["load"]])
-        ps = _median([e["seconds"] for e in load["plain"]])
+        ls = median([e["seconds"] for e in load["load"]])
+        ps = median([e["seconds"] for e in load["plain"]])
         rss = max(e["peak_rss"] for e in load["load"]) / 2**30
         lines += [
             f"## N = {run['rows']:,}",
@@ -394,37 +328,39 @@ def render(doc: dict[str, Any], out: Path) -> None:
     (out / "caller_session.md").write_text("\n".join(lines))
 
 
-def main() -> None:
+def parser() -> argparse.ArgumentParser:
+    """The benchmark's command line."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, action="append", help="table size N (repeatable)")
     parser.add_argument("--out", default="benchmarks/results")
     parser.add_argument("--work", default="/tmp/versioned-bench-caller", help="scratch folder")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--warm-up-rows", type=int, default=WARM_UP_ROWS, help="0: none")
     parser.add_argument("--report-only", action="store_true")
-    args = parser.parse_args()
+    return parser
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the benchmark for every ``--rows`` (or re-render) and write the results."""
+    args = parser().parse_args(argv)
     out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    json_path = out / "caller_session.json"
-    previous = json.loads(json_path.read_text()) if json_path.exists() else {"runs": []}
+    results = ResultsFile(out, "caller_session")
     if args.report_only:
-        render(previous, out)
+        render(results.previous, out)
         return
-    own, caller = sessions()
+    own, caller = sessions("caller-session-bench")
     work = Path(args.work)
     shutil.rmtree(work, ignore_errors=True)
-    _log("warming up the JVM (100,000 rows, not recorded)")
-    run_size(own, caller, 100_000, work / "warmup", 1)
-    runs = {r["rows"]: r for r in previous.get("runs", [])}
-    command = shlex.join(["python", "-m", "benchmarks.caller_session", *sys.argv[1:]])
+    warm = work / "warmup"
+    warm_up(args.warm_up_rows, warm, lambda: run_size(own, caller, args.warm_up_rows, warm, 1))
+    command = command_line("benchmarks.caller_session", argv)
     for rows in sorted(args.rows or [100_000]):
-        runs[rows] = run_size(own, caller, rows, work / f"n{rows}", args.repeat)
-        runs[rows]["command"] = command
+        run = run_size(own, caller, rows, work / f"n{rows}", args.repeat)
+        run["command"] = command
         shutil.rmtree(work / f"n{rows}", ignore_errors=True)
-        doc = {"machine": machine(own, "4g"), "runs": [runs[k] for k in sorted(runs)]}
-        json_path.write_text(json.dumps(doc, indent=1, default=str) + "\n")
-        render(doc, out)
+        render(results.add(run, own), out)
     shutil.rmtree(work, ignore_errors=True)
-    _log(f"done; results in {out}")
+    log(f"done; results in {out}")
 
 
 if __name__ == "__main__":

@@ -26,16 +26,26 @@ sensitive to other processes sharing the machine.
 from __future__ import annotations
 
 import argparse
-import json
 import math
-import os
 import shutil
 import statistics
-import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.upsert_timing import Meter, contention
+import versioned
+from benchmarks.harness import (
+    Meter,
+    contention,
+    log,
+    machine,
+    read_json,
+    spark_session,
+    stamp,
+    warm_up,
+    write_json,
+)
+from benchmarks.internals import file_shaping
+from versioned import CompactionOptions
 
 COLUMNS = (
     "sell_id BIGINT, acct_id BIGINT, change_ts STRING, status_id STRING, "
@@ -45,10 +55,7 @@ BATCHES = 4
 BATCH_SHARE = 0.05
 SCENARIOS = ("first", "steady")
 READS = 5
-
-
-def _log(msg: str) -> None:
-    print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
+WARM_UP_ROWS = 100_000
 
 
 def _frame(spark: Any, ids: Any, salt: int) -> Any:
@@ -94,9 +101,6 @@ def _noop_read(frame: Any) -> None:
 
 def _plain_rewrite(frame: Any, live_rows: int, out: str) -> None:
     """Write ``frame`` into files of the compactor's target size, shaped as it shapes them."""
-    from versioned.layouts.version_partition.engine.compacted_version import file_shaping
-    from versioned.options import CompactionOptions
-
     files = max(1, math.ceil(live_rows / CompactionOptions().rows_per_file))
     splits = frame.rdd.getNumPartitions()
     tasks, max_rows = file_shaping(files, splits, live_rows)
@@ -108,16 +112,15 @@ def _plain_rewrite(frame: Any, live_rows: int, out: str) -> None:
 
 def _shuffled_rewrite(frame: Any, live_rows: int, out: str) -> None:
     """The rewrite shaped with a shuffle (``repartition(n)``), as compaction did before."""
-    from versioned.options import CompactionOptions
-
     files = max(1, math.ceil(live_rows / CompactionOptions().rows_per_file))
     (frame.coalesce(1) if files == 1 else frame.repartition(files)).write.parquet(out)
 
 
-def run_size(spark: Any, n: int, repeat: int, work: Path) -> dict[str, Any]:
-    """Both scenarios for N rows: the first compaction, then a steady-state one."""
-    import versioned
-
+def run_size(
+    spark: Any, n: int, repeat: int, work: Path, batches: int = BATCHES, timed_reads: int = READS
+) -> dict[str, Any]:
+    """Both scenarios for N rows: the first compaction, then a steady-state one (``batches``
+    change batches before each; the reads after, at least ``timed_reads`` times)."""
     base = work / f"n{n}"
     shutil.rmtree(base, ignore_errors=True)
     state = base / "state"
@@ -128,13 +131,13 @@ def run_size(spark: Any, n: int, repeat: int, work: Path) -> dict[str, Any]:
     table = catalog.create_table(
         "bench.sales", columns=COLUMNS, primary_key="sell_id", op_code_column="op"
     )
-    _log(f"N={n}: initial load")
+    log(f"N={n}: initial load")
     table.upsert(_frame(spark, spark.range(n), salt=0).withColumn("op", _lit("I")))
     catalog.close()
-    _changes(spark, state, n, first_batch=0)
+    _changes(spark, state, n, range(batches))
     run: dict[str, Any] = {"rows": n}
     run["first"] = _scenario(spark, base, "first", n, repeat)
-    _changes(spark, state, n, first_batch=BATCHES)  # on top of the compacted table
+    _changes(spark, state, n, range(batches, 2 * batches))  # on top of the compacted table
     run["steady"] = _scenario(spark, base, "steady", n, repeat)
 
     cat, t = _open_table(spark, state)
@@ -142,7 +145,7 @@ def run_size(spark: Any, n: int, repeat: int, work: Path) -> dict[str, Any]:
     plain_reads: list[dict[str, Any]] = []
     _noop_read(t.read())  # the first read of each compiles its plan's code: not timed
     _noop_read(spark.read.parquet(str(base / "rewrite")))
-    for _ in range(max(repeat, READS)):
+    for _ in range(max(repeat, timed_reads)):
         with Meter() as meter:
             _noop_read(t.read())
         reads.append(meter.result())
@@ -155,11 +158,11 @@ def run_size(spark: Any, n: int, repeat: int, work: Path) -> dict[str, Any]:
     return run
 
 
-def _changes(spark: Any, state: Path, n: int, *, first_batch: int) -> None:
+def _changes(spark: Any, state: Path, n: int, batches: range) -> None:
     cat, table = _open_table(spark, state)
-    for b in range(first_batch, first_batch + BATCHES):
+    for b in batches:
         result = table.upsert(_batch(spark, n, b))
-        _log(
+        log(
             f"N={n}: batch {b + 1}: {result.updated} updated, {result.inserted} inserted, "
             f"{result.deleted} deleted"
         )
@@ -207,7 +210,7 @@ def _scenario(spark: Any, base: Path, name: str, n: int, repeat: int) -> dict[st
         with Meter() as meter:
             _shuffled_rewrite(spark.read.parquet(str(plain)), facts["live_rows"], str(reshuffled))
         shuffled.append(meter.result())
-        _log(
+        log(
             f"N={n} {name}: round {r + 1}: compaction {compactions[-1]['seconds']:.1f}s, "
             f"plain rewrite {rewrites[-1]['seconds']:.1f}s, "
             f"with a shuffle {shuffled[-1]['seconds']:.1f}s"
@@ -230,8 +233,6 @@ def _lit(value: str) -> Any:
 
 
 def _open_table(spark: Any, state: Path) -> tuple[Any, Any]:
-    import versioned
-
     catalog = versioned.connect(
         catalog=f"sqlite:///{state}/catalog.db", warehouse=str(state), spark=spark, user="bench"
     )
@@ -279,7 +280,8 @@ def render(results: dict[str, Any], out: Path) -> None:
         + " ".join(f"--rows {r['rows']}" for r in runs)
         + f" --repeat {results['repeat']}`",
         "",
-        f"Machine: {results['machine']}. Spark `local[2]`, SQLite catalog. One unpartitioned",
+        f"Machine: {_machine(results['machine'])}. Spark `local[2]`, SQLite catalog. "
+        "One unpartitioned",
         "table (one partition, so one compaction job). **first**: initial load of N rows, then",
         f"{BATCHES} change batches of {BATCH_SHARE:.0%} of N (80 % updates, 15 % inserts, 5 %",
         "deletes), compacted: the initial load's Bloom filter (written with 25 % spare",
@@ -379,42 +381,47 @@ def _plot(runs: list[dict[str, Any]], path: Path) -> None:
     plt.close(fig)
 
 
-def main() -> None:
-    """Run the benchmark (or re-render) and write the results."""
+def parser() -> argparse.ArgumentParser:
+    """The benchmark's command line."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rows", type=int, action="append", default=None)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--batches", type=int, default=BATCHES, help="change batches per scenario")
+    parser.add_argument("--reads", type=int, default=READS, help="timed reads (at least)")
     parser.add_argument("--out", default="benchmarks/results")
     parser.add_argument("--work", default="/tmp/versioned-bench-compaction")
+    parser.add_argument("--warm-up-rows", type=int, default=WARM_UP_ROWS, help="0: none")
     parser.add_argument("--report-only", action="store_true")
-    args = parser.parse_args()
+    return parser
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the benchmark (or re-render) and write the results."""
+    args = parser().parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     json_path = out / "compaction.json"
-    results: dict[str, Any] = (
-        json.loads(json_path.read_text()) if json_path.exists() else {"runs": {}}
-    )
+    results: dict[str, Any] = read_json(json_path, {"runs": {}})
     if not args.report_only:
-        from versioned.engine.spark.session import get_or_create_spark
-
-        spark = get_or_create_spark(
-            "local[2]",
+        spark = spark_session(
             "compaction-bench",
-            conf={"spark.driver.memory": "6g", "spark.sql.shuffle.partitions": "8"},
+            {"spark.driver.memory": "6g", "spark.sql.shuffle.partitions": "8"},
         )
-        _log("warming up the JVM")
-        run_size(spark, 100_000, 1, Path(args.work))
+        work = Path(args.work)
+        warm_up(args.warm_up_rows, work, lambda: run_size(spark, args.warm_up_rows, 1, work))
         for n in args.rows or [1_000_000]:
-            results["runs"][str(n)] = run_size(spark, n, args.repeat, Path(args.work))
+            results["runs"][str(n)] = run_size(
+                spark, n, args.repeat, work, args.batches, args.reads
+            )
             results["repeat"] = args.repeat
-            results["machine"] = _machine()
-            json_path.write_text(json.dumps(results, indent=1))
+            results["machine"] = machine(spark)
+            results["stamp"] = stamp()
+            write_json(json_path, results, newline=False)
             render(results, out)
-        spark.stop()
     render(results, out)
     for run in sorted(results["runs"].values(), key=lambda r: r["rows"]):
         s = summary(run)
-        _log(
+        log(
             f"N={run['rows']:,}: first compaction {s['first_ratio']:.2f}x the plain rewrite "
             f"(cpu {s['first_cpu_ratio']:.2f}x), steady {s['steady_ratio']:.2f}x "
             f"(cpu {s['steady_cpu_ratio']:.2f}x), read {s['read_ratio']:.2f}x Parquet "
@@ -422,13 +429,12 @@ def main() -> None:
         )
 
 
-def _machine() -> str:
-    cores = os.cpu_count()
-    try:
-        mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
-    except (ValueError, OSError):
-        mem = float("nan")
-    return f"{cores} cores, {mem:.0f} GB RAM"
+def _machine(m: dict[str, Any] | str) -> str:
+    """The machine as this report has always shown it: cores and memory (earlier results
+    stored that line itself)."""
+    if isinstance(m, str):
+        return m
+    return f"{m['cores']} cores, {m['memory_gb']:.0f} GB RAM"
 
 
 if __name__ == "__main__":

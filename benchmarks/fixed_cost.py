@@ -15,14 +15,13 @@ In one warm JVM (every operation runs ``--warm-up`` times first, untimed), per l
 
 The session is the caller's at Spark's default of 200 shuffle partitions
 (``--shuffle-partitions``): the engine sets its own per operation. Every timing records wall
-time, the CPU of this process tree and of other processes (`benchmarks.upsert_timing`); a
+time, the CPU of this process tree and of other processes (`benchmarks.harness.meter`); a
 mean contention above 10 % marks the results as provisional.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import statistics
 import tempfile
@@ -33,16 +32,22 @@ from typing import Any
 
 import pyarrow as pa
 
-from benchmarks.upsert_timing import Meter, contention
+from benchmarks.harness import (
+    contention,
+    log,
+    machine,
+    read_json,
+    repeat,
+    spark_session,
+    stamp,
+    write_json,
+)
+from versioned import connect
 
 LAYOUTS = ("versioned", "acid")
 ROWS = 10
 BUSY = 0.10
 """Mean share of the cores other processes used above which results are provisional."""
-
-
-def _log(msg: str) -> None:
-    print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
 
 
 def _rows(start: int) -> pa.Table:
@@ -51,13 +56,7 @@ def _rows(start: int) -> pa.Table:
 
 
 def _measure(name: str, runs: int, warm_up: int, work: Callable[[int], object]) -> dict[str, Any]:
-    for i in range(warm_up):
-        work(-1 - i)
-    entries = []
-    for i in range(runs):
-        with Meter() as meter:
-            work(i)
-        entries.append(meter.result())
+    entries = repeat(work, runs, warm_up=warm_up)
     seconds = [e["seconds"] for e in entries]
     result = {
         "name": name,
@@ -68,14 +67,12 @@ def _measure(name: str, runs: int, warm_up: int, work: Callable[[int], object]) 
         "median_cpu_s": statistics.median(e["cpu_s"] for e in entries),
         "contention": contention(entries),
     }
-    _log(f"{name}: median {result['median_s'] * 1000:.0f} ms (min {result['min_s'] * 1000:.0f})")
+    log(f"{name}: median {result['median_s'] * 1000:.0f} ms (min {result['min_s'] * 1000:.0f})")
     return result
 
 
 def run(spark: Any, root: Path, *, runs: int, warm_up: int, layouts: list[str]) -> dict[str, Any]:
     """Time every operation; returns the results as plain data."""
-    from versioned.api.catalog import connect
-
     plain = str(root / "plain")
     results: list[dict[str, Any]] = []
 
@@ -118,20 +115,22 @@ def run(spark: Any, root: Path, *, runs: int, warm_up: int, layouts: list[str]) 
             )
             query.upsert(_rows(0))
             sql = f"SELECT count(*), sum(v) FROM {layout}.q"
+
+            def sql_query(_i: int, sql: str = sql) -> object:
+                return cat.sql(sql).collect()
+
+            def read_query(_i: int, query: Any = query) -> object:
+                return query.read().agg({"v": "sum", "*": "count"}).collect()
+
             results.append(
-                _measure(
-                    f"{layout}: Catalog.sql on a {ROWS}-row table",
-                    runs,
-                    warm_up,
-                    lambda _i, sql=sql: cat.sql(sql).collect(),
-                )
+                _measure(f"{layout}: Catalog.sql on a {ROWS}-row table", runs, warm_up, sql_query)
             )
             results.append(
                 _measure(
                     f"{layout}: Table.read aggregate on a {ROWS}-row table",
                     runs,
                     warm_up,
-                    lambda _i, query=query: query.read().agg({"v": "sum", "*": "count"}).collect(),
+                    read_query,
                 )
             )
     return {"results": results}
@@ -175,7 +174,8 @@ def render(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> None:
+def parser() -> argparse.ArgumentParser:
+    """The benchmark's command line."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--warm-up", type=int, default=3)
@@ -183,16 +183,23 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--shuffle-partitions", default="200")
     parser.add_argument("--layout", action="append", choices=LAYOUTS)
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results"))
-    args = parser.parse_args(argv)
+    parser.add_argument("--report-only", action="store_true")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the benchmark (or re-render) and write ``fixed_cost.{json,md}``."""
+    args = parser().parse_args(argv)
     if args.runs < 1:
-        parser.error("--runs must be at least 1")
-
-    from versioned.engine.spark.session import get_or_create_spark
-
-    spark = get_or_create_spark(
-        args.master,
+        parser().error("--runs must be at least 1")
+    if args.report_only:
+        report = read_json(args.out / "fixed_cost.json", None)
+        (args.out / "fixed_cost.md").write_text(render(report), encoding="utf-8")
+        return
+    spark = spark_session(
         "versioned-fixed-cost",
         {"spark.sql.shuffle.partitions": args.shuffle_partitions},
+        master=args.master,
     )
     root = Path(tempfile.mkdtemp(prefix="versioned-fixed-cost-"))
     try:
@@ -208,11 +215,12 @@ def main(argv: list[str] | None = None) -> None:
         shuffle_partitions=args.shuffle_partitions,
         runs=args.runs,
         warm_up=args.warm_up,
+        machine=machine(spark),
+        stamp=stamp(),
     )
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "fixed_cost.json").write_text(json.dumps(report, indent=2) + "\n")
+    write_json(args.out / "fixed_cost.json", report, indent=2)
     (args.out / "fixed_cost.md").write_text(render(report), encoding="utf-8")
-    _log(f"wrote {args.out / 'fixed_cost.md'}")
+    log(f"wrote {args.out / 'fixed_cost.md'}")
 
 
 if __name__ == "__main__":

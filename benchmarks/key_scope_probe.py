@@ -29,18 +29,20 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from versioned.catalog.records import DataFile, PartitionInfo
-from versioned.keys.bloom import WRITE_HEADROOM, KeyBloomFilter, KeyDigests
-from versioned.keys.columns import (
+from benchmarks.harness import read_json, table, write_json
+from benchmarks.internals import (
+    WRITE_HEADROOM,
+    DataFile,
+    FileIO,
+    KeyBloomFilter,
+    KeyDigests,
+    PartitionInfo,
+    encode_keys,
+    key_stats,
     part_column,
-)
-from versioned.keys.encoding import encode_keys
-from versioned.keys.stats import key_stats
-from versioned.layouts.version_partition.elsewhere import (
     probe_elsewhere,
+    probe_partition,
 )
-from versioned.layouts.version_partition.probe import probe_partition
-from versioned.storage.filesystem import FileIO
 
 RESULTS = Path(__file__).parent / "results"
 
@@ -79,7 +81,9 @@ def _run(partitions: int, per: int, batch: int, correlated: bool, seed: int) -> 
         fileio, infos, blooms, ids = _table(Path(tmp), partitions, per, correlated, seed)
         keys = _batch(ids, partitions, batch, seed)
         parts = keys.column(part_column(0)).to_numpy(zero_copy_only=False)
-        own_rows = {(v,): np.flatnonzero(parts == v) for v in np.unique(parts)}
+        own_rows: dict[tuple[str | None, ...], np.ndarray] = {
+            (v,): np.flatnonzero(parts == v) for v in np.unique(parts)
+        }
         started = time.perf_counter()
         digests = KeyDigests(encode_keys(keys, ["id"]))
         probe = probe_elsewhere(
@@ -90,7 +94,7 @@ def _run(partitions: int, per: int, batch: int, correlated: bool, seed: int) -> 
         started = time.perf_counter()
         own_hits = 0
         for values, rows in own_rows.items():
-            pid = int(values[0]) + 1
+            pid = int(str(values[0])) + 1
             own = probe_partition(fileio, "t", keys.take(pa.array(rows)), ["id"], blooms[pid])
             own_hits += int(own.may_exist.sum())
         own_s = time.perf_counter() - started
@@ -110,14 +114,76 @@ def _run(partitions: int, per: int, batch: int, correlated: bool, seed: int) -> 
     }
 
 
-def main() -> None:
-    """Run both key layouts and write the results table."""
+def render(rows: list[dict[str, Any]], command: str, repeat: int) -> str:
+    """``key_scope_probe.md`` for the rows of ``key_scope_probe.json``."""
+    lines = [
+        "# Cross-partition key probe (table-wide primary key)",
+        "",
+        f"`{command}` (best of {repeat}; half the batch are existing keys named in another "
+        "partition).",
+        "",
+        *table(
+            (
+                "key layout",
+                "partitions",
+                "batch",
+                "found elsewhere",
+                "filters read",
+                "probe, other partitions (s)",
+                "probe, own partition (s)",
+                "ratio",
+            ),
+            "lrrrrrrr",
+            (
+                (
+                    r["layout"],
+                    r["partitions"],
+                    r["batch"],
+                    r["found_elsewhere"],
+                    r["filters_read"],
+                    r["elsewhere_s"],
+                    r["own_partition_s"],
+                    r["ratio"],
+                )
+                for r in rows
+            ),
+        ),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _command(partitions: int, keys_per_partition: int, batch: int) -> str:
+    return (
+        f".venv/bin/python -m benchmarks.key_scope_probe --partitions {partitions} "
+        f"--keys-per-partition {keys_per_partition} --batch {batch}"
+    )
+
+
+def parser() -> argparse.ArgumentParser:
+    """The probe's command line."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--partitions", type=int, default=1000)
     parser.add_argument("--keys-per-partition", type=int, default=10_000)
     parser.add_argument("--batch", type=int, default=100_000)
     parser.add_argument("--repeat", type=int, default=3)
-    args = parser.parse_args()
+    parser.add_argument("--out", type=Path, default=RESULTS, help="results folder")
+    parser.add_argument(
+        "--report-only",
+        action="store_true",
+        help="re-render the Markdown (with the run's --repeat)",
+    )
+    return parser
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run both key layouts and write the results table."""
+    args = parser().parse_args(argv)
+    if args.report_only:  # the command line is not in the JSON: the sizes of its first row
+        rows = read_json(args.out / "key_scope_probe.json", None)
+        first = rows[0]
+        command = _command(first["partitions"], first["keys_per_partition"], first["batch"])
+        (args.out / "key_scope_probe.md").write_text(render(rows, command, args.repeat))
+        return
     rows = []
     for correlated in (True, False):
         runs = [
@@ -127,25 +193,9 @@ def main() -> None:
         best = min(runs, key=lambda r: r["elsewhere_s"])
         rows.append(best)
         print(json.dumps(best))
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "key_scope_probe.json").write_text(json.dumps(rows, indent=2) + "\n")
-    lines = [
-        "# Cross-partition key probe (table-wide primary key)",
-        "",
-        f"`.venv/bin/python -m benchmarks.key_scope_probe --partitions {args.partitions} "
-        f"--keys-per-partition {args.keys_per_partition} --batch {args.batch}` "
-        f"(best of {args.repeat}; half the batch are existing keys named in another partition).",
-        "",
-        "| key layout | partitions | batch | found elsewhere | filters read | probe, other "
-        "partitions (s) | probe, own partition (s) | ratio |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|",
-    ]
-    for r in rows:
-        lines.append(
-            f"| {r['layout']} | {r['partitions']} | {r['batch']} | {r['found_elsewhere']} | "
-            f"{r['filters_read']} | {r['elsewhere_s']} | {r['own_partition_s']} | {r['ratio']} |"
-        )
-    (RESULTS / "key_scope_probe.md").write_text("\n".join(lines) + "\n")
+    write_json(args.out / "key_scope_probe.json", rows, indent=2)
+    command = _command(args.partitions, args.keys_per_partition, args.batch)
+    (args.out / "key_scope_probe.md").write_text(render(rows, command, args.repeat))
 
 
 if __name__ == "__main__":

@@ -22,18 +22,14 @@ Per size N, with the data of `benchmarks.upsert_data` (N rows partitioned by ``s
 * **delta-rs MERGE** is the MERGE of `benchmarks.upsert_engines.DeltaEngine`.
 
 All three must end with the same (live rows, sum(total_amt)), or the run fails. Every timing is
-wall and CPU time of the process tree (`benchmarks.upsert_timing`); reports give medians of
+wall and CPU time of the process tree (`benchmarks.harness.meter`); reports give medians of
 ``--repeat`` runs, engines interleaved so that outside load hits them alike.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import shlex
 import shutil
-import statistics
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -43,22 +39,24 @@ from pyspark.sql import functions as F
 
 from benchmarks.acid_engines import AcidEngine
 from benchmarks.acid_reads import same_answer
+from benchmarks.harness import (
+    Meter,
+    ResultsFile,
+    command_line,
+    contention,
+    log,
+    median,
+    rotated,
+    spark_session,
+    warm_up,
+)
 from benchmarks.upsert_data import COLUMN_NAMES, KEY, MAX_BATCHES, OP, PARTITION, generate
 from benchmarks.upsert_engines import DeltaEngine
-from benchmarks.upsert_report import machine
-from benchmarks.upsert_timing import Meter, contention
+from versioned import mutation as vm
 
 ENGINES = ("mutations", "acid upsert", "delta-rs MERGE")
 SHARES = ("1%", "10%")
 WARM_UP_ROWS = 100_000
-
-
-def _log(msg: str) -> None:
-    print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
-
-
-def _median(values: list[float]) -> float:
-    return statistics.median(values) if values else float("nan")
 
 
 def change_sets(spark: SparkSession, batches: tuple[str, ...], work: Path) -> dict[str, str]:
@@ -92,8 +90,6 @@ def mutations_of(table: Any, changes: DataFrame) -> DataFrame:
 
 def run_mutations(spark: SparkSession, acid: AcidEngine, path: str) -> dict[str, Any]:
     """The recipe from the change file to the commit, timed as a whole and by step."""
-    from versioned import mutation as vm
-
     name = acid.table.name
     with Meter() as meter:
         client = vm.MutatorClient(acid.catalog, tables=[str(name)])
@@ -169,12 +165,12 @@ def run_size(
 ) -> dict[str, Any]:
     """The benchmark for one table size; returns the JSON-ready results."""
     work.mkdir(parents=True, exist_ok=True)
-    _log(f"N={rows:,}: generating data")
+    log(f"N={rows:,}: generating data")
     data = generate(spark, rows, work / "data", batches=MAX_BATCHES)
     sets = change_sets(spark, data.batches, work)
     set_rows = {share: spark.read.parquet(path).count() for share, path in sets.items()}
     tables = _Tables(spark, work, rows, args.buckets)
-    _log("initial loads")
+    log("initial loads")
     result: dict[str, Any] = {"rows": rows, "buckets": args.buckets, "set_rows": set_rows}
     result["loads"] = tables.load(data)
     runs: dict[str, dict[str, list[dict[str, Any]]]] = {s: {e: [] for e in ENGINES} for s in sets}
@@ -182,12 +178,11 @@ def run_size(
     for share, path in sets.items():
         checks[share] = {}
         for r in range(args.repeat):
-            order = ENGINES[r % len(ENGINES) :] + ENGINES[: r % len(ENGINES)]
-            for engine in order:
+            for engine in rotated(ENGINES, r):
                 res, check = tables.run(engine, path)
                 runs[share][engine].append(res)
                 checks[share][engine] = list(check)
-                _log(f"  {share} {engine}: {res['seconds']:.2f}s (CPU {res['cpu_s']:.1f}s)")
+                log(f"  {share} {engine}: {res['seconds']:.2f}s (CPU {res['cpu_s']:.1f}s)")
         reference = checks[share][ENGINES[0]]
         if not all(same_answer(tuple(reference), tuple(c)) for c in checks[share].values()):
             raise AssertionError(f"engines disagree after the {share} set: {checks[share]}")
@@ -204,15 +199,15 @@ def summarise(runs: dict[str, dict[str, list[dict[str, Any]]]]) -> dict[str, Any
     for share, engines in runs.items():
         row: dict[str, Any] = {}
         for engine, entries in engines.items():
-            row[f"{engine}_s"] = _median([e["seconds"] for e in entries])
-            row[f"{engine}_cpu_s"] = _median([e["cpu_s"] for e in entries])
+            row[f"{engine}_s"] = median([e["seconds"] for e in entries])
+            row[f"{engine}_cpu_s"] = median([e["cpu_s"] for e in entries])
             row[f"{engine}_others"] = contention(entries)
         for engine in ENGINES[1:]:
             row[f"over {engine}"] = row["mutations_s"] / row[f"{engine}_s"]
             row[f"cpu over {engine}"] = row["mutations_cpu_s"] / row[f"{engine}_cpu_s"]
         mutations = engines["mutations"]
-        row["apply_s"] = _median([e["apply_s"] for e in mutations])
-        row["commit_s"] = _median([e["commit_s"] for e in mutations])
+        row["apply_s"] = median([e["apply_s"] for e in mutations])
+        row["commit_s"] = median([e["commit_s"] for e in mutations])
         out[share] = row
     return out
 
@@ -280,14 +275,8 @@ def render(doc: dict[str, Any], out: Path) -> None:
     (out / "mutation.md").write_text("\n".join(lines))
 
 
-def warm_up(spark: SparkSession, work: Path, rows: int, args: argparse.Namespace) -> None:
-    """A small run of every path so the timed runs do not pay JIT and class loading."""
-    _log(f"warming up the JVM ({rows:,} rows, not recorded)")
-    run_size(spark, rows, work, argparse.Namespace(**{**vars(args), "repeat": 1}))
-    shutil.rmtree(work, ignore_errors=True)
-
-
-def _arguments() -> argparse.Namespace:
+def parser() -> argparse.ArgumentParser:
+    """The benchmark's command line."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, action="append", help="table size N (repeatable)")
     parser.add_argument("--out", default="benchmarks/results")
@@ -295,49 +284,41 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--repeat", type=int, default=2, help="runs per engine and set")
     parser.add_argument("--buckets", type=int, default=8, help="buckets of the acid table")
     parser.add_argument("--driver-memory", default="8g")
-    parser.add_argument("--warm-up-rows", type=int, default=WARM_UP_ROWS)
+    parser.add_argument("--warm-up-rows", type=int, default=WARM_UP_ROWS, help="0: none")
     parser.add_argument("--report-only", action="store_true")
-    args = parser.parse_args()
+    return parser
+
+
+def _arguments(argv: list[str] | None) -> argparse.Namespace:
+    args = parser().parse_args(argv)
     if args.repeat < 1 or args.buckets < 1:
-        parser.error("--repeat and --buckets must be >= 1")
+        parser().error("--repeat and --buckets must be >= 1")
     return args
 
 
-def main() -> None:
-    args = _arguments()
+def main(argv: list[str] | None = None) -> None:
+    """Run the benchmark for every ``--rows`` (or re-render) and write the results."""
+    args = _arguments(argv)
     out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    json_path = out / "mutation.json"
-    previous = json.loads(json_path.read_text()) if json_path.exists() else {"runs": []}
+    results = ResultsFile(out, "mutation")
     if args.report_only:
-        render(previous, out)
+        render(results.previous, out)
         return
-
-    from versioned.engine.spark.session import get_or_create_spark
-
-    spark = get_or_create_spark(
-        "local[2]", app_name="mutation-bench", conf={"spark.driver.memory": args.driver_memory}
-    )
+    spark = spark_session("mutation-bench", {"spark.driver.memory": args.driver_memory})
     work = Path(args.work)
     shutil.rmtree(work, ignore_errors=True)
     started = time.perf_counter()
-    if args.warm_up_rows:
-        warm_up(spark, work / "warmup", args.warm_up_rows, args)
-    runs = {r["rows"]: r for r in previous.get("runs", [])}
-    command = shlex.join(["python", "-m", "benchmarks.mutation", *sys.argv[1:]])
+    warm, once = work / "warmup", argparse.Namespace(**{**vars(args), "repeat": 1})
+    warm_up(args.warm_up_rows, warm, lambda: run_size(spark, args.warm_up_rows, warm, once))
+    command = command_line("benchmarks.mutation", argv)
     for rows in sorted(args.rows or [100_000]):
         size_start = time.perf_counter()
-        runs[rows] = run_size(spark, rows, work / f"n{rows}", args)
-        runs[rows]["wall_s"] = time.perf_counter() - size_start
-        runs[rows]["command"] = command
+        run = run_size(spark, rows, work / f"n{rows}", args)
+        run["wall_s"] = time.perf_counter() - size_start
+        run["command"] = command
         shutil.rmtree(work / f"n{rows}", ignore_errors=True)
-        doc = {
-            "machine": machine(spark, args.driver_memory),
-            "runs": [runs[k] for k in sorted(runs)],
-        }
-        json_path.write_text(json.dumps(doc, indent=1, default=str) + "\n")
-        render(doc, out)
-    _log(f"done in {time.perf_counter() - started:.0f}s; results in {out}")
+        render(results.add(run, spark), out)
+    log(f"done in {time.perf_counter() - started:.0f}s; results in {out}")
 
 
 if __name__ == "__main__":

@@ -29,39 +29,42 @@ table; only the first is also right for every table):
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
-import statistics
-import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from benchmarks.harness import (
+    interleave,
+    log,
+    machine,
+    medians,
+    read_json,
+    spark_session,
+    stamp,
+    table,
+    write_json,
+)
+from benchmarks.internals import version_reader
 from benchmarks.upsert_data import COLUMNS, KEY, OP, PARTITION, generate
-from benchmarks.upsert_report import machine
-from benchmarks.upsert_timing import Meter
+from versioned import connect
 
+NAME = "read_profile"
 TABLE = "bench.sell"
 STEPS = ("plain", "all rows", "+ key read", "+ key hash", "broadcast only", "latest view")
 TRIED = ("raw key join", "max version per key", "index cached")
-
-
-def _log(msg: str) -> None:
-    print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
 
 
 def _narrow(frame: DataFrame) -> int:
     return len(frame.groupBy(PARTITION).agg(F.sum("total_amt")).collect())
 
 
-def build(spark: SparkSession, rows: int, work: Path) -> tuple[Any, DataFrame]:
-    """The 10-version table and the plain copy of its live rows."""
-    from versioned.api.catalog import connect
-
-    data = generate(spark, rows, work / "data")
+def build(spark: SparkSession, rows: int, work: Path, batches: int = 9) -> tuple[Any, DataFrame]:
+    """The 10-version table (``batches`` + 1 versions) and the plain copy of its live rows."""
+    data = generate(spark, rows, work / "data", batches=batches)
     warehouse = work / "warehouse"
     plain = work / "plain_copy"
     if (work / "_BUILT").exists():  # an earlier run's table
@@ -75,10 +78,10 @@ def build(spark: SparkSession, rows: int, work: Path) -> tuple[Any, DataFrame]:
         catalog=f"sqlite:///{warehouse}/catalog.db", warehouse=str(warehouse), spark=spark
     )
     table = cat.create_table(TABLE, columns=COLUMNS, primary_key=KEY, partition_by=PARTITION)
-    _log("loading the base rows")
+    log("loading the base rows")
     table.upsert(spark.read.parquet(data.base))
-    for k, batch in enumerate(data.batches[:9], start=1):
-        _log(f"batch {k}")
+    for k, batch in enumerate(data.batches[:batches], start=1):
+        log(f"batch {k}")
         table.upsert(spark.read.parquet(batch), op_code_column=OP)
     shutil.rmtree(plain, ignore_errors=True)
     table.read().write.partitionBy(PARTITION).parquet(str(plain))
@@ -88,15 +91,11 @@ def build(spark: SparkSession, rows: int, work: Path) -> tuple[Any, DataFrame]:
 
 def steps(spark: SparkSession, cat: Any, plain: DataFrame) -> dict[str, Callable[[], int]]:
     """The query at each step, as a function returning its (checked) group count."""
-    from versioned.layouts.version_partition.engine.reader import (
-        SnapshotFrames,
-        latest_rows,
-        snapshot_frames,
-    )
-
+    SnapshotFrames = version_reader.SnapshotFrames
+    latest_rows, snapshot_frames = version_reader.latest_rows, version_reader.snapshot_frames
     table = cat.table(TABLE)
     snapshot = table.snapshot()
-    frames = snapshot_frames(spark, cat.fileio, snapshot)
+    frames = snapshot_frames(cat.engine_context, snapshot)
     data, index = frames.data, frames.index
     assert index is not None
     hashed = F.xxhash64(F.col(PARTITION), F.col(KEY))
@@ -131,25 +130,15 @@ def steps(spark: SparkSession, cat: Any, plain: DataFrame) -> dict[str, Callable
     }
 
 
-def measure(runs: dict[str, Callable[[], object]], repeat: int) -> dict[str, dict[str, float]]:
-    times: dict[str, list[dict[str, Any]]] = {name: [] for name in runs}
-    for r in range(repeat + 1):  # round 0 warms every step (not timed)
-        order = list(runs) if r % 2 else list(runs)[::-1]
-        for name in order:
-            with Meter() as meter:
-                runs[name]()
-            if r:
-                times[name].append(meter.result())
-    return {
-        name: {
-            "seconds": statistics.median(e["seconds"] for e in ts),
-            "cpu_s": statistics.median(e["cpu_s"] for e in ts),
-        }
-        for name, ts in times.items()
-    }
+def measure(runs: Mapping[str, Callable[[], object]], repeat: int) -> dict[str, dict[str, float]]:
+    """Median wall and CPU seconds of each step: ``repeat`` rounds after one untimed round
+    that warms every step, the order reversed every other round."""
+    done = interleave(runs, repeat, order="alternate", warm_up_rounds=1)
+    return {name: medians(timings) for name, timings in done.timings.items()}
 
 
 def render(doc: dict[str, Any], out: Path) -> None:
+    """Write ``read_profile.md`` under ``out`` for ``doc`` (the JSON document)."""
     lines = [
         "# Where a narrow read after 10 versions spends its time (issue 15)",
         "",
@@ -165,41 +154,49 @@ def render(doc: dict[str, Any], out: Path) -> None:
     ]
     for rows, result in doc["runs"].items():
         plain = result["plain"]["seconds"]
-        lines += [
-            "",
-            f"## N = {int(rows):,}",
-            "",
-            "| step | wall s | CPU s | / plain |",
-            "|---|---:|---:|---:|",
-        ]
-        for name in (*STEPS, *TRIED):
-            e = result[name]
-            lines.append(
-                f"| {name} | {e['seconds']:.2f} | {e['cpu_s']:.2f} | {e['seconds'] / plain:.2f}x |"
-            )
-    out.with_suffix(".md").write_text("\n".join(lines) + "\n")
-    out.with_suffix(".json").write_text(json.dumps(doc, indent=1) + "\n")
+        lines += ["", f"## N = {int(rows):,}", ""]
+        lines += table(
+            ("step", "wall s", "CPU s", "/ plain"),
+            "lrrr",
+            (
+                (name, f"{e['seconds']:.2f}", f"{e['cpu_s']:.2f}", f"{e['seconds'] / plain:.2f}x")
+                for name, e in ((name, result[name]) for name in (*STEPS, *TRIED))
+            ),
+        )
+    (out / f"{NAME}.md").write_text("\n".join(lines) + "\n")
 
 
-def main() -> None:
+def parser() -> argparse.ArgumentParser:
+    """The profile's command line."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, action="append", help="table size (repeatable)")
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--batches", type=int, default=9, help="change batches after the load")
     parser.add_argument("--work", default="/tmp/versioned-read-profile")
-    parser.add_argument("--out", default="benchmarks/results/read_profile")
-    args = parser.parse_args()
-    from versioned.engine.spark.session import get_or_create_spark
+    parser.add_argument("--out", default="benchmarks/results", help="results folder")
+    parser.add_argument("--report-only", action="store_true")
+    return parser
 
-    spark = get_or_create_spark("local[2]", app_name="read-profile")
-    doc: dict[str, Any] = {"machine": machine(spark, "4g"), "repeat": args.repeat, "runs": {}}
+
+def main(argv: list[str] | None = None) -> None:
+    """Profile every ``--rows`` (or re-render) and write the results."""
+    args = parser().parse_args(argv)
+    out = Path(args.out)
+    if args.report_only:
+        render(read_json(out / f"{NAME}.json", None), out)
+        return
+    spark = spark_session("read-profile")
+    doc: dict[str, Any] = {"machine": machine(spark), "repeat": args.repeat, "runs": {}}
     for rows in args.rows or [10_000_000]:
         work = Path(args.work) / f"n{rows}"
-        cat, plain = build(spark, rows, work)
+        cat, plain = build(spark, rows, work, args.batches)
         doc["runs"][str(rows)] = result = measure(steps(spark, cat, plain), args.repeat)
         for name in (*STEPS, *TRIED):
-            _log(f"N={rows:,} {name}: {result[name]['seconds']:.2f}s")
+            log(f"N={rows:,} {name}: {result[name]['seconds']:.2f}s")
         cat.close()
-    render(doc, Path(args.out))
+    doc["stamp"] = stamp()
+    write_json(out / f"{NAME}.json", doc)
+    render(doc, out)
 
 
 if __name__ == "__main__":

@@ -21,12 +21,7 @@ Target (issue 15, 2): t(30M) / t(3M) <= 1.3: the cost grows with the batch, not 
 from __future__ import annotations
 
 import argparse
-import json
-import shlex
 import shutil
-import statistics
-import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -35,21 +30,21 @@ from pyspark.sql import functions as F
 from pyspark.sql.window import Window
 
 from benchmarks.acid_reads import same_answer
+from benchmarks.harness import (
+    Meter,
+    ResultsFile,
+    command_line,
+    contention,
+    log,
+    median,
+    spark_session,
+)
 from benchmarks.upsert_data import KEY, OP, PARTITION, columns, fixed_size_data
-from benchmarks.upsert_report import machine
-from benchmarks.upsert_timing import Meter, contention
+from versioned import connect
 
 TABLE = "bench.scale"
 SIZES = (3_000_000, 10_000_000, 30_000_000)
 TYPES = ("STRING", "INT")
-
-
-def _log(msg: str) -> None:
-    print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
-
-
-def _median(values: list[float]) -> float:
-    return statistics.median(values) if values else float("nan")
 
 
 def _replay(spark: SparkSession, base: str, batches: list[str]) -> tuple[int, float]:
@@ -70,10 +65,9 @@ def _replay(spark: SparkSession, base: str, batches: list[str]) -> tuple[int, fl
 def run_size(
     spark: SparkSession, rows: int, int_partitions: bool, args: argparse.Namespace, work: Path
 ) -> dict[str, Any]:
-    from versioned.api.catalog import connect
-
+    """Load, upserts and the replay check of one table size and partition type."""
     kind = "INT" if int_partitions else "STRING"
-    _log(f"N={rows:,}, {kind} partitions: generating data")
+    log(f"N={rows:,}, {kind} partitions: generating data")
     data = fixed_size_data(
         spark,
         rows,
@@ -104,15 +98,15 @@ def run_size(
                 spark.read.parquet(data.base).write.partitionBy(PARTITION).parquet(str(plain_out))
         result[what] = meter.result()
     shutil.rmtree(plain_out, ignore_errors=True)
-    _log(f"  load {result['load']['seconds']:.1f}s, plain write {result['plain']['seconds']:.1f}s")
+    log(f"  load {result['load']['seconds']:.1f}s, plain write {result['plain']['seconds']:.1f}s")
     upserts = []
     for k, path in enumerate(data.batches, start=1):
         with Meter() as meter:
             table.upsert(spark.read.parquet(path), op_code_column=OP)
         upserts.append({"batch": k, **meter.result()})
-        _log(f"  batch {k}: {upserts[-1]['seconds']:.2f}s")
+        log(f"  batch {k}: {upserts[-1]['seconds']:.2f}s")
     result["upserts"] = upserts
-    result["upsert_s"] = _median([u["seconds"] for u in upserts[1:]])
+    result["upsert_s"] = median([u["seconds"] for u in upserts[1:]])
     live = table.read().agg(F.count("*"), F.sum("total_amt")).first()
     got = (int(live[0]), round(float(live[1]), 2))  # type: ignore[index]
     expected = _replay(spark, data.base, list(data.batches))
@@ -196,7 +190,8 @@ def _plot(runs: list[dict[str, Any]], path: Path) -> None:
     plt.close(fig)
 
 
-def main() -> None:
+def parser() -> argparse.ArgumentParser:
+    """The benchmark's command line."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, action="append", help=f"table size (default {SIZES})")
     parser.add_argument("--type", choices=TYPES, action="append", help="partition type (both)")
@@ -205,36 +200,30 @@ def main() -> None:
     parser.add_argument("--out", default="benchmarks/results")
     parser.add_argument("--work", default="/tmp/versioned-bench-scaling", help="scratch folder")
     parser.add_argument("--report-only", action="store_true")
-    args = parser.parse_args()
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    json_path = out / "scaling.json"
-    previous = json.loads(json_path.read_text()) if json_path.exists() else {"runs": []}
-    if args.report_only:
-        render(previous, out)
-        return
-    from versioned.engine.spark.session import get_or_create_spark
+    return parser
 
-    spark = get_or_create_spark("local[2]", app_name="scaling-bench")
+
+def main(argv: list[str] | None = None) -> None:
+    """Run every size and partition type (or re-render) and write the results."""
+    args = parser().parse_args(argv)
+    out = Path(args.out)
+    results = ResultsFile(out, "scaling", key=lambda r: (r["partition_type"], r["rows"]))
+    if args.report_only:
+        render(results.previous, out)
+        return
+    spark = spark_session("scaling-bench")
     work = Path(args.work)
     shutil.rmtree(work, ignore_errors=True)
-    runs = {(r["partition_type"], r["rows"]): r for r in previous.get("runs", [])}
-    command = shlex.join(["python", "-m", "benchmarks.scaling", *sys.argv[1:]])
+    command = command_line("benchmarks.scaling", argv)
     for kind in args.type or TYPES:
         for rows in sorted(args.rows or SIZES):
             where = work / f"{kind.lower()}_{rows}"
-            runs[(kind, rows)] = run_size(spark, rows, kind == "INT", args, where)
-            runs[(kind, rows)]["command"] = command
+            run = run_size(spark, rows, kind == "INT", args, where)
+            run["command"] = command
             shutil.rmtree(where, ignore_errors=True)
-            doc = {
-                "machine": machine(spark, "4g"),
-                "batch_rows": args.batch_rows,
-                "runs": [runs[k] for k in sorted(runs)],
-            }
-            json_path.write_text(json.dumps(doc, indent=1, default=str) + "\n")
-            render(doc, out)
+            render(results.add(run, spark, batch_rows=args.batch_rows), out)
     shutil.rmtree(work, ignore_errors=True)
-    _log(f"done; results in {out}")
+    log(f"done; results in {out}")
 
 
 if __name__ == "__main__":

@@ -21,7 +21,6 @@ per stage over the counted runs.
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import statistics
 import time
@@ -33,16 +32,22 @@ from typing import Any
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
-from benchmarks.caller_session import SPARK_DEFAULTS, PeakRss
+from benchmarks.caller_session import sessions
+from benchmarks.harness import (
+    Meter,
+    PeakRss,
+    log,
+    machine,
+    read_json,
+    stamp,
+    table,
+    write_json,
+)
 from benchmarks.upsert_data import COLUMNS, KEY, OP, PARTITION, generate
-from benchmarks.upsert_report import machine
-from benchmarks.upsert_timing import Meter
+from versioned import connect
 
+NAME = "stage_profile"
 TABLE = "bench.stages"
-
-
-def _log(msg: str) -> None:
-    print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
 
 
 def _digits_out(message: str) -> str:
@@ -93,8 +98,7 @@ def _medians(runs: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def profile(spark: SparkSession, rows: int, work: Path, loads: int, batches: int) -> dict:
-    from versioned.api.catalog import connect
-
+    """Loads, upserts and the 10 % upsert of one table size, stage by stage."""
     data = generate(spark, rows, work / "data")
     load_runs, plain_runs, upsert_runs = [], [], []
     cat = None
@@ -116,19 +120,19 @@ def profile(spark: SparkSession, rows: int, work: Path, loads: int, batches: int
                 str(plain)
             )
         plain_runs.append(meter.result())
-        _log(f"load {k + 1}: {load['seconds']:.1f}s, plain {plain_runs[-1]['seconds']:.1f}s")
+        log(f"load {k + 1}: {load['seconds']:.1f}s, plain {plain_runs[-1]['seconds']:.1f}s")
     assert cat is not None
     table = cat.table(TABLE)
     for k, batch in enumerate(data.batches[:batches], start=1):
         run = timed_stages(partial(_upsert, table, spark.read.parquet(batch), op=OP))
-        _log(f"batch {k}: {run['seconds']:.2f}s")
+        log(f"batch {k}: {run['seconds']:.2f}s")
         if k > 1:
             upsert_runs.append(run)
     tenth = spark.read.parquet(data.base).where(F.col(KEY) % 10 == 0)
     big = timed_stages(
         partial(_upsert, table, tenth.withColumn("total_amt", F.col("total_amt") + F.lit(1)))
     )
-    _log(f"10 % batch: {big['seconds']:.2f}s")
+    log(f"10 % batch: {big['seconds']:.2f}s")
     cat.close()
     return {
         "big_upsert": _medians([big]),
@@ -143,6 +147,7 @@ def profile(spark: SparkSession, rows: int, work: Path, loads: int, batches: int
 
 
 def render(doc: dict[str, Any], out: Path) -> None:
+    """Write ``stage_profile.md`` under ``out`` for ``doc`` (the JSON document)."""
     m = doc["machine"]
     lines = [
         "# Where a first load and a 1 % upsert spend their time (issue 15)",
@@ -182,34 +187,46 @@ def render(doc: dict[str, Any], out: Path) -> None:
                     f"{r['cpu_s'] / plain['cpu_s']:.2f}x CPU)."
                 )
                 lines.append("")
-            lines += ["| stage | s | share |", "|---|---:|---:|"]
-            for name, seconds in r["stages"].items():
-                lines.append(f"| {name} | {seconds:.2f} | {seconds / r['seconds']:.0%} |")
-    out.with_suffix(".md").write_text("\n".join(lines) + "\n")
-    out.with_suffix(".json").write_text(json.dumps(doc, indent=1) + "\n")
+            lines += table(
+                ("stage", "s", "share"),
+                "lrr",
+                (
+                    (name, f"{seconds:.2f}", f"{seconds / r['seconds']:.0%}")
+                    for name, seconds in r["stages"].items()
+                ),
+            )
+    (out / f"{NAME}.md").write_text("\n".join(lines) + "\n")
 
 
-def main() -> None:
+def parser() -> argparse.ArgumentParser:
+    """The profile's command line."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, action="append", help="table size (repeatable)")
     parser.add_argument("--loads", type=int, default=2)
     parser.add_argument("--batches", type=int, default=4)
     parser.add_argument("--work", default="/tmp/versioned-stage-profile")
-    parser.add_argument("--out", default="benchmarks/results/stage_profile")
-    args = parser.parse_args()
-    from versioned.engine.spark.session import get_or_create_spark
+    parser.add_argument("--out", default="benchmarks/results", help="results folder")
+    parser.add_argument("--report-only", action="store_true")
+    return parser
 
-    own = get_or_create_spark("local[2]", app_name="stage-profile")
-    caller = own.newSession()
-    for key, value in SPARK_DEFAULTS.items():
-        caller.conf.set(key, value)
-    doc: dict[str, Any] = {"machine": machine(own, "4g"), "runs": []}
+
+def main(argv: list[str] | None = None) -> None:
+    """Profile every ``--rows`` (or re-render) and write the results."""
+    args = parser().parse_args(argv)
+    out = Path(args.out)
+    if args.report_only:
+        render(read_json(out / f"{NAME}.json", None), out)
+        return
+    own, caller = sessions("stage-profile")
+    doc: dict[str, Any] = {"machine": machine(own), "runs": []}
     for rows in args.rows or [10_000_000]:
         doc["runs"].append(
             profile(caller, rows, Path(args.work) / f"n{rows}", args.loads, args.batches)
         )
     shutil.rmtree(args.work, ignore_errors=True)
-    render(doc, Path(args.out))
+    doc["stamp"] = stamp()
+    write_json(out / f"{NAME}.json", doc)
+    render(doc, out)
 
 
 if __name__ == "__main__":

@@ -24,8 +24,8 @@ TABLE = "races.events"
 
 
 def _writer(warehouse: str, index: int, records: int, commit_every: int) -> None:
+    from versioned import connect
     from versioned import streaming as vs
-    from versioned.api.catalog import connect
 
     cat = connect(warehouse=warehouse, user="bench")
     endpoint = vs.EndPoint(cat, TABLE, [f"p{index}"])
@@ -45,7 +45,7 @@ def _writer(warehouse: str, index: int, records: int, commit_every: int) -> None
 
 
 def run(writers: int, records: int, commit_every: int) -> dict[str, Any]:
-    from versioned.api.catalog import connect
+    from versioned import connect
 
     with tempfile.TemporaryDirectory() as tmp:
         warehouse = str(Path(tmp) / "wh")
@@ -86,13 +86,19 @@ def run(writers: int, records: int, commit_every: int) -> dict[str, Any]:
     }
 
 
-def main() -> None:
+def parser() -> argparse.ArgumentParser:
+    """The probe's command line."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--writers", type=int, default=4)
     parser.add_argument("--records", type=int, default=2000)
     parser.add_argument("--commit-every", type=int, default=50)
     parser.add_argument("--runs", type=int, default=1)
-    args = parser.parse_args()
+    return parser
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Print one JSON line per run."""
+    args = parser().parse_args(argv)
     for _ in range(args.runs):
         print(json.dumps(run(args.writers, args.records, args.commit_every)), flush=True)
 

@@ -24,13 +24,15 @@ import argparse
 import json
 import multiprocessing
 import os
-import platform
 import shutil
 import statistics
 import sys
 import time
 from pathlib import Path
 from typing import Any
+
+import versioned
+from benchmarks.harness import machine, read_json, stamp, write_json
 
 WORK = Path("/tmp/versioned-bench-streaming")
 COLUMNS = "id BIGINT NOT NULL, msg STRING, continent STRING, country STRING"
@@ -43,8 +45,6 @@ def _records(start: int, count: int) -> list[bytes]:
 
 
 def _catalog(url: str, warehouse: Path) -> Any:
-    import versioned
-
     return versioned.connect(catalog=url, warehouse=str(warehouse), user="bench")
 
 
@@ -111,9 +111,12 @@ def _stream(
     return {"records": records, "seconds": seconds, "latencies": latencies, "ended": time.time()}
 
 
-def _parallel(url: str, warehouse: Path, records: int, per_txn: int, n: int) -> dict[str, Any]:
+def _parallel(
+    url: str, warehouse: Path, records: int, per_txn: int, n: int, start_delay: float | None
+) -> dict[str, Any]:
     share = records // n
-    start_at = time.time() + 20 + 5 * n  # after every process started and warmed up
+    # After every process started and warmed up (20 + 5 s a process unless told).
+    start_at = time.time() + (20 + 5 * n if start_delay is None else start_delay)
     jobs = [
         (url, str(warehouse), PARTITIONS[i], i * share, share, per_txn, start_at) for i in range(n)
     ]
@@ -193,7 +196,7 @@ def _figures(run: dict[str, Any]) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    catalogs = {"sqlite": None}
+    catalogs: dict[str, Any] = {"sqlite": None}
     cluster = None
     if not args.sqlite_only:
         sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -206,7 +209,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         for name, pg in catalogs.items():
             for layout in args.layouts:
                 for mode in ("one connection", f"{args.parallel} connections"):
-                    where = WORK / f"{name}-{layout}-{mode.split()[0]}"
+                    where = Path(args.work) / f"{name}-{layout}-{mode.split()[0]}"
                     shutil.rmtree(where, ignore_errors=True)
                     where.mkdir(parents=True)
                     url = pg.create_database() if pg else f"sqlite:///{where}/catalog.db"
@@ -217,14 +220,21 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                             url, str(where), PARTITIONS[0], 0, args.records, args.txn_records
                         )
                     else:
-                        got = _parallel(url, where, args.records, args.txn_records, args.parallel)
+                        got = _parallel(
+                            url,
+                            where,
+                            args.records,
+                            args.txn_records,
+                            args.parallel,
+                            args.start_delay,
+                        )
                     got["files"] = _files(where)
                     if args.check:
                         got["live_rows"] = _check(url, where, got["records"])
                     figures = {"catalog": name, "layout": layout, "mode": mode, **_figures(got)}
                     print(json.dumps(figures), file=sys.stderr, flush=True)
                     results["runs"].append(figures)
-        where = WORK / "delta"
+        where = Path(args.work) / "delta"
         shutil.rmtree(where, ignore_errors=True)
         delta = _delta(args.records, args.txn_records, where)
         results["runs"].append(
@@ -233,11 +243,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     finally:
         if cluster is not None:
             cluster.stop()
-    results["machine"] = {
-        "cpu_count": os.cpu_count(),
-        "python": platform.python_version(),
-        "os": platform.platform(),
-    }
+    results["machine"] = {"cpu_count": os.cpu_count(), **machine()}
+    results["stamp"] = stamp()
     return results
 
 
@@ -281,7 +288,8 @@ def render(results: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def main() -> None:
+def parser() -> argparse.ArgumentParser:
+    """The benchmark's command line."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--records", type=int, default=500_000)
     parser.add_argument("--txn-records", type=int, default=10_000)
@@ -289,16 +297,27 @@ def main() -> None:
     parser.add_argument("--layouts", nargs="+", default=["acid", "versioned"])
     parser.add_argument("--sqlite-only", action="store_true")
     parser.add_argument("--check", action="store_true", help="count live rows with Spark after")
+    parser.add_argument(
+        "--start-delay",
+        type=float,
+        default=None,
+        help="seconds the parallel connections wait to start together (20 + 5 a connection)",
+    )
     parser.add_argument("--out", default="benchmarks/results")
+    parser.add_argument("--work", default=str(WORK), help="scratch folder")
     parser.add_argument("--report-only", action="store_true", help="re-render streaming.md")
-    args = parser.parse_args()
+    return parser
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the benchmark (or re-render) and write ``streaming.{json,md}``."""
+    args = parser().parse_args(argv)
     out = Path(args.out)
     if args.report_only:
-        (out / "streaming.md").write_text(render(json.loads((out / "streaming.json").read_text())))
+        (out / "streaming.md").write_text(render(read_json(out / "streaming.json", None)))
         return
     results = run(args)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "streaming.json").write_text(json.dumps(results, indent=2) + "\n")
+    write_json(out / "streaming.json", results, indent=2)
     (out / "streaming.md").write_text(render(results))
     print(render(results))
 

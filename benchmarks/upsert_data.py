@@ -13,10 +13,19 @@ Batch ``k`` (1-based) holds, with ``n = N / 100``:
   never updated, so every delete hits a live row.
 
 The ``op`` column carries ``U`` / ``I`` / ``D``; the base table has no ``op`` column.
+
+Two settings from the environment are for smoke runs (``python -m benchmarks run --size
+smoke`` sets them): ``$VERSIONED_BENCH_STORES``, the number of ``store_id`` values (default
+20: on a few thousand rows the cost of an operation is its number of partitions, and the acid
+layout compacts partition by partition); ``$VERSIONED_BENCH_DATA``, a folder where each size's
+data is written once for every benchmark of the run (a batch depends only on N, the number of
+stores and its own number). Unset, each benchmark writes its own data (a benchmark's reported
+generation time is its own).
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,6 +33,7 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 STORES = 20
+STORES_SETTING = "VERSIONED_BENCH_STORES"
 MAX_BATCHES = 10
 COLUMNS = (
     "sell_id BIGINT, acct_id BIGINT, change_ts STRING, create_ts STRING, "
@@ -34,6 +44,7 @@ KEY = "sell_id"
 PARTITION = "store_id"
 OP = "op"
 _SCALE = 100_000  # hash buckets per key: fractions below are in 1/100_000 of N
+SHARED_DATA = "VERSIONED_BENCH_DATA"
 
 
 @dataclass(frozen=True)
@@ -49,8 +60,13 @@ def _bucket(seed: int) -> Column:
     return F.pmod(F.xxhash64(F.col(KEY), F.lit(seed)), F.lit(_SCALE))
 
 
+def stores() -> int:
+    """The number of ``store_id`` values: 20, unless ``$VERSIONED_BENCH_STORES`` says."""
+    return int(os.environ.get(STORES_SETTING) or STORES)
+
+
 def _store(int_partitions: bool = False) -> Column:
-    store = F.pmod(F.xxhash64(F.col(KEY)), F.lit(STORES))
+    store = F.pmod(F.xxhash64(F.col(KEY)), F.lit(stores()))
     return store.cast("int") if int_partitions else F.format_string("store_%02d", store)
 
 
@@ -88,15 +104,28 @@ def _rows(keys: DataFrame, batch: int, int_partitions: bool = False) -> DataFram
 
 
 def generate(spark: SparkSession, rows: int, root: Path, batches: int = MAX_BATCHES) -> BenchData:
-    """Write the base table and ``batches`` change batches under ``root`` (reused if present)."""
+    """Write the base table and ``batches`` change batches under ``root`` (under
+    ``$VERSIONED_BENCH_DATA`` instead if set); what an earlier call wrote there is reused."""
     if batches > MAX_BATCHES:
         raise ValueError(f"at most {MAX_BATCHES} batches")
+    shared = os.environ.get(SHARED_DATA)
+    if shared:
+        return _generate(spark, rows, Path(shared) / f"n{rows}_s{stores()}", batches)
+    return _generate(spark, rows, root, batches)
+
+
+def _written(path: Path | str) -> bool:
+    """Whether Spark finished writing ``path`` (an earlier call's data, reused)."""
+    return (Path(path) / "_SUCCESS").exists()
+
+
+def _generate(spark: SparkSession, rows: int, root: Path, batches: int) -> BenchData:
     base = root / "base"
     paths = tuple(str(root / f"batch_{k:02d}") for k in range(1, batches + 1))
-    if (root / "_DONE").exists():
-        return BenchData(rows, str(base), paths)
     files = max(2, rows // 1_000_000)
-    _rows(_ids(spark, 0, rows).repartition(files), 0).write.mode("overwrite").parquet(str(base))
+    if not _written(base):
+        frame = _rows(_ids(spark, 0, rows).repartition(files), 0)
+        frame.write.mode("overwrite").parquet(str(base))
     per_batch = rows // 100
     inserts = per_batch * 15 // 100
     update_share = _SCALE * 80 // 100 // 100  # 0.8 % of N
@@ -104,6 +133,8 @@ def generate(spark: SparkSession, rows: int, root: Path, batches: int = MAX_BATC
     existing = _ids(spark, 0, rows)
     pool = _bucket(99) < F.lit(delete_share * MAX_BATCHES)
     for k, path in enumerate(paths, start=1):
+        if _written(path):
+            continue
         updates = existing.where(~pool & (_bucket(k) < F.lit(update_share)))
         deletes = existing.where(pool & (_bucket(99) >= F.lit(delete_share * (k - 1))))
         deletes = deletes.where(_bucket(99) < F.lit(delete_share * k))
@@ -115,7 +146,6 @@ def generate(spark: SparkSession, rows: int, root: Path, batches: int = MAX_BATC
             .unionByName(_rows(deletes, k).withColumn(OP, F.lit("D")))
         )
         batch.orderBy(F.rand(seed=k)).coalesce(1).write.mode("overwrite").parquet(path)
-    (root / "_DONE").write_text("ok\n")
     return BenchData(rows, str(base), paths)
 
 

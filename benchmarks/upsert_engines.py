@@ -11,7 +11,7 @@ from __future__ import annotations
 import shutil
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
@@ -19,12 +19,13 @@ import pyarrow.parquet as pq
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
+from benchmarks.harness import Meter
 from benchmarks.upsert_data import COLUMN_NAMES, COLUMNS, KEY, OP, PARTITION, BenchData
-from benchmarks.upsert_timing import Meter
 
 
 def spark_summary(frame: DataFrame) -> tuple[int, float]:
     row = frame.agg(F.count(F.lit(1)).alias("n"), F.sum("total_amt").alias("s")).first()
+    assert row is not None  # an aggregate has one row
     return int(row["n"]), round(float(row["s"] or 0.0), 2)
 
 
@@ -35,6 +36,7 @@ def full_aggregate(frame: DataFrame) -> tuple[int, float, int]:
         F.sum("total_amt").alias("s"),
         F.sum(F.hash(*[F.col(c) for c in COLUMN_NAMES])).alias("h"),
     ).first()
+    assert row is not None  # an aggregate has one row
     return int(row["n"]), round(float(row["s"] or 0.0), 2), int(row["h"] or 0)
 
 
@@ -49,7 +51,7 @@ class VersionedEngine:
     name = "versioned"
 
     def __init__(self, spark: SparkSession, work: Path, label: str) -> None:
-        from versioned.api.catalog import connect
+        from versioned import connect
 
         self.spark = spark
         warehouse = work / "warehouse"
@@ -195,7 +197,11 @@ class DeltaEngine:
                 .when_not_matched_insert_all(predicate=f"s.{OP} <> 'D'", except_cols=[OP])
                 .execute()
             )
-        keep = ("num_target_rows_updated", "num_target_rows_inserted", "num_target_rows_deleted")
+        keep: tuple[str, ...] = (
+            "num_target_rows_updated",
+            "num_target_rows_inserted",
+            "num_target_rows_deleted",
+        )
         keep += ("num_target_files_added", "num_target_files_removed")
         return {**meter.result(), **{k: metrics.get(k) for k in keep}}
 
@@ -241,7 +247,8 @@ class IcebergEngine:
             tx = self.table.transaction()
             result = tx.upsert(upserts, join_cols=[KEY])
             if deleted:
-                tx.delete(In(KEY, deleted))
+                # In(term, literals) at run time; pyiceberg's typing names other fields.
+                tx.delete(cast(Any, In)(KEY, deleted))
             tx.commit_transaction()
         return {
             **meter.result(),

@@ -27,15 +27,17 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from benchmarks.harness import interleave, medians, spark_session
+from benchmarks.internals import latest_per_key, read_feed
+from benchmarks.internals import version_reader as vr
 from benchmarks.upsert_data import COLUMNS, generate
 from benchmarks.upsert_engines import full_aggregate
-from benchmarks.upsert_timing import Meter
+from versioned import connect
 
 
-def _table(spark: Any, rows: int, work: Path) -> tuple[Any, Any]:
-    from versioned.api.catalog import connect
-
-    data = generate(spark, rows, work / "data", batches=9)
+def _table(spark: Any, rows: int, work: Path, batches: int) -> tuple[Any, Any, str]:
+    """The catalog, the table (loaded, then ``batches`` batches) and the base rows' path."""
+    data = generate(spark, rows, work / "data", batches=batches)
     (work / "wh").mkdir(parents=True, exist_ok=True)
     catalog = connect(
         catalog=f"sqlite:///{work}/wh/catalog.db", warehouse=str(work / "wh"), spark=spark
@@ -49,7 +51,7 @@ def _table(spark: Any, rows: int, work: Path) -> tuple[Any, Any]:
         table.upsert(spark.read.parquet(data.base))
     for batch in data.batches[len(table.history()) - 1 :]:
         table.upsert(spark.read.parquet(batch), op_code_column="op")
-    return catalog, table
+    return catalog, table, data.base
 
 
 def _latest(data: DataFrame, index_map: DataFrame, key_only: bool = False) -> DataFrame:
@@ -66,11 +68,11 @@ def _latest(data: DataFrame, index_map: DataFrame, key_only: bool = False) -> Da
 
 
 def read_variants(spark: Any, catalog: Any, table: Any, work: Path) -> dict[str, Callable]:
-    from versioned.engine import version_reader as vr
-
+    """The read variants, by name (see the module docstring)."""
     snap = table.snapshot()
     plain, per_version, map_dir = (str(work / d) for d in ("plain", "idx_per_version", "idx_map"))
-    frames = vr.snapshot_frames(spark, catalog.fileio, snap)
+    frames = vr.snapshot_frames(catalog.engine_context, snap)
+    assert frames.index is not None, "a table with versions has a version index"
     if not Path(plain).exists():
         table.read().repartition("store_id").write.partitionBy("store_id").parquet(plain)
     if not Path(per_version).exists():
@@ -78,7 +80,7 @@ def read_variants(spark: Any, catalog: Any, table: Any, work: Path) -> dict[str,
         idx.repartition("version_id").write.partitionBy("version_id").parquet(per_version)
         grouped = frames.index.groupBy("store_id", "sell_id")
         grouped.agg(F.max("version_id").alias("max_version")).coalesce(1).write.parquet(map_dir)
-    root = catalog.fileio.full_path(snap.table.location).removeprefix("file:")
+    root = catalog.full_path(snap.table.location).removeprefix("file:")
     index_files = [f for f in snap.files if f.kind == "index"]
 
     def arrow_map() -> pa.Table:
@@ -94,7 +96,7 @@ def read_variants(spark: Any, catalog: Any, table: Any, work: Path) -> dict[str,
         )
 
     def data() -> DataFrame:
-        return vr.snapshot_frames(spark, catalog.fileio, table.snapshot()).data
+        return vr.snapshot_frames(catalog.engine_context, table.snapshot()).data
 
     def driver_map(key_only: bool) -> DataFrame:
         amap = arrow_map()
@@ -102,14 +104,15 @@ def read_variants(spark: Any, catalog: Any, table: Any, work: Path) -> dict[str,
             assert amap.num_rows == len(set(amap.column("sell_id").to_pylist()))
         return _latest(data(), spark.createDataFrame(amap), key_only)
 
-    def group_count(frame: DataFrame) -> Any:
+    def group_count(frame: DataFrame | None) -> Any:
+        assert frame is not None
         return frame.groupBy("store_id", "sell_id").agg(F.max("version_id")).count()
 
     return {
         "plain Parquet (one file per partition)": lambda: full_aggregate(spark.read.parquet(plain)),
         "snapshot data files, no join": lambda: full_aggregate(data().drop("version_id")),
         "index GROUP BY, current files": lambda: group_count(
-            vr.snapshot_frames(spark, catalog.fileio, table.snapshot()).index
+            vr.snapshot_frames(catalog.engine_context, table.snapshot()).index
         ),
         "index GROUP BY, one file per version": lambda: group_count(
             spark.read.parquet(per_version)
@@ -123,11 +126,9 @@ def read_variants(spark: Any, catalog: Any, table: Any, work: Path) -> dict[str,
     }
 
 
-def load_variants(spark: Any, table: Any, work: Path) -> dict[str, Callable]:
-    from versioned.engine.feeds.batch_dedup import latest_per_key
-    from versioned.engine.feeds.reader import read_feed
-
-    spec, base = table.spec, spark.read.parquet(str(work / "data" / "base"))
+def load_variants(spark: Any, table: Any, base_path: str) -> dict[str, Callable]:
+    """The load variants over the base rows at ``base_path``, by name (module docstring)."""
+    spec, base = table.spec, spark.read.parquet(base_path)
 
     def rows() -> DataFrame:
         return read_feed(spark, base, spec).rows
@@ -152,36 +153,39 @@ def load_variants(spark: Any, table: Any, work: Path) -> dict[str, Callable]:
 
 def measure(variants: dict[str, Callable], repeat: int) -> None:
     """Run the variants interleaved ``repeat`` times; print wall and CPU medians."""
-    runs: dict[str, list[dict[str, float]]] = {k: [] for k in variants}
-    for _ in range(repeat):
-        for name, fn in variants.items():
-            with Meter() as meter:
-                fn()
-            runs[name].append(meter.result())
-    for name, entries in runs.items():
-        wall = statistics.median(e["seconds"] for e in entries)
-        cpu = statistics.median(e["cpu_s"] for e in entries)
+    done = interleave(variants, repeat)
+    for name, entries in done.timings.items():
+        times = medians(entries)
         others = statistics.mean(e["others_cpu_s"] / e["seconds"] / 2 for e in entries)
-        print(f"{name:42s} wall {wall:6.2f}s  CPU {cpu:6.2f}s  others {others:.0%}", flush=True)
+        print(
+            f"{name:42s} wall {times['seconds']:6.2f}s  CPU {times['cpu_s']:6.2f}s  "
+            f"others {others:.0%}",
+            flush=True,
+        )
 
 
-def main() -> None:
+def parser() -> argparse.ArgumentParser:
+    """The profile's command line."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--work", default=None, help="default /tmp/versioned-profile-<rows>")
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--batches", type=int, default=9, help="change batches after the load")
     parser.add_argument("--only", choices=("read", "load"), default=None)
-    args = parser.parse_args()
-    from versioned.engine.spark.session import get_or_create_spark
+    return parser
 
-    spark = get_or_create_spark("local[2]", conf={"spark.driver.memory": "8g"})
+
+def main(argv: list[str] | None = None) -> None:
+    """Build (or reuse) the table, then print the timings of each variant."""
+    args = parser().parse_args(argv)
+    spark = spark_session("upsert-profile", {"spark.driver.memory": "8g"})
     work = Path(args.work or f"/tmp/versioned-profile-{args.rows}")
-    catalog, table = _table(spark, args.rows, work)
+    catalog, table, base = _table(spark, args.rows, work, args.batches)
     print(f"{args.rows:,} rows, {len(table.history())} versions", flush=True)
     if args.only in (None, "read"):
         measure(read_variants(spark, catalog, table, work), args.repeat)
     if args.only in (None, "load"):
-        measure(load_variants(spark, table, work), args.repeat)
+        measure(load_variants(spark, table, base), args.repeat)
 
 
 if __name__ == "__main__":

@@ -6,13 +6,9 @@ hand-written analysis: profile and suggestions), so re-rendering never loses it.
 
 from __future__ import annotations
 
-import os
-import platform
 import re
 import statistics
-import subprocess
 from pathlib import Path
-from typing import Any
 
 from benchmarks.upsert_plots import ENGINES, plots
 
@@ -30,39 +26,6 @@ STAGE_NAMES = {
     ),
     "committed version N -> returned": "unpersist + refresh",
 }
-
-
-def machine(spark: Any, driver_memory: str) -> dict[str, Any]:
-    """What the numbers were measured on."""
-    import deltalake
-    import pyarrow
-    import pyiceberg
-    import pyspark
-
-    cpu = "unknown"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    mem_gb = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
-    java = subprocess.run(["java", "-version"], capture_output=True, text=True).stderr
-    return {
-        "cpu": cpu,
-        "cores": os.cpu_count(),
-        "memory_gb": round(mem_gb, 1),
-        "os": platform.platform(),
-        "python": platform.python_version(),
-        "java": java.splitlines()[0] if java else "unknown",
-        "spark_master": spark.sparkContext.master,
-        "driver_memory": driver_memory,
-        "pyspark": pyspark.__version__,
-        "pyarrow": pyarrow.__version__,
-        "deltalake": deltalake.__version__,
-        "pyiceberg": pyiceberg.__version__,
-    }
 
 
 def _stage(name: str) -> str:

@@ -1,4 +1,4 @@
-"""Draw the pictures of docs/architecture.md: the layers, and the path of one upsert.
+"""Draw the pictures of docs/architecture.md: the floors, and the path of one upsert.
 
     python docs/architecture/draw.py            # rewrites layers.svg and upsert.svg here
     python docs/architecture/draw.py --out DIR  # writes them into DIR instead
@@ -19,64 +19,73 @@ from pathlib import Path
 
 from canvas import INK, MUTED, Canvas, Rect, preview_png, problems, to_svg
 from content import (
-    BANDS,
     BEGIN,
     BODY,
-    CLIENTS,
-    COLLECTIONS,
+    CALLERS,
     COMMIT,
+    FLOORS,
+    NEW_LAYOUT,
     NOTE,
     PAD,
-    PLAIN_TYPES,
+    RULES,
     STEPS,
+    TAGS,
     TITLE,
     Box,
+    Floor,
 )
 
 HERE = Path(__file__).resolve().parent
 
-LAYER_FILL = {  # one colour per layer, the same in both pictures
+LAYER_FILL = {  # one colour per floor, the same in both pictures
     "cli": "#e8eaf6",
     "api": "#e1f0fb",
+    "clients": "#e0f2f1",
+    "registry": "#dcedc8",
+    "layout": "#e6f4e7",
+    "layouts": "#f1f8e9",
     "engine": "#fff1e0",
-    "layouts": "#e6f4e7",
+    "collections": "#fce4ec",
+    "options": "#f5f5f5",
     "catalog": "#f3e6f5",
+    "keys": "#fffde7",
     "storage": "#eceff1",
-    "results": "#f7f7f7",
+    "plain": "#f7f7f7",
 }
-LANDING_FILL, LANDING_STROKE = "#fff6b8", "#b7791f"
+SPARK_FILL, SPARK_STROKE = "#fde3c4", "#c05621"
 RETRY = "#c0392b"
 
 
 def box(c: Canvas, x: float, y: float, w: float, spec: Box, fill: str, h: float = 0) -> Rect:
-    """Draw ``spec`` at ``x, y``, ``w`` wide (and ``h`` high, else as high as its text)."""
+    """Draw ``spec`` at ``x, y``, ``w`` wide (and ``h`` high, else as high as its text).
+
+    A box of Spark code gets the Spark border (and, on white, the Spark fill)."""
     style: dict[str, object] = {"fill": fill}
-    color = INK
-    if spec.status == "landing":
-        style = {"fill": LANDING_FILL, "stroke": LANDING_STROKE, "stroke_width": 1.4}
-    elif spec.status == "planned":
-        style = {"fill": "#ffffff", "stroke": MUTED, "dashed": True}
-        color = MUTED
+    if spec.spark:
+        style = {
+            "fill": SPARK_FILL if fill == "#ffffff" else fill,
+            "stroke": SPARK_STROKE,
+            "stroke_width": 1.6,
+        }
     rect = c.rect(x, y, w, h or spec.height(), **style)
     baseline = y + PAD
     for text, size in spec.lines() if spec.text else []:
         baseline += size * 1.1
-        c.text(x + PAD, baseline, text, size, bold=size == TITLE, color=color, owner=rect)
+        c.text(x + PAD, baseline, text, size, bold=size == TITLE, color=INK, owner=rect)
         baseline += size * 0.3
     return rect
 
 
 def heading(c: Canvas, title: str, subtitle: str) -> None:
-    """Title, subtitle and the legend of the three box styles."""
+    """Title, subtitle and the legend of the two box styles."""
     c.text(16, 28, title, 18, bold=True)
     c.text(16, 48, subtitle, BODY, color=MUTED)
     x = 16.0
-    for status, words in (
-        ("built", "built"),
-        ("landing", "partly built (issue 12)"),
-        ("planned", "planned (next issues)"),
+    for spark, words in (
+        (False, "plain Python"),
+        (True, "Spark: code in an engine folder (imports pyspark)"),
     ):
-        box(c, x, 60, 30, Box("", status), "#ffffff", h=14)
+        box(c, x, 60, 30, Box("", spark), "#ffffff", h=14)
         c.text(x + 36, 71, words, NOTE, color=MUTED)
         x += 36 + len(words) * 0.6 * NOTE + 22
 
@@ -85,66 +94,62 @@ def heading(c: Canvas, title: str, subtitle: str) -> None:
 
 MAIN_X, MAIN_W = 16.0, 700.0
 SIDE_X, SIDE_W = 740.0, 244.0
-GAP = 26.0
+GAP = 18.0
 
 
-def band(c: Canvas, y: float, layer: str, role: str, rows: list[list[Box]]) -> Rect:
-    """A layer: its name and role on top, then rows of boxes side by side."""
+def band(c: Canvas, y: float, floor: Floor) -> Rect:
+    """A floor: its label and role on top, then rows of boxes side by side."""
     inner_x, inner_w = MAIN_X + 10, MAIN_W - 20
-    heights = [max(b.height() for b in row) for row in rows]
+    heights = [max(b.height() for b in row) for row in floor.rows]
     rect = c.rect(
         MAIN_X,
         y,
         MAIN_W,
-        34 + sum(heights) + 10 * len(rows),
-        fill=LAYER_FILL[layer],
+        34 + sum(heights) + 10 * len(heights),
+        fill=LAYER_FILL[floor.key],
         stroke="#9aa5b1",
     )
-    name = f"{layer}/"
-    c.text(MAIN_X + 10, y + 21, name, 15, bold=True, owner=rect)
-    c.text(MAIN_X + 24 + len(name) * 9, y + 21, role, BODY, color=MUTED, owner=rect)
+    c.text(MAIN_X + 10, y + 21, floor.label, 15, bold=True, owner=rect)
+    role_x = MAIN_X + 28 + len(floor.label) * 9
+    c.text(role_x, y + 21, floor.role, BODY, color=MUTED, owner=rect)
     top = y + 32
-    for row, row_h in zip(rows, heights, strict=True):
+    for row, row_h in zip(floor.rows, heights, strict=True):
         x, total = inner_x, sum(b.share for b in row)
         for b in row:
             w = (inner_w - 10 * (len(row) - 1)) * b.share / total
-            box(c, x, top, w, b, "#ffffff", h=row_h)
+            if b.text:  # an empty box is a gap
+                box(c, x, top, w, b, "#ffffff", h=row_h)
             x += w + 10
         top += row_h + 10
     return rect
 
 
+def pointer(c: Canvas, side: Rect, *targets: Rect) -> None:
+    """Dashed arrows from a side note to the floors it is about."""
+    x, start = SIDE_X + 8, side.y + 20
+    for target in targets:
+        y = target.y + 21
+        points = [(side.x, start), (x, start), (x, y)] if abs(y - start) > 1 else [(side.x, y)]
+        c.arrow(*points, (target.right + 2, y), color=MUTED, dashed=True)
+
+
 def layers() -> Canvas:
-    c = Canvas(1000, 0, "versioned: the layers (imports point down)")
-    heading(c, "versioned: the layers", "imports point down only; tests/unit/test_layers.py")
-    bands: list[Rect] = []
+    c = Canvas(1000, 0, "versioned: the floors (imports point down)")
+    heading(c, "versioned: the floors", "imports point down only; tests/unit/test_layers.py")
+    floors: dict[str, Rect] = {}
     y = 90.0
-    for layer, role, rows in BANDS:
-        bands.append(band(c, y, layer, role, rows))
-        y = bands[-1].bottom + GAP
-    for upper, lower in itertools.pairwise(bands):
+    for floor in FLOORS:
+        floors[floor.key] = band(c, y, floor)
+        y = floors[floor.key].bottom + GAP
+    rects = list(floors.values())
+    for upper, lower in itertools.pairwise(rects):
         x = MAIN_X + MAIN_W / 2
         c.arrow((x, upper.bottom + 2), (x, lower.y - 2))
-    cli, _api, engine, layouts, catalog, _storage = bands
-    plain = box(c, SIDE_X, cli.y, SIDE_W, PLAIN_TYPES, LAYER_FILL["results"])
-    box(c, SIDE_X, plain.bottom + 12, SIDE_W, COLLECTIONS, LAYER_FILL["api"])
-    clients = box(c, SIDE_X + 30, engine.y + 40, SIDE_W - 30, CLIENTS, "#ffffff")
-    x, into_layouts, into_catalog = SIDE_X + 12, layouts.y + 40, catalog.y + 40
-    c.arrow(
-        (clients.x, clients.y + 30),
-        (x, clients.y + 30),
-        (x, into_layouts),
-        (layouts.right + 2, into_layouts),
-        color=MUTED,
-        dashed=True,
-    )
-    c.arrow(
-        (x, into_layouts),
-        (x, into_catalog),
-        (catalog.right + 2, into_catalog),
-        color=MUTED,
-        dashed=True,
-    )
+    box(c, SIDE_X, floors["cli"].y, SIDE_W, RULES, LAYER_FILL["plain"])
+    new = box(c, SIDE_X + 20, floors["registry"].y, SIDE_W - 20, NEW_LAYOUT, "#ffffff")
+    pointer(c, new, floors["registry"], floors["layout"])
+    callers = box(c, SIDE_X + 20, floors["layouts"].y, SIDE_W - 20, CALLERS, "#ffffff")
+    pointer(c, callers, floors["layouts"])
     c.fit_height()
     return c
 
@@ -152,8 +157,8 @@ def layers() -> Canvas:
 # ------------------------------------------------------------------------ one upsert
 
 
-TAG_X, TAG_W = 16.0, 86.0
-STEP_X, STEP_W = 116.0, 520.0
+TAG_X, TAG_W = 16.0, 112.0
+STEP_X, STEP_W = 140.0, 520.0
 
 
 def upsert_path() -> Canvas:
@@ -161,10 +166,10 @@ def upsert_path() -> Canvas:
     heading(c, "versioned: the path of one upsert", "from the command line to the catalog commit")
     y = 94.0
     rects: list[Rect] = []
-    for layer, step in STEPS:
-        rects.append(box(c, STEP_X, y, STEP_W, step, LAYER_FILL[layer]))
-        tag = c.rect(TAG_X, y, TAG_W, 22, fill=LAYER_FILL[layer], stroke="#9aa5b1")
-        c.text(TAG_X + TAG_W / 2, y + 15, layer, NOTE, anchor="middle", owner=tag)
+    for floor, step in STEPS:
+        rects.append(box(c, STEP_X, y, STEP_W, step, LAYER_FILL[floor]))
+        tag = c.rect(TAG_X, y, TAG_W, 22, fill=LAYER_FILL[floor], stroke="#9aa5b1")
+        c.text(TAG_X + TAG_W / 2, y + 15, TAGS[floor], NOTE, anchor="middle", owner=tag)
         y = rects[-1].bottom + 18
     for upper, lower in itertools.pairwise(rects):
         c.arrow((upper.cx, upper.bottom + 1), (upper.cx, lower.y - 1))

@@ -94,3 +94,21 @@ def test_vacuum_dry_run_lists_then_vacuum_deletes(setup: Any) -> None:
     assert json.loads(result.stdout)["retired_files"] == 5
     gone = run("show", "t.sales", "--as-of", str(first))
     assert gone.exit_code == 3 and f"version {first} was vacuumed" in gone.output
+
+
+def test_compact_names_a_partition_as_import_and_export_do_and_warns_on_the_old_syntax(
+    setup: Any,
+) -> None:
+    cat, run = setup
+    t = make_table(cat, layout="versioned", partition_by="amt,p")
+    for _ in range(2):
+        t.upsert(batch([(i, 1.0, "I", "ab"[i % 2]) for i in range(4)]))
+    one = run("compact", "t.sales", "--partition", "amt=1.0,p=b", "-q", "-o", "csv")
+    assert one.exit_code == 0, one.output
+    assert "amt=1.0/p=b" in one.stdout and "p=a" not in one.stdout and one.stderr == ""
+    old = run("compact", "t.sales", "--partition", "amt=1.0/p=a", "-q", "-o", "csv")
+    assert old.exit_code == 0, old.output
+    assert "amt=1.0/p=a" in old.stdout
+    assert old.stderr.strip() == (
+        "warning: partition 'amt=1.0/p=a': the a=1/b=2 syntax is deprecated; write amt=...,p=..."
+    )

@@ -1,4 +1,4 @@
-"""`VersionStreamSink`: each committed transaction of a batch is one version of the endpoint's
+"""`VersionIngestSink`: each committed transaction of a batch is one version of the endpoint's
 partition, laid out as `Table.upsert` lays out the same rows, so every reader works unchanged.
 
 The sink is driven here as a `TransactionBatch` drives it, with real catalog transactions.
@@ -15,7 +15,7 @@ import pytest
 from tests.support.lake_rows import lake_rows
 from versioned.errors import CommitConflictError, NotSupportedError
 from versioned.layouts.ingest import PreparedCommit, SinkContext
-from versioned.layouts.version_partition.ingest_sink import VersionStreamSink
+from versioned.layouts.version_partition.ingest_sink import VersionIngestSink
 from versioned.storage.filesystem import FileIO
 
 NAME = "testing.alerts"
@@ -41,7 +41,7 @@ class _Batch:
         self.table = cat.engine_context.store.table(cat.table(NAME).name)
         partition = cat.engine_context.store.add_partition(self.table.spec.name, values)
         self.txns = cat.engine_context.store.open_transactions(n)
-        self.sink = VersionStreamSink(
+        self.sink = VersionIngestSink(
             SinkContext(
                 cat.engine_context.store,
                 cat.engine_context.fileio,

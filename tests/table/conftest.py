@@ -13,7 +13,7 @@ A layout that cannot pass a test says so with a strict marker, in the style of i
 
 Both become ``xfail(strict=True)`` for that layout's parameter only, so a test that starts
 passing fails the run until its marker goes. A layout whose engine cannot even create a table
-(``not layout_of(name).supports("create")``; the acid layout until issue 12) has every test
+(``not layout_of(name).supports("create")``) has every test
 xfailed with ``raises=NotSupportedError``: a failure for another reason is still reported.
 That rule disappears by itself when the layout gets its capabilities, and the per-test
 markers take over.
@@ -49,7 +49,7 @@ def _unbuilt(name: str) -> pytest.MarkDecorator | None:
     return pytest.mark.xfail(
         raises=NotSupportedError,
         strict=True,
-        reason=f"the {name} layout's engine is not built (issue 12): create_table refuses",
+        reason=f"the {name} layout's engine is not built: create_table refuses",
     )
 
 

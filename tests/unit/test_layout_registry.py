@@ -93,3 +93,32 @@ def test_layout_refuses_a_file_format_it_cannot_store() -> None:
     with pytest.raises(SchemaError, match="acid layout stores orc files, not parquet"):
         layout_of("acid").check_spec(spec)
     layout_of("versioned").check_spec(spec)  # no error
+
+
+HOOKS = ("ingest_sink", "change_files", "change_images", "import_files", "mutation_format")
+
+
+@pytest.mark.parametrize("name", layout_names())
+def test_every_hook_a_layout_names_resolves(name: str) -> None:
+    layout = layout_of(name)
+    named = [hook for hook in HOOKS if layout.has(hook)]
+    assert named, f"{name} provides no hook"
+    for hook in named:
+        assert layout.hook(hook, "test") is not None
+    module, _, attr = layout.engine.partition(":")
+    assert hasattr(__import__(module, fromlist=[attr]), attr)
+
+
+def test_a_missing_hook_is_a_not_supported_error() -> None:
+    bare = TableLayout(
+        name="bare",
+        description="no hooks",
+        capabilities=frozenset({"create"}),
+        file_formats=("parquet",),
+        transaction_dirs=r"^txn=(\d+)$",
+        engine="nowhere:Nothing",
+    )
+    for hook in HOOKS:
+        assert not bare.has(hook)
+        with pytest.raises(NotSupportedError, match=f"bare layout does not support {hook}"):
+            bare.hook(hook, hook, "db.t")

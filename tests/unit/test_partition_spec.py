@@ -5,7 +5,12 @@ import pytest
 from versioned.collections.matching import parse_partition_spec as parse_import_partition
 from versioned.errors import InputError
 from versioned.storage.partition_paths import DEFAULT_PARTITION_NAME
-from versioned.storage.partition_spec import LIST_SPEC, PATH_SPEC, parse_partition_spec
+from versioned.storage.partition_spec import (
+    LIST_SPEC,
+    PATH_SPEC,
+    parse_partition_spec,
+    table_partition,
+)
 from versioned.storage.partition_spec import (
     partition_path_values as parse_compaction_partition,
 )
@@ -78,3 +83,33 @@ def test_compaction_and_import_parse_through_the_shared_parser() -> None:
     assert parse_compaction_partition("store=a/b/day=", KEYS) == ("a/b", None)
     assert parse_import_partition("day=,store=a%2Fb") == {"day": "", "store": "a/b"}
     assert parse_import_partition(f"Day={DEFAULT_PARTITION_NAME}") == {"day": None}
+
+
+@pytest.mark.parametrize(
+    "text, values",
+    [
+        ("store=7,day=2024-01-01", ("7", "2024-01-01")),
+        ("store=a%2Cb,day=x=y", ("a,b", "x=y")),
+        (f"store={DEFAULT_PARTITION_NAME},day=", (None, None)),
+    ],
+)
+def test_a_table_partition_is_named_in_the_one_user_syntax(
+    text: str, values: tuple[str | None, ...]
+) -> None:
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no deprecation for the current syntax
+        assert table_partition(text, KEYS) == values
+
+
+def test_the_old_path_syntax_still_names_a_partition_with_a_deprecation_warning() -> None:
+    with pytest.warns(DeprecationWarning, match=r"write store=\.\.\.,day=\.\.\."):
+        assert table_partition("store=a/b/day=1", KEYS) == ("a/b", "1")
+
+
+def test_a_table_partition_must_name_the_columns_in_order() -> None:
+    with pytest.raises(InputError, match=r"write it as store=\.\.\.,day=\.\.\."):
+        table_partition("day=1,store=7", KEYS)
+    with pytest.raises(InputError, match="not partitioned"):
+        table_partition("a=1", [])

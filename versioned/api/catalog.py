@@ -14,7 +14,7 @@ from versioned.catalog.change_watch import CatalogChange, ChangeKind, ChangeWatc
 from versioned.catalog.records import PRIVILEGES, GrantInfo, Privilege, TableInfo
 from versioned.catalog.tables import location
 from versioned.config import Settings, resolve_settings
-from versioned.layouts.base import layout_names, layout_of
+from versioned.layouts.base import layout_names, layout_of, layouts
 from versioned.layouts.engine_protocol import DEFAULT_BROADCAST_LIMIT, EngineContext
 from versioned.names import TableName, check_queryable_name, principal
 from versioned.schema import Column, TableSpec, check_partition_types
@@ -36,9 +36,11 @@ __all__ = [
     "ChangeWatch",
     "connect",
     "layout_names",
+    "layouts",
 ]
 """`Catalog` and `connect`, and what their callers name: the privileges of `Catalog.grant`,
-the changes `Catalog(on_change=...)` reports, the layouts of `Catalog.create_table`."""
+the changes `Catalog(on_change=...)` reports, the layouts of `Catalog.create_table` (their
+names, and what each declares)."""
 
 log = logging.getLogger(__name__)
 

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import warnings
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 import click
 
+from versioned.api.catalog import layouts
 from versioned.cli.context import CliContext, output_option, pass_cli, progress_printer
 from versioned.cli.render import echo, render_record, render_rows
 from versioned.errors import CommitConflictError, PermissionDeniedError
@@ -50,8 +53,9 @@ RESULT_COLUMNS = [
     "--partition",
     "partitions",
     multiple=True,
-    metavar="K=V/...",
-    help="Only this partition, e.g. store_id=7/create_date=2024-01-01 (repeatable).",
+    metavar="K=V,...",
+    help="Only this partition, e.g. store_id=7,create_date=2024-01-01 (repeatable; values "
+    "escaped as in directory names, %2C for a comma).",
 )
 @click.option(
     "--min-versions",
@@ -126,7 +130,7 @@ def compact(
     \b
     Examples:
       versioned compact test.sell
-      versioned compact test.sell --partition store_id=7/create_date=2024-01-01 --dry-run
+      versioned compact test.sell --partition store_id=7,create_date=2024-01-01 --dry-run
       versioned compact --all --min-versions 20        # scheduled: past the thresholds
       versioned compact test.acid_sell --kind minor    # acid: merge the deltas only
     """
@@ -137,11 +141,14 @@ def compact(
     thresholds = _thresholds(all_tables, min_versions, max_index_entries, min_small_files)
     say = progress_printer(quiet)
     tables = [state.table(name, "write")] if name else _writable_tables(state, say)
+    if partitions:
+        _warn_old_partition_syntax(partitions, tables[0].info.spec.partition_by)
     kinds = tables[0].layout.compaction_kinds if name else ()
     if name and kind and kind not in kinds:
+        with_kinds = " or ".join(each.name for each in layouts() if each.compaction_kinds)
         raise click.UsageError(
-            f"--kind applies to tables of a layout with compaction kinds (acid); {name} uses "
-            f"the {tables[0].info.spec.layout} layout"
+            f"--kind applies to {with_kinds} tables; {name} uses the "
+            f"{tables[0].info.spec.layout} layout"
         )
     options = {t.name: _options(t, rows_per_file, kind, all_tables) for t in tables}
     plans = [
@@ -173,6 +180,18 @@ def compact(
         results += [{"table": str(table.name), **_result_row(p)} for p in done.partitions]
     echo(render_rows(results, state.output, RESULT_COLUMNS))
     _exit_if_conflicts(results)
+
+
+def _warn_old_partition_syntax(partitions: tuple[str, ...], partition_by: Sequence[str]) -> None:
+    """Say on stderr when a partition is written in the deprecated ``a=1/b=2`` syntax."""
+    from versioned.storage.partition_spec import table_partition
+
+    for text in partitions:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", DeprecationWarning)
+            table_partition(text, partition_by)
+        for warning in caught:
+            click.echo(f"warning: {warning.message}", err=True)
 
 
 def _options(

@@ -78,7 +78,7 @@ class PreparedCommit:
         return (self.change, *self.others)
 
 
-class StreamSink(Protocol):
+class IngestSink(Protocol):
     """Writes one transaction batch into one partition of one table."""
 
     def write(self, txn_id: int, write_id: int, rows: pa.Table) -> None:
@@ -101,4 +101,4 @@ class StreamSink(Protocol):
         """Finish the batch's files; last changes for the catalog, if any are needed."""
 
 
-SinkFactory = Callable[[SinkContext], StreamSink]
+SinkFactory = Callable[[SinkContext], IngestSink]

@@ -75,8 +75,8 @@ from versioned.mutation.errors import (
     UnknownOperationError,
     UnstorableValueError,
 )
-from versioned.mutation.records import ROW_ID
-from versioned.mutation.spark_form import OP_COLUMN, ApplySummary, apply
+from versioned.mutation.records import ROW_ID, ApplySummary
+from versioned.mutation.spark_form import OP_COLUMN, apply
 from versioned.mutation.transaction import Transaction
 from versioned.mutation.validators import GroupingValidator, SequenceValidator
 from versioned.record_ids import RecordIdentifier

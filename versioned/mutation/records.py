@@ -8,6 +8,7 @@ taken as they are (their ``asDict()``).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from versioned.errors import InputError
@@ -62,3 +63,25 @@ def _row_fields(value: Any) -> Mapping[str, Any]:
 def row_id_of(record: Mapping[str, Any]) -> RecordIdentifier:
     """The record's ROW__ID."""
     return record_identifier(record.get(ROW_ID))
+
+
+@dataclass(frozen=True)
+class ApplySummary:
+    """What one `apply` wrote (visible after ``txn.commit()``).
+
+    Attributes:
+        inserted: Rows inserted.
+        updated: Rows updated (each a delete event and an insert).
+        deleted: Rows deleted.
+        groups: (partition, bucket) groups written.
+        files: Bucket files written (insert and delete deltas; markers and key filters not
+            counted).
+        tasks: Spark tasks that ran a coordinator.
+    """
+
+    inserted: int
+    updated: int
+    deleted: int
+    groups: int
+    files: int
+    tasks: int

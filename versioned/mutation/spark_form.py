@@ -16,9 +16,9 @@ mutation error that stopped it, after aborting the transaction. See docs/mutatio
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from versioned.mutation.records import ApplySummary
 from versioned.names import TableName
 
 if TYPE_CHECKING:
@@ -28,28 +28,6 @@ if TYPE_CHECKING:
 
 OP_COLUMN = "_op"
 """The default op column of a mutations DataFrame."""
-
-
-@dataclass(frozen=True)
-class ApplySummary:
-    """What one `apply` wrote (visible after ``txn.commit()``).
-
-    Attributes:
-        inserted: Rows inserted.
-        updated: Rows updated (each a delete event and an insert).
-        deleted: Rows deleted.
-        groups: (partition, bucket) groups written.
-        files: Bucket files written (insert and delete deltas; markers and key filters not
-            counted).
-        tasks: Spark tasks that ran a coordinator.
-    """
-
-    inserted: int
-    updated: int
-    deleted: int
-    groups: int
-    files: int
-    tasks: int
 
 
 def apply(

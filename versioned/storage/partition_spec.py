@@ -1,20 +1,21 @@
 """Partition specs as users type them: ``key=value`` items joined by a separator.
 
-One parser reads both spellings, each accepted where it always was:
+Users type one syntax, `LIST_SPEC`: ``store=a%2Fb,day=1``, values escaped as in directory
+names (``%2C`` is a comma, ``%25`` a percent sign). It names one partition of a table
+(`table_partition`: ``versioned compact --partition``, ``Table.compact``) or selects by some
+partition keys in any order (``versioned import --partition``: every comma ends an item, an
+empty value stays empty).
 
-* `PATH_SPEC`, ``store_id=7/create_date=2024-01-01``, names one partition of a table
-  (``versioned compact --partition``, ``Table.compact``). The keys are the table's partition
-  columns in order; a value runs up to ``/<next key>=``, so it may contain ``/`` and ``=``;
-  values are written unescaped, and an empty value is the null partition.
-* `LIST_SPEC`, ``store=a%2Fb,day=1``, selects by some partition keys in any order
-  (``versioned import --partition``). Every comma ends an item; values are escaped as in
-  directory names (``%2C`` is a comma, ``%25`` a percent sign); an empty value stays empty.
+The old spelling of ``compact``, `PATH_SPEC` (``store_id=7/create_date=2024-01-01``, values
+unescaped, a value running up to ``/<next key>=``), is still read, with a deprecation
+warning.
 
 In both, `DEFAULT_PARTITION_NAME` is the null partition.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -110,6 +111,38 @@ def _value(raw: str, syntax: PartitionSpecSyntax) -> str | None:
     return unescape_path_name(raw) if syntax.escaped else raw
 
 
+def table_partition(text: str, partition_by: Sequence[str]) -> tuple[str | None, ...]:
+    """The values of one partition of a table, from the one syntax users type.
+
+    ``store_id=7,create_date=2024-01-01`` (`LIST_SPEC`, as ``import``, ``export`` and
+    ``stream`` take it) gives ``("7", "2024-01-01")``: the table's partition columns in order,
+    values escaped as in directory names (``%2C`` a comma); an empty value or
+    ``__HIVE_DEFAULT_PARTITION__`` is the null partition. The old path syntax of ``compact``,
+    ``store_id=7/create_date=2024-01-01`` (values unescaped), is still read, with a
+    `DeprecationWarning` that says how to write it.
+
+    Raises:
+        InputError: The text does not name every partition column in order.
+    """
+    if not partition_by:
+        raise InputError("the table is not partitioned: name no partition")
+    if _path_syntax(text, partition_by):
+        warnings.warn(
+            f"partition {text!r}: the a=1/b=2 syntax is deprecated; write "
+            f"{','.join(f'{k}=...' for k in partition_by)}",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return partition_path_values(text, partition_by)
+    pairs = parse_partition_spec(text, LIST_SPEC, partition_by)
+    return tuple(None if value == "" else value for _, value in pairs)
+
+
+def _path_syntax(text: str, partition_by: Sequence[str]) -> bool:
+    """Whether ``text`` is written in the old path syntax: ``/`` before a later column."""
+    return any(f"/{key}=" in text and f",{key}=" not in text for key in partition_by[1:])
+
+
 def partition_path_values(text: str, partition_by: Sequence[str]) -> tuple[str | None, ...]:
     """Partition values from a Hive-style path with unescaped values.
 
@@ -129,9 +162,10 @@ def partition_path_values(text: str, partition_by: Sequence[str]) -> tuple[str |
 def partition_values(
     spec_partition_by: Sequence[str], partition: str | Mapping[str, object] | Sequence[object]
 ) -> tuple[str | None, ...]:
-    """Partition values from a Hive-style path, a ``{column: value}`` mapping or a tuple."""
+    """Partition values from a spec as users type it (`table_partition`), a
+    ``{column: value}`` mapping or a tuple."""
     if isinstance(partition, str):
-        return partition_path_values(partition, spec_partition_by)
+        return table_partition(partition, spec_partition_by)
     if isinstance(partition, Mapping):
         unknown = sorted(set(map(str, partition)) - set(spec_partition_by))
         missing = [k for k in spec_partition_by if k not in partition]

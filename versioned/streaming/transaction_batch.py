@@ -27,7 +27,7 @@ from versioned.errors import (
 )
 from versioned.errors import TransactionError as CatalogTransactionError
 from versioned.layouts.base import layout_of
-from versioned.layouts.ingest import SinkContext, SinkFactory, StreamSink
+from versioned.layouts.ingest import IngestSink, SinkContext, SinkFactory
 from versioned.layouts.ingest_errors import StreamingIOFailure, StreamingTransactionError
 from versioned.streaming.auto_heartbeat import AutoHeartbeat
 from versioned.streaming.dead_letters import write_dead_letters
@@ -80,7 +80,7 @@ class TransactionBatch:
             self.write_ids = write_ids
             spec = self._table.spec
             sink: SinkFactory = layout_of(spec.layout).hook("ingest_sink", "stream", spec.name)
-            self._sink: StreamSink = sink(
+            self._sink: IngestSink = sink(
                 SinkContext(
                     self._store,
                     endpoint.fileio,

@@ -1,8 +1,10 @@
 """Layout 2, Hive ACID: the on-storage format (names, bucket hash, ROW__IDs, ORC files).
 
-Plain Python, pyarrow, numpy and pyorc; the Spark writer, reader and compactor of this layout
-live in the engine. Facts followed: ``hive-bucketing.md`` and Hive's ``AcidUtils``,
-``OrcRecordUpdater``, ``BucketCodec``, ``ValidReaderWriteIdList`` and ``OrcAcidUtils``.
+Its format here in plain Python, pyarrow, numpy and pyorc; its Spark writer, reader and
+compactor in `engine/`, its ingest sink, change images and mutation format beside them; the
+registry knows it by `layout.LAYOUT`. Facts followed: ``hive-bucketing.md`` and Hive's
+``AcidUtils``, ``OrcRecordUpdater``, ``BucketCodec``, ``ValidReaderWriteIdList`` and
+``OrcAcidUtils``.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ file that ends there is a complete ORC file) and records the flushed length twic
 (the file's ``size_bytes`` grows by `FileGrowth`, and its stats say ``stream_open`` so
 that readers read only that prefix, on the driver). Events of an aborted or expired
 transaction may stay in a file, but their write id is never valid, so no reader shows them.
-`AcidStreamSink.close` writes the final footer (with Hive's ``hive.acid.*`` metadata),
+`AcidIngestSink.close` writes the final footer (with Hive's ``hive.acid.*`` metadata),
 records the full length and the key filters of each insert file, and removes the side
 files.
 
@@ -70,7 +70,7 @@ class _GrowingFile:
     recorded: bool = False
 
 
-class AcidStreamSink:
+class AcidIngestSink:
     """Writes one transaction batch into an acid table (see the module docstring)."""
 
     def __init__(self, context: SinkContext) -> None:
@@ -107,7 +107,7 @@ class AcidStreamSink:
         self._new_ids: pa.Table | None = None
         self._prepared: tuple[int, PreparedCommit] | None = None
 
-    # StreamSink -------------------------------------------------------------------------------
+    # IngestSink -------------------------------------------------------------------------------
 
     def write(self, txn_id: int, write_id: int, rows: pa.Table) -> None:
         self._pending.append(rows)

@@ -1,6 +1,8 @@
-"""Layout 1, version partitions: the on-storage format (paths, keys, Bloom filters, index).
+"""Layout 1, version partitions (the value users type: ``versioned``): everything this layout is.
 
-Plain Python and pyarrow; the Spark writer and reader of this layout live in the engine.
+Its on-storage format here in plain Python and pyarrow (paths, index, probes, compaction
+planning), its Spark writer, reader and compactor in `engine/`, its ingest sink, change images
+and import by copy beside them; the registry knows it by `layout.LAYOUT`.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The streaming sink of the version-partition layout: each committed transaction is a version.
 
-A transaction's rows stay in memory until `VersionStreamSink.prepare_commit`, which writes
+A transaction's rows stay in memory until `VersionIngestSink.prepare_commit`, which writes
 them as version ``V`` (the transaction id) of the endpoint's partition exactly as
 ``Table.upsert`` of the same rows as inserts/updates would: the last row per key in the
 transaction wins, one Parquet data file in ``version_id=V/``, a version-index entry for each
@@ -103,7 +103,7 @@ class _Keys:
     digests: KeyDigests
 
 
-class VersionStreamSink:
+class VersionIngestSink:
     """Writes a transaction batch into one partition of a version-partition table."""
 
     def __init__(

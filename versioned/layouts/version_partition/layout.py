@@ -1,4 +1,4 @@
-"""The version-partition layout, as the registry sees it (`versioned.layouts.base`)."""
+"""The version-partition layout, named ``versioned`` for users (docs/architecture.md, "Layouts")."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ LAYOUT = TableLayout(
     transaction_dirs=r"^(?:version_id|txn)=(\d+)$",
     engine="versioned.layouts.version_partition.engine.table_engine:VersionPartitionEngine",
     table_rules="versioned.layouts.version_partition.table_rules:version_table_settings",
-    ingest_sink="versioned.layouts.version_partition.ingest_sink:VersionStreamSink",
+    ingest_sink="versioned.layouts.version_partition.ingest_sink:VersionIngestSink",
     change_files="versioned.layouts.version_partition.change_images:changed_files",
     change_images="versioned.layouts.version_partition.change_images:version_images",
     import_files="versioned.layouts.version_partition.collection_import:import_files",

@@ -54,8 +54,7 @@ from versioned.mutation.errors import (
     UnknownOperationError,
 )
 from versioned.mutation.formats import format_for
-from versioned.mutation.records import ROW_ID
-from versioned.mutation.spark_form import ApplySummary
+from versioned.mutation.records import ROW_ID, ApplySummary
 from versioned.mutation.target import MutationTarget
 from versioned.mutation.transaction import Transaction
 

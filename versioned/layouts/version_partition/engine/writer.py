@@ -7,7 +7,7 @@
    stored ordering of those keys is read (key and ordering columns only) to skip stale
    changes, and deletes always leave a tombstone. With a table-wide key (some partition
    column outside the primary key) every other partition is probed too, and the key's row
-   there is retired with an ``M`` (moved) or ``D`` entry (`engine.write_plan`).
+   there is retired with an ``M`` (moved) or ``D`` entry (`write_plan`).
 3. Write the rows (never deletes) into ``version_id=V`` of each partition, the index entries
    and a Bloom filter over all keys of the batch, then commit one catalog transaction.
 

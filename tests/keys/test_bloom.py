@@ -13,7 +13,7 @@ import pytest
 from pybloom_live import BloomFilter
 from pybloom_live.pybloom import make_hashfuncs
 
-from tests.layouts.version_partition.key_samples import random_key
+from tests.keys.key_samples import random_key
 from versioned.errors import InputError, StorageError
 from versioned.keys.bloom import (
     MIN_CAPACITY,

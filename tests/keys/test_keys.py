@@ -16,7 +16,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from tests.layouts.version_partition.key_samples import random_key
+from tests.keys.key_samples import random_key
 from versioned.errors import SchemaError
 from versioned.keys.encoding import (
     encode_key,
@@ -25,7 +25,7 @@ from versioned.keys.encoding import (
     key_range,
 )
 
-REPO = Path(__file__).resolve().parents[3]
+REPO = Path(__file__).resolve().parents[2]
 UTC_PLUS_1 = dt.timezone(dt.timedelta(hours=1))
 
 # The encoding is a storage format (Bloom files persist it): these bytes must never change.
@@ -131,7 +131,7 @@ def test_encoding_is_stable_in_a_fresh_process() -> None:
     keys = [random_key(rng) for _ in range(2_000)]
     script = (
         "import random, sys\n"
-        "from tests.layouts.version_partition.key_samples import random_key\n"
+        "from tests.keys.key_samples import random_key\n"
         "from versioned.keys.encoding import encode_key\n"
         "rng = random.Random(3)\n"
         "for _ in range(2000):\n"

@@ -1,4 +1,5 @@
-"""Wall time, CPU time and contention of one timed operation (Linux ``/proc``; no psutil).
+"""Wall time, CPU time, contention and peak memory of one measured operation (Linux ``/proc``;
+no psutil).
 
 ``cpu_s`` is the user + system CPU of this process and all its descendants (the Spark JVM is
 one), so it counts the work of Spark, delta-rs and pyiceberg alike and is much less sensitive
@@ -9,41 +10,57 @@ process used meanwhile: ``others_cpu_s / (seconds * cores)`` near 0 means a quie
 from __future__ import annotations
 
 import os
+import threading
 import time
+from collections.abc import Iterator
 from typing import Any
 
 _TICK = os.sysconf("SC_CLK_TCK")
+_PAGE = os.sysconf("SC_PAGE_SIZE")
 
 
-def _stat(pid: str) -> tuple[int, float] | None:
-    """(parent pid, CPU seconds) of one process, or None if it vanished."""
+def _stat(pid: str) -> tuple[int, float, int] | None:
+    """(parent pid, CPU seconds, resident bytes) of one process, or None if it vanished."""
     try:
         with open(f"/proc/{pid}/stat") as f:
             text = f.read()
     except OSError:
         return None
     fields = text[text.rfind(")") + 2 :].split()  # after "pid (comm) "
-    return int(fields[1]), (int(fields[11]) + int(fields[12])) / _TICK
+    return int(fields[1]), (int(fields[11]) + int(fields[12])) / _TICK, int(fields[21]) * _PAGE
 
 
-def tree_cpu(root: int | None = None) -> float:
-    """CPU seconds used so far by ``root`` (default: this process) and its descendants."""
-    root = os.getpid() if root is None else root
+def _tree(root: int) -> Iterator[tuple[float, int]]:
+    """(CPU seconds, resident bytes) of ``root`` and each of its descendants."""
     parents: dict[int, int] = {}
-    cpu: dict[int, float] = {}
+    usage: dict[int, tuple[float, int]] = {}
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             st = _stat(entry)
             if st is not None:
-                parents[int(entry)], cpu[int(entry)] = st
-    total = 0.0
-    for pid, used in cpu.items():
+                parents[int(entry)], usage[int(entry)] = st[0], st[1:]
+    for pid, used in usage.items():
         p = pid
         while p and p != root:
             p = parents.get(p, 0)
         if p == root:
-            total += used
-    return total
+            yield used
+
+
+def tree_cpu(root: int | None = None) -> float:
+    """CPU seconds used so far by ``root`` (default: this process) and its descendants."""
+    return sum(cpu for cpu, _ in _tree(os.getpid() if root is None else root))
+
+
+def tree_rss(root: int | None = None) -> int:
+    """Resident bytes of ``root`` (default: this process) and its descendants (the JVM)."""
+    return sum(rss for _, rss in _tree(os.getpid() if root is None else root))
+
+
+def own_rss() -> int:
+    """Resident bytes of this (the Python driver's) process alone."""
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * _PAGE
 
 
 def system_busy() -> float:
@@ -78,3 +95,25 @@ def contention(entries: list[dict[str, Any]]) -> float:
     wall = sum(e["seconds"] for e in entries)
     others = sum(e.get("others_cpu_s", 0.0) for e in entries)
     return others / (wall * cores) if wall else 0.0
+
+
+class PeakRss:
+    """``with PeakRss() as peak: ...`` then ``peak.bytes`` (this process and its children:
+    the Spark JVM) and ``peak.python_bytes`` (the Python driver alone), sampled every 100 ms."""
+
+    def __enter__(self) -> PeakRss:
+        self.bytes = tree_rss()
+        self.python_bytes = own_rss()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._thread.start()
+        return self
+
+    def _sample(self) -> None:
+        while not self._stop.wait(0.1):
+            self.bytes = max(self.bytes, tree_rss())
+            self.python_bytes = max(self.python_bytes, own_rss())
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()

@@ -44,7 +44,6 @@ from versioned.catalog.retention import (
     VACUUMED_BEFORE_VERSION,
     oldest_readable_seq,
 )
-from versioned.catalog.store import MetaStore
 from versioned.errors import InputError
 from versioned.layouts.layout import DEAD_LETTER_DIR, STAGING_DIR, TableLayout
 from versioned.options import Progress
@@ -160,7 +159,7 @@ def vacuum_table(ctx: EngineContext, request: VacuumRequest, paths: VacuumPaths)
             {VACUUMED_BEFORE_SEQ: str(oldest.seq), VACUUMED_BEFORE_VERSION: str(oldest.version)},
         )
         say(f"{name}: versions before {oldest.version} are no longer readable")
-    _delete(store, fileio, paths, table, retired, orphans, say)
+    _delete(ctx, paths, table, retired, orphans, say)
     _remove_folders(fileio, paths, location, folders, say)
     return _timed(result, started)
 
@@ -208,8 +207,7 @@ def _orphans(
 
 
 def _delete(
-    store: MetaStore,
-    fileio: FileIO,
+    ctx: EngineContext,
     paths: VacuumPaths,
     table: TableInfo,
     retired: Sequence[DataFile],
@@ -219,6 +217,7 @@ def _delete(
     """Delete the retired files (forgetting them in the catalog), the orphans, and the
     directories that leaves empty."""
     name, location = table.spec.name, table.location
+    store, fileio = ctx.store, ctx.fileio
     deleted: list[str] = []
     for start in range(0, len(retired), _FORGET_CHUNK):
         chunk = retired[start : start + _FORGET_CHUNK]

@@ -176,7 +176,6 @@ class Table(TableStreams):
         from versioned.layouts.table_request import WriteRequest
 
         ctx = self.catalog.engine_context
-        access = write.access
         with unreadable_input_errors(_describe_source(changes)):
             access, feed = self._read_feed(ctx, changes, write)
             engine = self._engine(write.operation, access.table)
@@ -477,14 +476,15 @@ class Table(TableStreams):
         self._info, self._stale = info, False
 
     def _engine(self, operation: str, info: TableInfo | None = None) -> TableEngine:
-        """The engine of the table's layout (by ``info``, else by its record) for ``operation``.
+        """The engine of the table's layout for ``operation``, by ``info``, else by the record
+        known already (a table keeps its layout), else by its record read now.
 
         Raises:
             NotSupportedError: The layout does not implement it.
         """
         from versioned.layouts.engine_protocol import engine_for
 
-        layout = (info or self.info).spec.layout
+        layout = (info or self._info or self.info).spec.layout
         return engine_for(layout_of(layout), operation, self.name)
 
     def describe(self) -> dict[str, Any]:

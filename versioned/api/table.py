@@ -6,11 +6,11 @@ import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from versioned.api.table_reads import TableReads
 from versioned.api.table_streams import TableStreams
-from versioned.catalog.records import CommitInfo, Snapshot, TableAccess, TableInfo
+from versioned.catalog.records import CommitInfo, TableAccess, TableInfo
 from versioned.errors import InputError
 from versioned.layouts.base import layout_of
 from versioned.names import TableName
@@ -20,8 +20,6 @@ from versioned.schema import Column, TableSpec
 from versioned.storage.partition_spec import partition_values
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
-
     from versioned.api.catalog import Catalog
     from versioned.catalog.store import MetaStore
     from versioned.engine.feeds.reader import Feed
@@ -31,7 +29,7 @@ if TYPE_CHECKING:
     from versioned.results import CompactionResult, VacuumResult
 
 
-class Table(TableStreams):
+class Table(TableReads, TableStreams):
     """A table: its definition and the operations on its data.
 
     Each operation that changes the table reads what it needs of the catalog once, at its
@@ -85,17 +83,6 @@ class Table(TableStreams):
     @property
     def _store(self) -> MetaStore:
         return self.catalog.engine_context.store
-
-    def history(self) -> list[CommitInfo]:
-        """Every commit of the table, oldest first."""
-        return self._store.history(self.name)
-
-    def snapshot(self, as_of: int | None = None, *, as_of_time: Any = None) -> Snapshot:
-        """The committed files of the latest version, of version ``as_of`` (the table's latest
-        version at or below it), or as of ``as_of_time`` (an aware `datetime`, or seconds
-        since the epoch: the last commit made in that second or before)."""
-        when = None if as_of_time is None else _epoch_seconds(as_of_time)
-        return self._store.snapshot(self.name, as_of=as_of, as_of_time=when)
 
     def upsert(
         self,
@@ -295,75 +282,6 @@ class Table(TableStreams):
         write = _Write("delete", access, options, progress, feed_args)
         return self._apply(delete_changes(matching), write)
 
-    def matching(self, where: str, as_of: int | None = None) -> DataFrame:
-        """The live rows (at version ``as_of``) matching the SQL condition ``where``.
-
-        Raises:
-            QueryError: ``where`` does not parse or names unknown columns.
-        """
-        return self._where(self.snapshot(as_of), where)
-
-    def _where(self, snapshot: Snapshot, where: str) -> DataFrame:
-        """The live rows of ``snapshot`` matching ``where``."""
-        from versioned.engine.spark.errors import user_query_errors
-
-        frame = self._read(snapshot, with_version=False)
-        with user_query_errors("--where"):
-            return frame.where(where)
-
-    def read(
-        self,
-        as_of: int | None = None,
-        *,
-        as_of_time: Any = None,
-        with_version: bool = False,
-        with_row_id: bool = False,
-    ) -> DataFrame:
-        """The latest version of every live record (at version ``as_of``, or at time
-        ``as_of_time``, if given: see `snapshot`).
-
-        The snapshot is resolved once, now; later commits do not change the DataFrame.
-        ``with_row_id`` adds Hive's ``ROW__ID`` struct ``(writeid, bucketid, rowid)``
-        (acid layout only; others raise `NotSupportedError`).
-        """
-        if self._info is not None:  # fails before the catalog is asked
-            self._engine("read", self._info)
-        snapshot = self.snapshot(as_of, as_of_time=as_of_time)  # fails before Spark starts
-        return self._read(snapshot, with_version=with_version, with_row_id=with_row_id)
-
-    def _read(
-        self, snapshot: Snapshot, *, with_version: bool, with_row_id: bool = False
-    ) -> DataFrame:
-        engine = self._engine("read", snapshot.table)
-        ctx = self.catalog.engine_context
-        if with_row_id:
-            return engine.read(ctx, snapshot, with_version=with_version, with_row_id=True)
-        return engine.read(ctx, snapshot, with_version=with_version)
-
-    def changes(self, since: int | None = None, until: int | None = None) -> DataFrame:
-        """Net change per key between version ``since`` and ``until`` (default: latest).
-
-        Each row has ``_change`` (``insert``, ``update`` or ``delete``) and the record's
-        columns: the new values, or for a delete the last values before it. A ``since``
-        below the table's first version (``0``, as Delta's ``startingVersion=0``) starts
-        from the empty table: every live row is an insert.
-        """
-        engine = self._engine("changes")
-        before = None
-        if since is not None:
-            history = self.history()
-            if history and since >= min(c.version for c in history):
-                before = self.snapshot(since)
-        after = self.snapshot(until)
-        if before is not None and after.seq < before.seq:
-            raise InputError(
-                f"version {until} of {self.name} was committed before version {since}: "
-                "until must name a later commit than since",
-                since=since,
-                until=until,
-            )
-        return engine.changes(self.catalog.engine_context, before, after)
-
     def compact(
         self,
         partitions: Sequence[str | Mapping[str, Any] | Sequence[str | None]] | None = None,
@@ -527,20 +445,6 @@ def _nothing_applied(started: float) -> CommitResult:
     return CommitResult(
         version=None, inserted=0, updated=0, deleted=0, stale=0, rejected=0, seconds=seconds
     )
-
-
-def _epoch_seconds(when: Any) -> float:
-    """An aware `datetime` or a number of seconds since the epoch, as seconds."""
-    if isinstance(when, datetime):
-        if when.tzinfo is None:
-            raise InputError(
-                f"as_of_time {when.isoformat()} has no time zone: give an aware datetime "
-                "(e.g. datetime(2024, 5, 1, 12, tzinfo=UTC))"
-            )
-        return when.timestamp()
-    if isinstance(when, int | float) and not isinstance(when, bool):
-        return float(when)
-    raise InputError(f"as_of_time must be an aware datetime or epoch seconds, got {when!r}")
 
 
 @dataclass(frozen=True)

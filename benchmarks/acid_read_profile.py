@@ -37,11 +37,10 @@ from benchmarks.acid_reads import write_plain_copies
 from benchmarks.harness import (
     log,
     machine,
-    read_json,
+    rerender,
+    save,
     spark_session,
-    stamp,
     table,
-    write_json,
 )
 from benchmarks.internals import acid_events, acid_files_of
 from benchmarks.read_profile import measure
@@ -179,7 +178,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser().parse_args(argv)
     out = Path(args.out)
     if args.report_only:
-        render(read_json(out / f"{NAME}.json", None), out)
+        rerender(out, NAME, render)
         return
     spark = spark_session("acid-read-profile", {"spark.driver.memory": "8g"})
     doc: dict[str, Any] = {"machine": machine(spark), "repeat": args.repeat, "runs": {}}
@@ -190,9 +189,7 @@ def main(argv: list[str] | None = None) -> None:
         for state in ("10 deltas", "major compaction"):
             for name in STEPS:
                 log(f"N={rows:,} {state} {name}: {result[state][name]['seconds']:.2f}s")
-    doc["stamp"] = stamp()
-    write_json(out / f"{NAME}.json", doc)
-    render(doc, out)
+    save(out, NAME, doc, render)
 
 
 if __name__ == "__main__":

@@ -42,11 +42,10 @@ from benchmarks.harness import (
     log,
     machine,
     medians,
-    read_json,
+    rerender,
+    save,
     spark_session,
-    stamp,
     table,
-    write_json,
 )
 from benchmarks.internals import version_reader
 from benchmarks.upsert_data import COLUMNS, KEY, OP, PARTITION, generate
@@ -183,7 +182,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser().parse_args(argv)
     out = Path(args.out)
     if args.report_only:
-        render(read_json(out / f"{NAME}.json", None), out)
+        rerender(out, NAME, render)
         return
     spark = spark_session("read-profile")
     doc: dict[str, Any] = {"machine": machine(spark), "repeat": args.repeat, "runs": {}}
@@ -194,9 +193,7 @@ def main(argv: list[str] | None = None) -> None:
         for name in (*STEPS, *TRIED):
             log(f"N={rows:,} {name}: {result[name]['seconds']:.2f}s")
         cat.close()
-    doc["stamp"] = stamp()
-    write_json(out / f"{NAME}.json", doc)
-    render(doc, out)
+    save(out, NAME, doc, render)
 
 
 if __name__ == "__main__":

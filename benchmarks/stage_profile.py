@@ -38,10 +38,9 @@ from benchmarks.harness import (
     PeakRss,
     log,
     machine,
-    read_json,
-    stamp,
+    rerender,
+    save,
     table,
-    write_json,
 )
 from benchmarks.upsert_data import COLUMNS, KEY, OP, PARTITION, generate
 from versioned import connect
@@ -215,7 +214,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser().parse_args(argv)
     out = Path(args.out)
     if args.report_only:
-        render(read_json(out / f"{NAME}.json", None), out)
+        rerender(out, NAME, render)
         return
     own, caller = sessions("stage-profile")
     doc: dict[str, Any] = {"machine": machine(own), "runs": []}
@@ -224,9 +223,7 @@ def main(argv: list[str] | None = None) -> None:
             profile(caller, rows, Path(args.work) / f"n{rows}", args.loads, args.batches)
         )
     shutil.rmtree(args.work, ignore_errors=True)
-    doc["stamp"] = stamp()
-    write_json(out / f"{NAME}.json", doc)
-    render(doc, out)
+    save(out, NAME, doc, render)
 
 
 if __name__ == "__main__":

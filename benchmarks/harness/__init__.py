@@ -16,7 +16,14 @@ from benchmarks.harness.log import log
 from benchmarks.harness.markdown import row, table
 from benchmarks.harness.meter import Meter, PeakRss, contention
 from benchmarks.harness.record import machine, stamp
-from benchmarks.harness.results import ResultsFile, command_line, read_json, write_json
+from benchmarks.harness.results import (
+    ResultsFile,
+    command_line,
+    read_json,
+    rerender,
+    save,
+    write_json,
+)
 from benchmarks.harness.session import shared_session, spark_session
 from benchmarks.harness.timing import (
     Interleaved,
@@ -44,8 +51,10 @@ __all__ = [
     "medians",
     "read_json",
     "repeat",
+    "rerender",
     "rotated",
     "row",
+    "save",
     "shared_session",
     "spark_session",
     "stamp",

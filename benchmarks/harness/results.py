@@ -27,6 +27,18 @@ def read_json(path: Path, default: Any) -> Any:
     return json.loads(path.read_text()) if path.exists() else default
 
 
+def rerender(out: Path, name: str, render: Callable[[Any, Path], None]) -> None:
+    """``--report-only``: render ``out/<name>.json`` again, measuring nothing."""
+    render(read_json(out / f"{name}.json", None), out)
+
+
+def save(out: Path, name: str, doc: dict[str, Any], render: Callable[[Any, Path], None]) -> None:
+    """Stamp ``doc`` (commit, date), write it as ``out/<name>.json`` and render its report."""
+    doc["stamp"] = stamp()
+    write_json(out / f"{name}.json", doc)
+    render(doc, out)
+
+
 def command_line(module: str, argv: list[str] | None) -> str:
     """``python -m module ARGS`` as the benchmark was asked to run (``argv``, else the
     process's own arguments)."""

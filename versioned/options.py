@@ -90,8 +90,14 @@ class CompactionThresholds:
         min_versions: Versions (committed writes) in the partition.
         max_index_entries: Version-index entries (readers join them on every read).
         min_small_files: Data files under half the target size (rows and bytes).
+        index_ratio: Version-index entries over the partition's stored rows (what share of
+            its rows a reader must drop by key).
+        min_rows: Partitions with fewer stored rows are compacted only for small files
+            (their reads cost little either way); the acid layout leaves them alone.
     """
 
     min_versions: int | None = 10
     max_index_entries: int | None = 100_000
     min_small_files: int | None = 10
+    index_ratio: float | None = None
+    min_rows: int = 0

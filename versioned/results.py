@@ -37,6 +37,8 @@ class CommitResult:
         tombstones: Kafka tombstones (null Debezium events) skipped; they carry no change.
         dead_letter: Where the rejected rows were written with their reasons (a folder
             relative to the warehouse), or None when no row was rejected.
+        maintenance: What the table's own maintenance did after the commit (table property
+            ``auto_compact``; ``seconds`` above excludes it), or None when it did not run.
     """
 
     version: int | None
@@ -54,6 +56,7 @@ class CommitResult:
     coerced: int = 0
     tombstones: int = 0
     dead_letter: str | None = None
+    maintenance: CompactionResult | None = None
 
     @property
     def nothing_applied(self) -> bool:
@@ -61,8 +64,22 @@ class CommitResult:
         return self.version is None
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain-data form (for JSON output)."""
-        return asdict(self)
+        """Plain-data form (for JSON output); the maintenance as one line."""
+        data = asdict(self)
+        data["maintenance"] = _maintenance_line(self.maintenance)
+        return data
+
+
+def _maintenance_line(done: CompactionResult | None) -> str | None:
+    """``auto compaction: 2 of 3 partition(s) compacted in 1.20 s`` (None: it did not run)."""
+    if done is None:
+        return None
+    if not done.partitions:
+        return "auto compaction: nothing due"
+    return (
+        f"auto compaction: {done.compacted} of {len(done.partitions)} partition(s) compacted "
+        f"in {done.seconds:.2f} s"
+    )
 
 
 PartitionStatus = Literal["planned", "compacted", "conflict", "skipped"]

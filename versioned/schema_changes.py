@@ -37,15 +37,17 @@ ALLOWED_WIDENINGS = (
 
 @dataclass(frozen=True)
 class SchemaChange:
-    """Columns to add and columns to widen (each with its new type).
+    """Columns to add, columns to widen (each with its new type), and table properties.
 
     Attributes:
         add: New columns, appended after the existing ones in this order.
         widen: Existing columns with their new, wider type.
+        properties: Table properties to set (``(name, value)``) or remove (``(name, None)``).
     """
 
     add: tuple[Column, ...] = ()
     widen: tuple[Column, ...] = ()
+    properties: tuple[tuple[str, str | None], ...] = ()
 
     @classmethod
     def parse(
@@ -68,10 +70,14 @@ class SchemaChange:
 
     def describe(self) -> dict[str, Any]:
         """Plain-data summary (stored with the ``alter`` commit and printed by the CLI)."""
-        return {
+        described: dict[str, Any] = {
             "added_columns": [f"{c.name} {c.type}" for c in self.add],
             "widened_columns": [f"{c.name} {c.type}" for c in self.widen],
         }
+        if self.properties:
+            described["set_properties"] = {k: v for k, v in self.properties if v is not None}
+            described["unset_properties"] = [k for k, v in self.properties if v is None]
+        return described
 
 
 def _columns(value: str | Sequence[Column] | None) -> tuple[Column, ...]:
@@ -127,7 +133,13 @@ def evolve(spec: TableSpec, change: SchemaChange) -> TableSpec:
             problems=tuple(problems),
         )
     columns = tuple(widened.get(c.name, c) for c in spec.columns) + change.add
-    return dataclasses.replace(spec, columns=columns)
+    properties = dict(spec.properties)
+    for key, value in change.properties:
+        if value is None:
+            properties.pop(key, None)
+        else:
+            properties[key] = value
+    return dataclasses.replace(spec, columns=columns, properties=properties)
 
 
 def widening_problem(spec: TableSpec, old: Column, new: Column) -> str | None:

@@ -5,10 +5,12 @@ one runs tests/table/test_concurrency.py in the same run) on one catalog
 (`alternating_catalog_url`, tests/conftest.py); consecutive seeds take every layout on every
 catalog.
 
-After each kill the table must read exactly as before or exactly as after the operation, and
-a new upsert must work. At the end, once the killed processes' transactions have expired,
-vacuum (grace 0) must leave no file under the table that the catalog does not list, except
-the dead-letter folder.
+The table maintains itself after every write (``auto_compact`` with thresholds every write
+crosses), so an upsert can also die in the compaction it runs after its commit: it then reads
+as after the upsert. After each kill the table must read exactly as before or exactly as
+after the operation, and a new upsert must work. At the end, once the killed processes'
+transactions have expired, vacuum (grace 0) must leave no file under the table that the
+catalog does not list, except the dead-letter folder.
 """
 
 from __future__ import annotations
@@ -28,9 +30,23 @@ from versioned.layouts.base import layout_of
 
 TXN_TIMEOUT_S = 4.0
 # Kill points: after the progress message containing the stage, plus a random delay.
+# An upsert's "auto compaction" stages come after its commit: the table's own maintenance
+# (EAGER below makes every write run it), killed while it writes or commits.
 STAGES = {
-    "upsert": ["reading the batch", "{lookup}", "writing ", "committed version"],
+    "upsert": [
+        "reading the batch",
+        "{lookup}",
+        "writing ",
+        "committed version",
+        "auto compaction: ",
+        "auto compaction: t.crash [1/",
+    ],
     "compact": ["reading ", "writing ", "committing", "committed version"],
+}
+EAGER = {
+    "auto_compact.min_rows": "0",
+    "compactor.delta.num.threshold": "1",
+    "compactor.delta.pct.threshold": "0",
 }
 # How a write finds the stored keys of its batch, per layout.
 LOOKUP = {"versioned": "probing Bloom filters", "acid": "looking up the stored rows"}
@@ -86,18 +102,20 @@ def test_killed_upserts_and_compactions_leave_the_table_before_or_after(
     catalog_url = alternating_catalog_url
     warehouse = str(tmp_path / "wh")
     cat = connect(catalog=catalog_url, warehouse=warehouse, spark=spark, user="alice")
-    t = make_table(cat, "t.crash", layout=layout)
+    t = make_table(cat, "t.crash", layout=layout, properties=EAGER)
     model: dict[int, Any] = {}
     for v in range(3):  # several versions, so compaction has work in both partitions
         rows: list[Row] = [(i, float(v * 100 + i), "I", "ab"[i % 2]) for i in range(v, 40, 2)]
         t.upsert(batch(rows))
         apply(model, rows)
     rng = random.Random(seed)  # from the run's seed, printed in pytest's header
-    # The first round of each kind dies while writing files, the others anywhere.
+    # The first round of each kind dies while writing files, the second upsert in the
+    # compaction its maintenance runs, the last compaction anywhere.
+    fixed = {0: "writing ", 1: "writing ", 2: STAGES["upsert"][-1]}
     plan = [
         (
             op,
-            "writing " if i < 2 else rng.choice(STAGES[op]).format(lookup=LOOKUP[layout]),
+            fixed.get(i) or rng.choice(STAGES[op]).format(lookup=LOOKUP[layout]),
             rng.uniform(0.0, 0.6),
         )
         for i, op in enumerate(ROUNDS)
@@ -124,13 +142,16 @@ def test_killed_upserts_and_compactions_leave_the_table_before_or_after(
             now = latest(t)
             assert now in (before, after), f"round {n} killed after {reached!r}; {context}"
             outcomes.append((op, reached, "after" if now == after != before else "before"))
+            if stage == STAGES["upsert"][-1]:  # killed in its maintenance: the write stands
+                assert "auto compaction" in reached and now == after, f"{outcomes}; {context}"
             if now == after:
                 model = after_model
             history = t.history()
             if len(history) == commits:
                 assert {f.path for f in t.snapshot().files} == before_files, context
-            else:
-                assert history[-1].operation == op, context
+            else:  # the operation, then the compactions its maintenance committed
+                assert history[commits].operation == op, context
+                assert {c.operation for c in history[commits + 1 :]} <= {"compact"}, context
 
             fresh: list[Row] = [(2000 + n, 2.0, "I", "b"), (n + 10, 3.0, "U", "ab"[n % 2])]
             t.upsert(batch(fresh))  # the table takes new writes at once

@@ -186,7 +186,11 @@ class Catalog:
                 LSN); older changes than the stored state are skipped as stale.
             layout: ``"versioned"`` (version partitions) or ``"acid"`` (Hive ACID deltas).
             file_format: ``"parquet"`` (default) or ``"orc"`` (required by ``acid``).
+            properties: Table properties; a new table gets ``auto_compact=true`` unless
+                given (its own maintenance after each write: `versioned.api.auto_maintenance`).
         """
+        from versioned.api.auto_maintenance import new_table_properties
+
         spec = TableSpec.build(
             name,
             columns=columns,
@@ -199,7 +203,7 @@ class Catalog:
             bucket_by=bucket_by,
             buckets=buckets,
             sort_by=sort_by,
-            properties=properties,
+            properties=new_table_properties(properties),
         )
         return self.create_table_from_spec(spec)
 

@@ -182,6 +182,12 @@ class Table(TableReads, TableStreams):
                 self._stale = True  # read again on first use: the write may have committed
         if feed.events is not None:
             result = replace(result, tombstones=feed.events.tombstones())
+        if result.version is not None:
+            from versioned.api.auto_maintenance import maintain
+
+            done = maintain(self, write.progress, write.options)
+            if done is not None:
+                result = replace(result, maintenance=done)
         return result
 
     def _read_feed(
@@ -242,6 +248,28 @@ class Table(TableReads, TableStreams):
 
         layout_of(self.spec.layout).require("alter", self.name)
         commit = self._store.alter_table(self.name, SchemaChange.parse(add, widen))
+        self._stale = True
+        return commit
+
+    def set_properties(self, properties: Mapping[str, str | None]) -> CommitInfo:
+        """Set table properties (a value of ``None`` removes one), as one ``alter`` commit.
+
+        E.g. ``{"auto_compact": "false"}`` turns the table's own maintenance off
+        (`versioned.api.auto_maintenance`). Needs write permission.
+
+        Raises:
+            SchemaError: A maintenance setting has a bad value; nothing changed.
+        """
+        from versioned.api.auto_maintenance import check_properties
+        from versioned.schema_changes import SchemaChange
+
+        changes = tuple((str(k), None if v is None else str(v)) for k, v in properties.items())
+        if not changes:
+            raise InputError("no table property given to set or remove")
+        merged = dict(self.refresh().spec.properties)
+        merged.update({k: v for k, v in changes if v is not None})
+        check_properties({k: v for k, v in merged.items() if (k, None) not in changes}, self.name)
+        commit = self._store.alter_table(self.name, SchemaChange(properties=changes))
         self._stale = True
         return commit
 
@@ -310,6 +338,25 @@ class Table(TableReads, TableStreams):
             PermissionDeniedError: The user may not write the table.
             NoSuchPartitionError: A named partition does not exist.
         """
+        return self._compact(
+            partitions,
+            thresholds=thresholds,
+            options=options,
+            dry_run=dry_run,
+            progress=progress,
+        )
+
+    def _compact(
+        self,
+        partitions: Sequence[str | Mapping[str, Any] | Sequence[str | None]] | None = None,
+        *,
+        thresholds: CompactionThresholds | None = None,
+        options: CompactionOptions | None = None,
+        dry_run: bool = False,
+        progress: Callable[[str], None] | None = None,
+        trigger: str = "manual",
+    ) -> CompactionResult:
+        """`compact`, with who asked for it (``auto``: the table's own maintenance)."""
         from versioned.layouts.table_request import CompactRequest
 
         access = self._resolve("compact", with_snapshot=True, with_history=True)
@@ -331,6 +378,7 @@ class Table(TableReads, TableStreams):
             thresholds=thresholds,
             options=options or CompactionOptions(),
             dry_run=dry_run,
+            trigger=trigger,
         )
         engine = self._engine("compact", access.table)
         try:
@@ -409,6 +457,8 @@ class Table(TableReads, TableStreams):
         """Definition, ownership, location, partitions and current version as plain data,
         with what the layout derives from the definition (acid: ``bucketing_version``,
         ``key_lookup``)."""
+        from versioned.api.auto_maintenance import describe_maintenance
+
         info = self.refresh().info
         history = self.history()
         partitions = self._store.partitions(self.name)
@@ -426,6 +476,7 @@ class Table(TableReads, TableStreams):
             "commits": len(history),
             "partitions": len(partitions),
             "stream_progress": self.stream_progress(),
+            **describe_maintenance(info.spec, history),
         }
 
 

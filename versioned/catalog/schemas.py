@@ -92,6 +92,7 @@ def alter(
     )
     data = dict(table.spec)
     data["columns"] = [c.to_dict() for c in new_spec.columns]
+    data["properties"] = dict(new_spec.properties)
     table.spec = data  # a new dict, so the JSON column is seen as changed
     record(session, table.id, commit.seq, new_spec.columns, now)
     session.flush()

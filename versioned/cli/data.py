@@ -191,6 +191,7 @@ HISTORY_COLUMNS = [
     "superseded",
     "rejected",
     "files",
+    "trigger",
 ]
 
 
@@ -224,6 +225,7 @@ def history(state: CliContext, name: str) -> None:
                 "superseded": m.get("superseded"),
                 "rejected": m.get("rejected"),
                 "files": m.get("files_written"),
+                "trigger": m.get("trigger"),
             }
         )
     echo(render_rows(rows, state.output, HISTORY_COLUMNS))

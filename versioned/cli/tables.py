@@ -167,10 +167,25 @@ def describe(state: CliContext, name: str) -> None:
     default=None,
     help='Columns with a wider type: "qty BIGINT, price DECIMAL(12,2)".',
 )
+@click.option(
+    "--set",
+    "set_",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Set a table property (repeatable), e.g. auto_compact=false.",
+)
+@click.option("--unset", multiple=True, metavar="KEY", help="Remove a table property (repeatable).")
 @output_option
 @pass_cli
-def alter_table(state: CliContext, name: str, add: str | None, widen: str | None) -> None:
-    """Add columns to DB.TABLE or widen their types, as one commit (operation 'alter').
+def alter_table(
+    state: CliContext,
+    name: str,
+    add: str | None,
+    widen: str | None,
+    set_: tuple[str, ...],
+    unset: tuple[str, ...],
+) -> None:
+    """Add columns to DB.TABLE, widen their types, or set its properties (one commit each).
 
     Only the catalog changes: no file is rewritten. Rows written before read null in added
     columns; old files are read under widened types; --as-of V still shows the schema of V.
@@ -179,18 +194,41 @@ def alter_table(state: CliContext, name: str, add: str | None, widen: str | None
     type changes) fails and changes nothing. Dropping and renaming columns are not
     supported. Needs write permission on the table.
 
+    Properties: --set KEY=VALUE and --unset KEY change table properties, e.g. the table's
+    own maintenance after each write (auto_compact=true|false, auto_compact.min_versions,
+    auto_compact.index_ratio, auto_compact.min_small_files, auto_compact.min_rows; see
+    'versioned describe').
+
     \b
     Examples:
       versioned alter-table test.sell --add-columns "discount DOUBLE, channel STRING"
       versioned alter-table test.sell --widen "batch BIGINT"
+      versioned alter-table test.sell --set auto_compact=false
+      versioned alter-table test.sell --set auto_compact.min_versions=4
     """
-    if add is None and widen is None:
-        raise click.UsageError("give --add-columns, --widen or both")
-    commit = state.catalog.table(name).alter_columns(add=add, widen=widen)
+    if add is None and widen is None and not set_ and not unset:
+        raise click.UsageError("give --add-columns, --widen, --set or --unset")
+    table = state.catalog.table(name)
+    commits = []
+    if add is not None or widen is not None:
+        commits.append(table.alter_columns(add=add, widen=widen))
+    if set_ or unset:
+        props: dict[str, str | None] = {}
+        for item in set_:
+            key, sep, value = item.partition("=")
+            if not sep or not key.strip():
+                raise click.BadParameter(f"{item!r} is not KEY=VALUE", param_hint="--set")
+            props[key.strip()] = value
+        props.update({key: None for key in unset})
+        commits.append(table.set_properties(props))
     if state.output == "table":
-        changes = [f"added {c}" for c in commit.metrics.get("added_columns", [])]
-        changes += [f"widened {c}" for c in commit.metrics.get("widened_columns", [])]
-        echo(f"altered {name} as version {commit.version}: {', '.join(changes)}")
+        for commit in commits:
+            m = commit.metrics
+            changes = [f"added {c}" for c in m.get("added_columns", [])]
+            changes += [f"widened {c}" for c in m.get("widened_columns", [])]
+            changes += [f"set {k}={v}" for k, v in m.get("set_properties", {}).items()]
+            changes += [f"removed {k}" for k in m.get("unset_properties", [])]
+            echo(f"altered {name} as version {commit.version}: {', '.join(changes)}")
     else:
         echo(render_record(describe_record(state, name), state.output))
 

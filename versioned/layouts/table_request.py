@@ -88,6 +88,8 @@ class CompactRequest(TableRequest):
         options: Tuning of the compaction.
         dry_run: Plan only; write nothing and start no Spark.
         history: The table's commits when the request was resolved (tombstone retention).
+        trigger: ``manual`` (asked for) or ``auto`` (the table's own maintenance after a
+            write); recorded in each commit's metrics.
     """
 
     partitions: Sequence[PartitionInfo] | None = None
@@ -95,6 +97,7 @@ class CompactRequest(TableRequest):
     options: CompactionOptions = field(default_factory=CompactionOptions)
     dry_run: bool = False
     history: tuple[CommitInfo, ...] | None = None
+    trigger: str = "manual"
 
     def planning_history(self, store: MetaStore, attempt: int = 1) -> list[CommitInfo]:
         """The history attempt ``attempt`` plans on (see `planning_snapshot`)."""

@@ -122,6 +122,13 @@ def plan_partition(
             reasons.append(f"{entries} index entries")
         elif any(int(f.stats.get("min_version", -1)) in expired_tombstone_versions for f in index):
             reasons.append("expired tombstones")
+    elif data_rows < thresholds.min_rows:  # small: only its small files make it pay
+        if (
+            thresholds.min_small_files is not None
+            and small >= thresholds.min_small_files
+            and len(data) > to_write
+        ):
+            reasons.append(f"{small} small files >= {thresholds.min_small_files}")
     else:
         if thresholds.min_versions is not None and versions >= max(thresholds.min_versions, 2):
             reasons.append(f"{versions} versions >= {thresholds.min_versions}")
@@ -131,6 +138,10 @@ def plan_partition(
             and entries > 0
         ):
             reasons.append(f"{entries} index entries >= {thresholds.max_index_entries}")
+        if thresholds.index_ratio is not None and entries > 0 and data_rows:
+            ratio = entries / data_rows
+            if ratio >= thresholds.index_ratio:
+                reasons.append(f"index entries {ratio:.1%} of rows >= {thresholds.index_ratio:.1%}")
         if (
             thresholds.min_small_files is not None
             and small >= thresholds.min_small_files

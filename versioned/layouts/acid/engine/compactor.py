@@ -101,9 +101,9 @@ def compact_acid_table(
     chosen = request.partitions
     if chosen is None:
         chosen = list(snapshot.partitions.values())
-    plans = [
-        p for p in (_plan(snapshot, ids, part, kind, rules) for part in chosen) if p is not None
-    ]
+    floor = request.thresholds.min_rows if request.thresholds is not None else 0
+    big_enough = [part for part in chosen if _stored_rows(snapshot, part) >= floor]
+    plans = [p for p in (_plan(snapshot, ids, part, kind, rules) for part in big_enough) if p]
     if not plans:
         say(f"{name}: nothing to compact")
         return CompactionResult(str(name), request.dry_run, (), _since(started))
@@ -135,6 +135,15 @@ def _plan(
     current = snapshot.partitions.get(partition.id, partition)
     files = [f for f in snapshot.files if f.partition_id == partition.id]
     return plan_partition(current, files, ids, kind=kind, thresholds=rules)
+
+
+def _stored_rows(snapshot: Snapshot, partition: PartitionInfo) -> int:
+    """Event rows of the partition's committed files (inserts, updates and deletes)."""
+    return sum(
+        f.row_count
+        for f in snapshot.files
+        if f.partition_id == partition.id and f.kind in EVENT_KINDS
+    )
 
 
 def _planned(plan: AcidCompactionPlan) -> PartitionCompaction:
@@ -238,6 +247,7 @@ def _compact_partition(
                     "files_written": len(data),
                     "bytes_written": sum(a.size_bytes for a in data),
                     "tombstones": tombstones,
+                    "trigger": job.request.trigger,
                 },
             )
         except CommitConflictError:  # nothing committed and T still open: hide them again

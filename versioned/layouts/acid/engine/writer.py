@@ -354,7 +354,12 @@ def _write(job: _WriteJob, txn: AcidTransaction, snapshot: Snapshot) -> CommitRe
         files_written=len(data),
         bytes_written=sum(a.size_bytes for a in data),
         seconds=round(time.monotonic() - job.started, 3),
-        **counts,
+        inserted=counts["inserted"],
+        updated=counts["updated"],
+        deleted=counts["deleted"],
+        stale=counts["stale"],
+        superseded=counts["superseded"],
+        ignored_deletes=counts["ignored_deletes"],
     )
 
 

@@ -255,6 +255,7 @@ def _compact_partition(
                 "files_removed": len(files),
                 "files_written": len(written.adds),
                 "bytes_written": sum(a.size_bytes for a in written.adds),
+                "trigger": ctx.request.trigger,
             },
         )
     ctx.say(f"committed version {tx.id}")

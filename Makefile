@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 BENCH_STAMP := $(VENV)/.installed-bench
 
-.PHONY: demo check test test-spark test-cluster soak wheel-smoke lint docs bench bench-smoke bench-acid bench-acid-profile bench-streaming bench-mutation bench-caller bench-scaling clean
+.PHONY: demo check test test-spark test-cluster soak wheel-smoke lint docs bench bench-smoke bench-acid bench-acid-profile bench-streaming bench-mutation bench-caller bench-scaling bench-continuous clean
 
 # The package and its development tools; the benchmarks' peers (delta-rs, pyiceberg,
 # matplotlib) only for the `bench*` targets (the tests need none of them: about 30 s of CI).
@@ -122,6 +122,12 @@ bench-caller: $(BENCH_STAMP)
 # each table's bulk load next to a plain partitioned write (issue 15; long-running).
 bench-scaling: $(BENCH_STAMP)
 	$(PY) -m benchmarks.scaling
+
+# A table that keeps receiving change batches (30 of 1 % each, 10M rows): reads after every
+# batch against plain scans, upserts (with the maintenance each table runs on its own) against
+# delta-rs MERGE, both layouts (issue 30; writes benchmarks/results/continuous.md; long-running).
+bench-continuous: $(BENCH_STAMP)
+	$(PY) -m benchmarks.continuous --rows 10000000
 
 clean:
 	rm -rf $(VENV) warehouse .pytest_cache .mypy_cache .ruff_cache

@@ -209,6 +209,18 @@ SCENARIOS: tuple[Scenario, ...] = (
         writes="mutation.{json,md}",
     ),
     Scenario(
+        "continuous",
+        "30 change batches in a row: reads vs plain scans and upserts vs MERGE (issue 30)",
+        (
+            *(*SMALL, "--batches", "3", "--partitions", "4", "--buckets", "2"),
+            *("--repeat", "1", "--warm-up-rows", "0", "--no-maintenance-reference"),
+            *("--tpch", "--tpch-scale", "0.001"),
+        ),
+        _rows(),
+        make="bench-continuous",
+        writes="continuous.{json,md,png}",
+    ),
+    Scenario(
         "streaming",
         "streaming ingest: records/s and commit latency per catalog and layout, vs delta-rs",
         (
@@ -234,6 +246,12 @@ HELPERS: dict[str, str] = {
     "acid_footer": "acid's probe of the hive.acid.* footer step (wraps the engine's calls)",
     "acid_report": "acid.md from acid.json",
     "acid_plots": "acid's read-ratio plot",
+    "continuous_data": "continuous's 6-column table and change batches (numpy, pyarrow)",
+    "continuous_tpch": "continuous's TPC-H variant: lineitem, RF1/RF2-like batches, Q1, Q6",
+    "continuous_engines": "continuous's writers: versioned tables of each layout, delta-rs MERGE",
+    "continuous_reads": "continuous's reads: a table's queries vs a plain copy of its live rows",
+    "continuous_report": "continuous.md (summary against the targets, batch tables)",
+    "continuous_plots": "continuous's plot: read ratios and cumulative cost over the batches",
 }
 
 

@@ -88,7 +88,27 @@ def test_refused_changes_exit_2_with_one_line_and_change_nothing(
 
 def test_alter_table_without_a_change_is_a_usage_error(run: Any) -> None:
     result = run("alter-table", "shop.items")
-    assert result.exit_code == 2 and "--add-columns, --widen or both" in result.output
+    assert result.exit_code == 2 and "--add-columns, --widen, --set or --unset" in result.output
+
+
+def test_alter_table_sets_and_removes_the_maintenance_properties(run: Any) -> None:
+    described = json.loads(run("describe", "shop.items", "-o", "json").output)
+    assert described["auto_compact"] is True  # a new table maintains itself
+    done = run("alter-table", "shop.items", "--set", "auto_compact=false")
+    assert done.exit_code == 0, done.output
+    assert "set auto_compact=false" in done.output
+    described = json.loads(run("describe", "shop.items", "-o", "json").output)
+    assert described["auto_compact"] is False
+    assert described["properties"]["auto_compact"] == "false"
+    bad = run("alter-table", "shop.items", "--set", "auto_compact.min_versions=many")
+    assert bad.exit_code != 0
+    assert "auto_compact.min_versions='many'" in bad.output and "whole number" in bad.output
+    assert len(bad.output.strip().splitlines()) == 1, bad.output
+    gone = run("alter-table", "shop.items", "--unset", "auto_compact")
+    assert gone.exit_code == 0 and "removed auto_compact" in gone.output
+    history = json.loads(run("history", "shop.items", "-o", "json").output)
+    assert [h["operation"] for h in history] == ["alter", "alter"]
+    assert run("alter-table", "shop.items", "--set", "oops").exit_code == 2
 
 
 def test_altering_needs_write_permission(run: Any) -> None:

@@ -6,6 +6,9 @@ Counted are the catalog calls that read a table's row and check a privilege on i
 (`MetaStore.resolve` and every call built on `StoreBase._on_table`: ``check``, ``table``,
 ``snapshot``, ``history``, ``partitions``, ``write_ids``, ...). The commit itself re-checks
 the write in its own SQL transaction, with its compare-and-swap: it is counted apart, once.
+A write to a table that maintains itself (``auto_compact``, on for new tables) then resolves
+the table once more: its maintenance is an operation of its own, which plans on a fresh
+snapshot (here it finds nothing due, so it commits nothing).
 """
 
 from __future__ import annotations
@@ -80,7 +83,7 @@ def test_an_upsert_reads_the_table_and_checks_the_permission_once(
     t.upsert(_rows([1, 2], "a"))
     reads.clear()
     result = t.upsert(_rows([2, 3], "b"))
-    assert reads == ["resolve", "commit"]
+    assert reads == ["resolve", "commit", "resolve"]
     assert (result.inserted, result.updated) == (1, 1)
     assert t.info.current_seq == 2  # the record is read again on first use after the write
     bob.close()
@@ -98,7 +101,7 @@ def test_a_cli_upsert_reads_the_table_and_checks_the_permission_once(
     reads.clear()
     result = CliRunner().invoke(cli, [*base, "--user", "bob", "upsert", "test.t", str(feed), "-q"])
     assert result.exit_code == 0, result.output
-    assert reads == ["resolve", "commit"]
+    assert reads == ["resolve", "commit", "resolve"]
     denied = CliRunner().invoke(cli, [*base, "--user", "eve", "upsert", "test.t", str(feed)])
     assert denied.exit_code == 77 and "grant write test.t eve" in denied.output
 
@@ -112,7 +115,7 @@ def test_a_delete_and_a_compaction_read_the_table_once_each(
     t.upsert(_rows([3], "b"))
     reads.clear()
     assert t.delete("k = 1").deleted == 1
-    assert reads == ["resolve", "commit"]
+    assert reads == ["resolve", "commit", "resolve"]
     reads.clear()
     t.compact(dry_run=True)
     assert reads == ["resolve"]

@@ -119,15 +119,20 @@ def describe_maintenance(spec: TableSpec, history: list[Any]) -> dict[str, Any]:
 
 
 def maintain(
-    table: Table, progress: Progress | None, write_options: WriteOptions | None = None
+    table: Table,
+    spec: TableSpec,
+    progress: Progress | None,
+    write_options: WriteOptions | None = None,
 ) -> CompactionResult | None:
     """Run the table's own maintenance after a committed write; ``None`` when it is off.
+
+    ``spec``: the table's definition the write resolved (its properties decide).
 
     Its transactions time out like the write's (``write_options.txn_timeout_s``). A failure
     is a `MaintenanceWarning` (the write committed already) and returns ``None``.
     """
     try:
-        thresholds = auto_thresholds(table.spec)
+        thresholds = auto_thresholds(spec)
         if thresholds is None:
             return None
         say = progress or (lambda _m: None)

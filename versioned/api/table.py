@@ -185,7 +185,7 @@ class Table(TableReads, TableStreams):
         if result.version is not None:
             from versioned.api.auto_maintenance import maintain
 
-            done = maintain(self, write.progress, write.options)
+            done = maintain(self, access.table.spec, write.progress, write.options)
             if done is not None:
                 result = replace(result, maintenance=done)
         return result

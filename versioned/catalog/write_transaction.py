@@ -153,6 +153,39 @@ class WriteTransaction:
             self._keeper.finished(self.id)
         return info
 
+    def commit_past_compactions(
+        self,
+        *,
+        operation: str,
+        partitions: Sequence[PartitionCommit],
+        metrics: Mapping[str, Any] | None = None,
+        expected_seq: int | None = None,
+        stream_mark: StreamMark | None = None,
+    ) -> CommitInfo:
+        """`commit`; when the table-sequence guard fails and only compactions committed since
+        ``expected_seq``, commit again against the new sequence instead of failing.
+
+        Compactions of every layout move no key into a partition and no partition head, and
+        keep the versions (or ROW__IDs) of the rows they rewrite, so what the write planned
+        still holds; a head or ``remove`` guard that fails still fails.
+        """
+        while True:
+            try:
+                return self.commit(
+                    operation=operation,
+                    partitions=partitions,
+                    metrics=metrics,
+                    expected_seq=expected_seq,
+                    stream_mark=stream_mark,
+                )
+            except CommitConflictError:
+                if expected_seq is None:
+                    raise
+                since = [c for c in self._store.history(self.table) if c.seq > expected_seq]
+                if not since or any(c.operation != "compact" for c in since):
+                    raise
+                expected_seq = max(c.seq for c in since)
+
     def abort(self, reason: str = "aborted by client") -> None:
         """Abort the transaction and delete the files it owns (see the module's policy).
 

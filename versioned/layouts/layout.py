@@ -158,8 +158,9 @@ class TableLayout:
         return f"{table_location}/{DEAD_LETTER_DIR}"
 
     def transaction_of(self, relative_path: str) -> int | None:
-        """The transaction that wrote a file, from its path under the table (None: unknown)."""
-        for segment in relative_path.split("/"):
+        """The transaction that wrote a file, from its path under the table (None: unknown);
+        the segment nearest the file wins (a compaction's file in a version's folder)."""
+        for segment in reversed(relative_path.split("/")):
             match = self._segment.match(segment)
             if match:
                 return int(match.group(1))

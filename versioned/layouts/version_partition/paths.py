@@ -6,6 +6,11 @@ _index/<partition path>/version_id=<V>/index-<u>.parquet       version-index ent
 _index/<partition path>/version_id=<V>/_bloom-<u>.bin          Bloom filter over V's keys
 ```
 
+A compaction rewrites a partition into the version of its head (the high-water mark ``hwm``),
+so the files it writes go into ``version_id=<hwm>`` folders beside the files they replace, each
+named for the compaction's transaction C (`compacted_name`: ``txn=C-part-*.parquet``,
+``_txn=C-bloom-<u>.bin``): vacuum tells from the name which transaction wrote it.
+
 The index lives in its own tree under ``_index/`` that mirrors the partition tree, so Spark
 derives the partition values and version of an index entry from its path exactly as it does
 for data rows (no partition column is stored twice), and a scan of the data never meets an
@@ -54,6 +59,14 @@ def index_file_name() -> str:
 def bloom_file_name() -> str:
     """A fresh (hidden) name for a Bloom-filter file, relative to its index directory."""
     return f"_bloom-{uuid.uuid4().hex}.bin"
+
+
+def compacted_name(txn_id: int, name: str) -> str:
+    """``name`` of a file written by compaction ``txn_id``: ``txn=<id>-<name>`` (hidden names
+    stay hidden: ``_txn=<id>-<rest>``)."""
+    if name.startswith("_"):
+        return f"_txn={txn_id}-{name[1:]}"
+    return f"txn={txn_id}-{name}"
 
 
 def version_of(path: str) -> int | None:

@@ -20,7 +20,6 @@ from typing import Any
 from versioned.catalog.records import CommitInfo, PartitionCommit, StreamMark
 from versioned.catalog.store import MetaStore
 from versioned.catalog.write_transaction import WriteTransaction, write_transaction
-from versioned.errors import CommitConflictError
 from versioned.layouts.engine_protocol import EngineContext
 from versioned.names import TableName
 
@@ -56,28 +55,13 @@ class AcidTransaction:
         """List the files and commit; raises `CommitConflictError` when another writer won
         (with ``expected_seq``: a commit since that sequence other than a compaction), and
         `StreamBatchCommittedError` when ``stream_mark``'s batch was applied already."""
-        while True:
-            try:
-                return self.tx.commit(
-                    operation=operation,
-                    partitions=partitions,
-                    metrics=metrics,
-                    expected_seq=expected_seq,
-                    stream_mark=stream_mark,
-                )
-            except CommitConflictError:
-                expected_seq = self._past_compactions(expected_seq)
-                if expected_seq is None:
-                    raise
-
-    def _past_compactions(self, expected_seq: int | None) -> int | None:
-        """The table's sequence now, if only compactions committed since ``expected_seq``."""
-        if expected_seq is None or self.store is None:
-            return None
-        since = [c for c in self.store.history(self.tx.table) if c.seq > expected_seq]
-        if not since or any(c.operation != "compact" for c in since):
-            return None
-        return since[-1].seq
+        return self.tx.commit_past_compactions(
+            operation=operation,
+            partitions=partitions,
+            metrics=metrics,
+            expected_seq=expected_seq,
+            stream_mark=stream_mark,
+        )
 
 
 @contextmanager

@@ -32,6 +32,7 @@ from versioned.layouts.version_partition.compaction_plan import PartitionPlan
 from versioned.layouts.version_partition.index import VERSION_COLUMN, write_index
 from versioned.layouts.version_partition.paths import (
     bloom_file_name,
+    compacted_name,
     index_dir,
     index_file_name,
     version_dir,
@@ -111,8 +112,13 @@ def write_compacted_version(
             fileio, table_location, spec, source_files, bloom_files, tombstones, bloom_error_rate
         )
         spark_job.result()
-    partition_id, version = plan.partition.id, target.tx.id
-    folders = _VersionFolders(fileio, table_location, partition_id, plan.path, version)
+    # The rows keep the version of the partition's head: a write planned against it still
+    # commits on top of them (its versions are higher), and its index entries still apply.
+    assert plan.high_water_mark is not None, "a partition with files has a head version"
+    partition_id, version = plan.partition.id, plan.high_water_mark
+    folders = _VersionFolders(
+        fileio, table_location, partition_id, plan.path, version, target.tx
+    )
     data = folders.move_data_files(stage, spec.file_format)
     adds = list(data)
     # A key whose newest index entry is a delete has no row: a later write of the key found
@@ -120,7 +126,7 @@ def write_compacted_version(
     # never share a key.
     if tombstones.num_rows:
         adds.append(folders.write_tombstones(tombstones))
-    name = f"{folders.index_dir}/{bloom_file_name()}"
+    name = folders.claim(folders.index_dir, bloom_file_name())
     size = bloom.write(fileio, f"{table_location}/{name}")
     adds.append(FileAdd(partition_id, name, BLOOM_KIND, version, size, bloom.count, stats))
     return CompactedFiles(
@@ -140,6 +146,15 @@ class _VersionFolders:
     partition_id: int
     partition_path: str
     version: int
+    tx: WriteTransaction
+    """The compaction's transaction: names its files and deletes them if it aborts."""
+
+    def claim(self, folder: str, name: str) -> str:
+        """``folder/name`` as this compaction's file (relative to the table): named for its
+        transaction (`compacted_name`) and deleted if the transaction aborts."""
+        path = f"{folder}/{compacted_name(self.tx.id, name)}"
+        self.tx.own_file(f"{self.table_location}/{path}")
+        return path
 
     @property
     def data_dir(self) -> str:
@@ -157,7 +172,7 @@ class _VersionFolders:
             name = stat.path[len(stage) + 1 :]
             if is_hidden(name) or "/" in name:
                 continue
-            target = f"{self.data_dir}/{name}"
+            target = self.claim(self.data_dir, name)
             fileio.move(stat.path, f"{location}/{target}")
             count = _row_count(fileio, f"{location}/{target}", file_format)
             if count == 0:  # Spark writes an empty file for an empty result
@@ -165,13 +180,11 @@ class _VersionFolders:
                 continue
             data.append(FileAdd(self.partition_id, target, "data", self.version, stat.size, count))
         fileio.delete_dir(stage, missing_ok=True)
-        if not data:  # every row was deleted: no data directory for this version
-            fileio.delete_empty_dir(f"{location}/{self.data_dir}")
         return data
 
     def write_tombstones(self, tombstones: pa.Table) -> FileAdd:
         """The index file of the kept tombstones."""
-        name = f"{self.index_dir}/{index_file_name()}"
+        name = self.claim(self.index_dir, index_file_name())
         size = write_index(self.fileio, f"{self.table_location}/{name}", tombstones)
         oldest = pc.min(tombstones.column(VERSION_COLUMN)).as_py()
         stats = {"tombstones": tombstones.num_rows, "min_version": int(oldest)}

@@ -2,20 +2,23 @@
 
 Per partition, with its own transaction C:
 
-1. Resolve the snapshot. The partition's head version is the high-water mark (hwm); C is
-   opened after that, so C is above every version the partition holds.
+1. Resolve the snapshot. The partition's head version is the high-water mark (hwm): every
+   live file of the partition has a version <= hwm.
 2. Read the latest rows of the partition's live files (the ordinary reader restricted to
    them) and, for tables with an ordering column, the delete tombstones within retention.
-3. Write them into ``<partition>/version_id=C/`` with a Bloom filter over the keys and an
-   index file of the kept tombstones (`compacted_version`).
-4. Commit: retire every live file of the partition, add the new ones, and move the head
-   from hwm to C with compare-and-swap.
+3. Write them as files of version hwm, in the ``<partition>/version_id=<hwm>/`` folders beside
+   the files they replace, each named for C (`paths.compacted_name`), with a Bloom filter over
+   the keys and an index file of the kept tombstones (`compacted_version`).
+4. Commit: retire exactly the files read (each must still be live) and add the new ones. The
+   partition's head does not move.
 
-A writer that commits to the partition first makes the compaction's CAS fail (it re-plans
-once, then reports a conflict; nothing is lost). Each attempt is one `write_transaction`: a
-failed one is aborted and the files it wrote are removed. A writer that planned against hwm and
-commits after the compaction fails its own CAS and its retry re-plans above C. Two
-compactions of one partition cannot both move the head from hwm.
+So compaction never conflicts with a writer (as Hive's compactor never does): a write that
+commits to the partition meanwhile has a version above hwm, keeps its files, and its index
+entries supersede the compacted rows as they superseded the rows they replace; a write that
+planned against hwm commits on its first attempt. Two compactions of one partition cannot
+both commit (the second finds the files it read retired: it re-plans and finds nothing left
+to do). Each attempt is one `write_transaction`: a failed one is aborted and the files it
+wrote are removed.
 
 One commit per partition keeps the blast radius of a conflict to one partition: a busy
 partition does not undo the work done on quiet ones. Partitions are compacted
@@ -66,7 +69,6 @@ from versioned.layouts.version_partition.engine.reader import (
 from versioned.layouts.version_partition.engine.staging import staging_dir
 from versioned.layouts.version_partition.engine.tombstones import live_tombstones
 from versioned.layouts.version_partition.index import index_schema
-from versioned.layouts.version_partition.paths import index_dir, version_dir
 from versioned.options import CompactionOptions, Progress
 from versioned.results import CompactionResult, PartitionCompaction
 from versioned.schema import TableSpec
@@ -226,8 +228,6 @@ def _compact_partition(
         fileio=ctx.engine.fileio,
         staging=lambda txn: staging_dir(location, txn),
     ) as tx:
-        tx.own_dir(f"{location}/{version_dir(plan.path, tx.id)}")
-        tx.own_dir(f"{location}/{index_dir(plan.path, tx.id)}")
         ctx.say(
             f"reading {plan.versions} version(s) up to {hwm}: {plan.data_rows} rows, "
             f"{plan.index_entries} index entries"
@@ -238,10 +238,12 @@ def _compact_partition(
         tx.commit(
             operation="compact",
             partitions=[
+                # Guarded by ``remove`` (each file still live: two compactions of the
+                # partition never both commit), not by the head: a write that committed
+                # meanwhile keeps its files, above the compacted rows.
                 PartitionCommit(
                     partition_id=plan.partition.id,
-                    expected_head=hwm,
-                    new_head=tx.id,
+                    check_head=False,
                     add=written.adds,
                     remove=tuple(f.path for f in files),
                 )

@@ -129,7 +129,14 @@ def run_workload(
         user="bench",
     )
     subjects = [
-        create_subject(catalog, workload, layout=layout, auto_compact=auto, buckets=args.buckets)
+        create_subject(
+            catalog,
+            workload,
+            layout=layout,
+            auto_compact=auto,
+            buckets=args.buckets,
+            properties=dict(p.split("=", 1) for p in args.property),
+        )
         for layout, auto in _tables(args)
     ]
     delta = DeltaMerge(work / "delta", workload)
@@ -198,6 +205,11 @@ def _warm_up(caller: SparkSession, work: Path, args: argparse.Namespace) -> None
     run_workload(caller, workload, work, small)
 
 
+def _run_key(run: dict[str, Any]) -> tuple[Any, ...]:
+    """Which earlier run of the JSON a new run replaces: same workload, size and properties."""
+    return (run["workload"], run["rows"], tuple(run.get("properties", ())))
+
+
 def parser() -> argparse.ArgumentParser:
     """The benchmark's command line."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -212,6 +224,13 @@ def parser() -> argparse.ArgumentParser:
         action=argparse.BooleanOptionalAction,
         default=True,
         help="also both tables with their own maintenance off (auto_compact=false)",
+    )
+    parser.add_argument(
+        "--property",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a property of the tables with maintenance on, e.g. auto_compact.min_versions=3",
     )
     parser.add_argument("--repeat", type=int, default=3, help="timings per query and side")
     parser.add_argument("--driver-memory", default=DRIVER_MEMORY)
@@ -231,7 +250,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.report_only:
         rerender(out, NAME, render)
         return
-    results = ResultsFile(out, NAME, key=lambda r: (r["workload"], r["rows"]))
+    results = ResultsFile(out, NAME, key=_run_key)
     caller = caller_session(args.driver_memory)
     work = Path(args.work)
     shutil.rmtree(work, ignore_errors=True)
@@ -247,6 +266,7 @@ def main(argv: list[str] | None = None) -> None:
             command=command,
             warm_up_rows=args.warm_up_rows,
             session=settings(caller),
+            properties=args.property,
             wall_s=time.perf_counter() - started,
         )
         shutil.rmtree(work / folder, ignore_errors=True)

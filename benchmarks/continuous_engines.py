@@ -115,12 +115,14 @@ def create_subject(
     layout: str,
     auto_compact: bool,
     buckets: int,
+    properties: dict[str, str] | None = None,
 ) -> Subject:
     """Create the table of ``layout`` in ``catalog``; maintenance off unless ``auto_compact``
-    (on: the table's default, no property set)."""
+    (on: the table's default, no property set); ``properties`` (thresholds) go to the tables
+    with maintenance on."""
     label = ("version" if layout == "versioned" else "acid") + ("" if auto_compact else "_off")
     name = f"bench.{workload.name}_{label}"
-    properties = {} if auto_compact else {AUTO_COMPACT: "false"}
+    given = dict(properties or {}) if auto_compact else {AUTO_COMPACT: "false"}
     extra: dict[str, Any] = {}
     if layout == "acid":
         extra = {"bucket_by": workload.bucket_by, "buckets": buckets}
@@ -130,7 +132,7 @@ def create_subject(
         primary_key=list(workload.key),
         partition_by=workload.partition,
         layout=layout,
-        properties=properties,
+        properties=given,
         **extra,
     )
     described = table.describe()  # key_scope: table (the partition is not part of the key)

@@ -188,8 +188,10 @@ def _run_lines(run: dict[str, Any]) -> list[str]:
     sizes = f"{low:,}" if low == high else f"{low:,}-{high:,}"
     load = ", ".join(f"{k} {v['seconds']:.1f} s" for k, v in run["load"].items())
     session = run.get("session", {})
+    props = run.get("properties") or []
+    title = run["label"] + (f", table properties {', '.join(props)}" if props else "")
     lines = [
-        f"## {run['label']}",
+        f"## {title}",
         "",
         f"{run['rows']:,} rows loaded, then {len(run['steps'])} batches of "
         f"{sizes} rows; {run['live_rows']:,} live rows at the "

@@ -19,11 +19,12 @@ from tests.table.sales import Row, apply, batch, latest, make_table, model_rows
 from versioned.api.catalog import Catalog, connect
 from versioned.errors import SchemaError
 
-# Past the thresholds at the second write to a partition, on tables of a few rows: the
-# version layout's default (2 versions) without its row floor; Hive's initiator rules at
-# one delta for the acid layout.
+# Past the thresholds at the second write to a partition, on tables of a few rows: two
+# versions and no row floor for the version layout; Hive's initiator rules at one delta for
+# the acid layout.
 EAGER = {
     "auto_compact.min_rows": "0",
+    "auto_compact.min_versions": "2",
     "compactor.delta.num.threshold": "1",
     "compactor.delta.pct.threshold": "0",
 }
@@ -44,7 +45,7 @@ def test_a_new_table_maintains_itself_and_says_so(cat: Catalog, layout: str) -> 
     assert t.spec.properties["auto_compact"] == "true"
     described = t.describe()
     assert described["auto_compact"] is True
-    assert described["auto_compact_thresholds"]["min_versions"] == 2
+    assert described["auto_compact_thresholds"]["index_ratio"] == 0.005
     assert described["auto_compactions"] == 0
     assert described["last_auto_compaction"] is None
     # Below the row floor (10,000 rows by default) a few versions are left alone.

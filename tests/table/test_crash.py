@@ -45,6 +45,7 @@ STAGES = {
 }
 EAGER = {
     "auto_compact.min_rows": "0",
+    "auto_compact.min_versions": "2",
     "compactor.delta.num.threshold": "1",
     "compactor.delta.pct.threshold": "0",
 }

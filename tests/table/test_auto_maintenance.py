@@ -73,6 +73,10 @@ def test_a_write_past_the_thresholds_compacts_after_it_committed(cat: Catalog, l
     assert len(auto) == done.compacted
     assert all(history.index(c) > upsert_at for c in auto)  # committed after the write
     assert latest(t) == model_rows(model)
+    # Spark SQL's view over the latest versions reads the same rows.
+    assert sorted(tuple(r) for r in cat.sql("SELECT id, amt, p FROM t.sales").collect()) == (
+        model_rows(model)
+    )
     # Time travel across it: each write's version reads as the write left the table.
     assert latest(t, as_of=first.version) == after_first
     assert latest(t, as_of=second.version) == model_rows(model)

@@ -56,12 +56,10 @@ def test_compaction_keeps_the_latest_rows_in_one_version_per_partition(
         files = [
             f for f in snapshot.files if snapshot.partitions[f.partition_id].path == part.partition
         ]
-        # The compacted rows keep the partition's head version, in files named for the
-        # compaction's transaction (its own version, above every compacted one).
+        # The compacted rows keep the partition's head version, in a folder of the
+        # compaction's own transaction (its version, above every compacted one).
         assert {f.version for f in files} == {heads[part.partition]}
-        assert all(
-            f.path.rsplit("/", 1)[1].lstrip("_").startswith(f"txn={part.version}-") for f in files
-        )
+        assert {f.path.split("/")[-2] for f in files} == {f"compacted-{part.version}"}
         assert part.version is not None and part.version > before_version
         assert part.high_water_mark == heads[part.partition]
         assert part.versions_compacted == versions[part.partition] == 3

@@ -72,6 +72,10 @@ def test_transaction_of_a_path_follows_the_layout() -> None:
     assert layout_of("versioned").transaction_of("a=1/version_id=42/part-0.parquet") == 42
     assert layout_of("versioned").transaction_of("_staging/txn=7/x.parquet") == 7
     assert layout_of("versioned").transaction_of("a=1/part-0.parquet") is None
+    # a compaction's folder inside the folder of the version it compacted: the nearest wins
+    compacted = "a=1/version_id=3/compacted-9/part-0.parquet"
+    assert layout_of("versioned").transaction_of(compacted) == 9
+    assert layout_of("versioned").transaction_of(f"_index/{compacted}") == 9
     acid = layout_of("acid")
     assert acid.transaction_of("a=1/delta_0000001_0000003_v0000009/bucket_00000") == 9
     assert acid.transaction_of("a=1/delete_delta_0000001_0000003_v0000009/bucket_00000") == 9

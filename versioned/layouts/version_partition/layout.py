@@ -10,9 +10,9 @@ LAYOUT = TableLayout(
     "version index and Bloom filters over its keys",
     capabilities=frozenset(OPERATIONS),
     file_formats=("parquet", "orc"),
-    # A version's folder, a staging folder, or a compaction's file in the folder of the
-    # version it compacted (`paths.compacted_name`).
-    transaction_dirs=r"^_?(?:version_id|txn)=(\d+)(?:$|-)",
+    # A version's folder, a staging folder, or a compaction's folder inside the folder of
+    # the version it compacted (`paths.compacted_dir`).
+    transaction_dirs=r"^(?:version_id=|txn=|compacted-)(\d+)$",
     engine="versioned.layouts.version_partition.engine.table_engine:VersionPartitionEngine",
     table_rules="versioned.layouts.version_partition.table_rules:version_table_settings",
     ingest_sink="versioned.layouts.version_partition.ingest_sink:VersionIngestSink",

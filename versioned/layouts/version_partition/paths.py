@@ -7,9 +7,16 @@ _index/<partition path>/version_id=<V>/_bloom-<u>.bin          Bloom filter over
 ```
 
 A compaction rewrites a partition into the version of its head (the high-water mark ``hwm``),
-so the files it writes go into ``version_id=<hwm>`` folders beside the files they replace, each
-named for the compaction's transaction C (`compacted_name`: ``txn=C-part-*.parquet``,
-``_txn=C-bloom-<u>.bin``): vacuum tells from the name which transaction wrote it.
+into folders of its own transaction C inside that version's (`compacted_dir`):
+
+```
+<partition path>/version_id=<hwm>/compacted-<C>/part-*.parquet
+_index/<partition path>/version_id=<hwm>/compacted-<C>/_bloom-<u>.bin (and index-<u>.parquet)
+```
+
+Spark's partition discovery skips the ``compacted-<C>`` segment (no ``=``), so the rows read
+as version ``hwm``; every folder still holds only the files of the one transaction that wrote
+it (the SQL views register folders), and vacuum tells its transaction from its name.
 
 The index lives in its own tree under ``_index/`` that mirrors the partition tree, so Spark
 derives the partition values and version of an index entry from its path exactly as it does
@@ -26,6 +33,7 @@ import uuid
 
 VERSION_KEY = "version_id"
 INDEX_DIR = "_index"
+COMPACTED_PREFIX = "compacted-"
 _VERSION_SEGMENT = re.compile(rf"^{VERSION_KEY}=(\d+)$")
 
 
@@ -61,12 +69,16 @@ def bloom_file_name() -> str:
     return f"_bloom-{uuid.uuid4().hex}.bin"
 
 
-def compacted_name(txn_id: int, name: str) -> str:
-    """``name`` of a file written by compaction ``txn_id``: ``txn=<id>-<name>`` (hidden names
-    stay hidden: ``_txn=<id>-<rest>``)."""
-    if name.startswith("_"):
-        return f"_txn={txn_id}-{name[1:]}"
-    return f"txn={txn_id}-{name}"
+def compacted_dir(version_folder: str, txn_id: int) -> str:
+    """``<version_folder>/compacted-<txn_id>``: where compaction ``txn_id`` writes the files of
+    the version it compacted (``version_folder``: `version_dir` or `index_dir`)."""
+    return f"{version_folder}/{COMPACTED_PREFIX}{txn_id}"
+
+
+def version_folder(directory: str) -> str:
+    """The ``version_id=N`` folder of a file's directory (a compaction's folder is inside)."""
+    head, _, last = directory.rpartition("/")
+    return head if last.startswith(COMPACTED_PREFIX) else directory
 
 
 def version_of(path: str) -> int | None:

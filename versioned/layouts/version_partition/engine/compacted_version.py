@@ -32,7 +32,7 @@ from versioned.layouts.version_partition.compaction_plan import PartitionPlan
 from versioned.layouts.version_partition.index import VERSION_COLUMN, write_index
 from versioned.layouts.version_partition.paths import (
     bloom_file_name,
-    compacted_name,
+    compacted_dir,
     index_dir,
     index_file_name,
     version_dir,
@@ -116,9 +116,7 @@ def write_compacted_version(
     # commits on top of them (its versions are higher), and its index entries still apply.
     assert plan.high_water_mark is not None, "a partition with files has a head version"
     partition_id, version = plan.partition.id, plan.high_water_mark
-    folders = _VersionFolders(
-        fileio, table_location, partition_id, plan.path, version, target.tx
-    )
+    folders = _VersionFolders(fileio, table_location, partition_id, plan.path, version, target.tx)
     data = folders.move_data_files(stage, spec.file_format)
     adds = list(data)
     # A key whose newest index entry is a delete has no row: a later write of the key found
@@ -150,19 +148,18 @@ class _VersionFolders:
     """The compaction's transaction: names its files and deletes them if it aborts."""
 
     def claim(self, folder: str, name: str) -> str:
-        """``folder/name`` as this compaction's file (relative to the table): named for its
-        transaction (`compacted_name`) and deleted if the transaction aborts."""
-        path = f"{folder}/{compacted_name(self.tx.id, name)}"
-        self.tx.own_file(f"{self.table_location}/{path}")
-        return path
+        """``folder/name`` (relative to the table), ``folder`` claimed by the compaction's
+        transaction: deleted with what it holds if the transaction aborts."""
+        self.tx.own_dir(f"{self.table_location}/{folder}")
+        return f"{folder}/{name}"
 
     @property
     def data_dir(self) -> str:
-        return version_dir(self.partition_path, self.version)
+        return compacted_dir(version_dir(self.partition_path, self.version), self.tx.id)
 
     @property
     def index_dir(self) -> str:
-        return index_dir(self.partition_path, self.version)
+        return compacted_dir(index_dir(self.partition_path, self.version), self.tx.id)
 
     def move_data_files(self, stage: str, file_format: str) -> list[FileAdd]:
         """Move Spark's output from ``stage`` into the version folder; drop empty files."""
@@ -180,6 +177,8 @@ class _VersionFolders:
                 continue
             data.append(FileAdd(self.partition_id, target, "data", self.version, stat.size, count))
         fileio.delete_dir(stage, missing_ok=True)
+        if not data:  # every row was deleted: no data folder for this compaction
+            fileio.delete_empty_dir(f"{location}/{self.data_dir}")
         return data
 
     def write_tombstones(self, tombstones: pa.Table) -> FileAdd:

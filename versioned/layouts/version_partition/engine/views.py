@@ -11,7 +11,9 @@ fingerprint):
 
 Only directories of the snapshot's committed versions are registered. A committed version
 directory holds exactly the files its commit lists (writers stage elsewhere and never add to
-a committed directory), so Spark's listing of it finds only committed files.
+a committed directory; a compaction writes into a ``compacted-<C>`` folder of its own inside
+the folder of the version it compacted, registered in its place), so Spark's listing of it
+finds only committed files.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ from versioned.layouts.version_partition.engine.reader import latest_view_sql
 from versioned.layouts.version_partition.index import (
     VERSION_COLUMN,
 )
-from versioned.layouts.version_partition.paths import INDEX_DIR, VERSION_KEY
+from versioned.layouts.version_partition.paths import INDEX_DIR, VERSION_KEY, version_folder
 from versioned.storage.partition_paths import parse_partition_path
 
 _ADD_BATCH = 500
@@ -124,6 +126,8 @@ def _external_table(
 
 
 def _dirs(snapshot: Snapshot, kind: str) -> list[str]:
+    """The folders holding the snapshot's files of ``kind`` (one per partition and version:
+    a version compacted in place is its compaction's folder alone)."""
     return sorted({f.path.rsplit("/", 1)[0] for f in snapshot.files if f.kind == kind})
 
 
@@ -133,7 +137,7 @@ def _add_partitions(
     clauses = []
     for directory in dirs:
         relative = directory[len(strip) :] if strip and directory.startswith(strip) else directory
-        pairs = parse_partition_path(relative)
+        pairs = parse_partition_path(version_folder(relative))
         spec = ", ".join(f"{quote(k)} = {'NULL' if v is None else literal(v)}" for k, v in pairs)
         clauses.append(f"PARTITION ({spec}) LOCATION {literal(f'{base}/{relative}')}")
     for start in range(0, len(clauses), _ADD_BATCH):

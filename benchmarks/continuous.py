@@ -94,9 +94,10 @@ def settings(caller: SparkSession) -> dict[str, Any]:
 
 def _tables(args: argparse.Namespace) -> list[tuple[str, bool]]:
     """(layout, own maintenance) of every versioned table of a run."""
-    tables = [("versioned", True), ("acid", True)]
+    layouts = args.layout or ["versioned", "acid"]
+    tables = [(layout, True) for layout in layouts]
     if args.maintenance_reference:
-        tables += [("versioned", False), ("acid", False)]
+        tables += [(layout, False) for layout in layouts]
     return tables
 
 
@@ -147,7 +148,10 @@ def run_workload(
     steps = []
     for k, path in enumerate(workload.batches, start=1):
         step = apply_batch(caller, subjects, delta, path, k)
-        plain = write_plain_copies(caller, workload, delta.files(), delta.path, work / "plain")
+        formats = tuple(sorted({s.plain for s in subjects}))
+        plain = write_plain_copies(
+            caller, workload, delta.files(), delta.path, work / "plain", formats
+        )
         step["reads"] = {
             s.label: compare(
                 catalog, caller, workload, s.name, (s.plain, plain[s.plain]), args.repeat
@@ -207,7 +211,8 @@ def _warm_up(caller: SparkSession, work: Path, args: argparse.Namespace) -> None
 
 def _run_key(run: dict[str, Any]) -> tuple[Any, ...]:
     """Which earlier run of the JSON a new run replaces: same workload, size and properties."""
-    return (run["workload"], run["rows"], tuple(run.get("properties", ())))
+    layouts = tuple(run.get("layouts", ("versioned", "acid")))
+    return (run["workload"], run["rows"], tuple(run.get("properties", ())), layouts)
 
 
 def parser() -> argparse.ArgumentParser:
@@ -219,6 +224,12 @@ def parser() -> argparse.ArgumentParser:
     parser.add_argument("--tpch", action="store_true", help="also the TPC-H lineitem variant")
     parser.add_argument("--tpch-scale", type=float, default=1.0, help="its scale factor")
     parser.add_argument("--buckets", type=int, default=8, help="buckets of the acid tables")
+    parser.add_argument(
+        "--layout",
+        action="append",
+        choices=("versioned", "acid"),
+        help="only tables of this layout (repeatable; default: both)",
+    )
     parser.add_argument(
         "--maintenance-reference",
         action=argparse.BooleanOptionalAction,
@@ -267,6 +278,7 @@ def main(argv: list[str] | None = None) -> None:
             warm_up_rows=args.warm_up_rows,
             session=settings(caller),
             properties=args.property,
+            layouts=args.layout or ["versioned", "acid"],
             wall_s=time.perf_counter() - started,
         )
         shutil.rmtree(work / folder, ignore_errors=True)

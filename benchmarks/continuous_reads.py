@@ -30,14 +30,19 @@ FORMATS = ("parquet", "orc")
 
 
 def write_plain_copies(
-    spark: SparkSession, workload: Workload, files: list[str], base: str, root: Path
+    spark: SparkSession,
+    workload: Workload,
+    files: list[str],
+    base: str,
+    root: Path,
+    formats: tuple[str, ...] = FORMATS,
 ) -> dict[str, str]:
-    """The live rows of ``files`` (delta-rs data files under ``base``) as plain Parquet and
-    ORC folders under ``root``; their paths by format."""
+    """The live rows of ``files`` (delta-rs data files under ``base``) as plain folders of
+    each of ``formats`` (Parquet, ORC) under ``root``; their paths by format."""
     shutil.rmtree(root, ignore_errors=True)
     live = spark.read.schema(workload.columns).option("basePath", base).parquet(*files)
     live = live.repartition(workload.partition)
-    paths = {fmt: str(root / fmt) for fmt in FORMATS}
+    paths = {fmt: str(root / fmt) for fmt in formats}
     for fmt, path in paths.items():
         live.write.partitionBy(workload.partition).format(fmt).save(path)
     return paths

@@ -190,6 +190,8 @@ def _run_lines(run: dict[str, Any]) -> list[str]:
     session = run.get("session", {})
     props = run.get("properties") or []
     title = run["label"] + (f", table properties {', '.join(props)}" if props else "")
+    if run.get("layouts") and len(run["layouts"]) == 1:
+        title += f", {run['layouts'][0]} layout only"
     lines = [
         f"## {title}",
         "",

@@ -13,11 +13,12 @@ target; at worst one file per task is smaller.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -27,6 +28,8 @@ from pyspark.sql import DataFrame
 
 from versioned.catalog.records import DataFile, FileAdd, TableInfo
 from versioned.catalog.write_transaction import WriteTransaction
+from versioned.keys.bloom import KeyBloomFilter
+from versioned.layouts.version_partition.arrow_version import data_rows, write_data_file
 from versioned.layouts.version_partition.compacted_bloom import compacted_bloom_filter
 from versioned.layouts.version_partition.compaction_plan import PartitionPlan
 from versioned.layouts.version_partition.index import VERSION_COLUMN, write_index
@@ -112,12 +115,83 @@ def write_compacted_version(
             fileio, table_location, spec, source_files, bloom_files, tombstones, bloom_error_rate
         )
         spark_job.result()
-    # The rows keep the version of the partition's head: a write planned against it still
-    # commits on top of them (its versions are higher), and its index entries still apply.
-    assert plan.high_water_mark is not None, "a partition with files has a head version"
-    partition_id, version = plan.partition.id, plan.high_water_mark
-    folders = _VersionFolders(fileio, table_location, partition_id, plan.path, version, target.tx)
+    folders = _folders(ctx, target)
     data = folders.move_data_files(stage, spec.file_format)
+    return _with_index_files(folders, data, tombstones, bloom, stats)
+
+
+def write_compacted_rows(
+    ctx: EngineContext,
+    rows: pa.Table,
+    target: CompactedVersion,
+    *,
+    tombstones: pa.Table,
+    bloom_error_rate: float,
+) -> CompactedFiles:
+    """`write_compacted_version` of rows merged on the driver (`driver_compaction`): written
+    with pyarrow in ``files_to_write`` even pieces while the Bloom filter is built."""
+    fileio, spec, plan = ctx.fileio, target.table.spec, target.plan
+    folders = _folders(ctx, target)
+    source_files = [f for f in target.files if f.kind == "data"]
+    bloom_files = [f for f in target.files if f.kind == BLOOM_KIND]
+
+    def write() -> list[FileAdd]:
+        if rows.num_rows == 0:
+            return []
+        directory = folders.own(folders.data_dir)
+        pieces = max(1, min(plan.files_to_write, rows.num_rows))
+        edges = [round(i * rows.num_rows / pieces) for i in range(pieces + 1)]
+        written = []
+        for start, end in itertools.pairwise(edges):
+            part = data_rows(rows.slice(start, end - start), spec)
+            path, size = write_data_file(fileio, folders.table_location, directory, part)
+            written.append(
+                FileAdd(folders.partition_id, path, "data", folders.version, size, part.num_rows)
+            )
+        return written
+
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="versioned-compact") as pool:
+        writing = pool.submit(write)
+        bloom, stats = compacted_bloom_filter(
+            fileio,
+            folders.table_location,
+            spec,
+            source_files,
+            bloom_files,
+            tombstones,
+            bloom_error_rate,
+        )
+        data = writing.result()
+    return _with_index_files(folders, data, tombstones, bloom, stats)
+
+
+def _folders(ctx: EngineContext, target: CompactedVersion) -> _VersionFolders:
+    """Where the compacted version goes. Its rows keep the version of the partition's head:
+    a write planned against it still commits on top of them (its versions are higher), and
+    its index entries still apply."""
+    plan = target.plan
+    assert plan.high_water_mark is not None, "a partition with files has a head version"
+    return _VersionFolders(
+        ctx.fileio,
+        target.table.location,
+        plan.partition.id,
+        plan.path,
+        plan.high_water_mark,
+        target.tx,
+    )
+
+
+def _with_index_files(
+    folders: _VersionFolders,
+    data: list[FileAdd],
+    tombstones: pa.Table,
+    bloom: KeyBloomFilter,
+    stats: dict[str, Any],
+) -> CompactedFiles:
+    """The compacted version's files: ``data``, the kept tombstones' index file and the
+    Bloom filter (both written here)."""
+    fileio, table_location = folders.fileio, folders.table_location
+    partition_id, version = folders.partition_id, folders.version
     adds = list(data)
     # A key whose newest index entry is a delete has no row: a later write of the key found
     # it in the deleting version's filter and wrote a newer entry. So tombstones and rows
@@ -147,11 +221,15 @@ class _VersionFolders:
     tx: WriteTransaction
     """The compaction's transaction: names its files and deletes them if it aborts."""
 
-    def claim(self, folder: str, name: str) -> str:
-        """``folder/name`` (relative to the table), ``folder`` claimed by the compaction's
-        transaction: deleted with what it holds if the transaction aborts."""
+    def own(self, folder: str) -> str:
+        """``folder`` (relative to the table), claimed by the compaction's transaction:
+        deleted with what it holds if the transaction aborts."""
         self.tx.own_dir(f"{self.table_location}/{folder}")
-        return f"{folder}/{name}"
+        return folder
+
+    def claim(self, folder: str, name: str) -> str:
+        """``folder/name``, its ``folder`` claimed (`own`)."""
+        return f"{self.own(folder)}/{name}"
 
     @property
     def data_dir(self) -> str:

@@ -56,9 +56,14 @@ from versioned.layouts.version_partition.compaction_plan import (
     plan_compaction,
     plan_partition,
 )
+from versioned.layouts.version_partition.driver_compaction import (
+    fits_driver,
+    latest_partition_rows,
+)
 from versioned.layouts.version_partition.engine.compacted_version import (
     CompactedFiles,
     CompactedVersion,
+    write_compacted_rows,
     write_compacted_version,
 )
 from versioned.layouts.version_partition.engine.reader import (
@@ -287,6 +292,21 @@ def _write_partition(
     spec = part_snapshot.table.spec
     files = part_snapshot.files
     engine = ctx.engine
+    target = CompactedVersion(part_snapshot.table, plan, tx, files)
+    if fits_driver(spec, plan.data_rows):  # no Spark job: pyarrow on the driver
+        location = part_snapshot.table.location
+        merged = latest_partition_rows(engine.fileio, location, spec, files)
+        ctx.say(
+            f"writing {plan.files_to_write} data file(s) of version {plan.high_water_mark} "
+            "on the driver"
+        )
+        return write_compacted_rows(
+            engine,
+            merged,
+            target,
+            tombstones=index_schema(spec).empty_table(),
+            bloom_error_rate=ctx.options.bloom_error_rate,
+        )
     frames = snapshot_frames(engine, part_snapshot)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", CompactionNeededWarning)
@@ -302,8 +322,7 @@ def _write_partition(
             [f for f in files if f.kind == "index"],
             _young_versions(spec, history),
         )
-    ctx.say(f"writing {plan.files_to_write} data file(s) as version {tx.id}")
-    target = CompactedVersion(part_snapshot.table, plan, tx, files)
+    ctx.say(f"writing {plan.files_to_write} data file(s) of version {plan.high_water_mark}")
     return write_compacted_version(
         engine,
         rows,

@@ -58,28 +58,46 @@ def latest_partition_rows(
     if not index or rows.num_rows == 0:
         return rows.drop_columns([_VERSION])
     keys = list(index_key_columns(spec))
-    entry_keys, entry_versions = [], []
+    typed_entries, entry_versions = [], []
     for f in index:
         entries = read_index(fileio, f"{table_location}/{f.path}")
-        typed = pa.Table.from_arrays(
-            [entries.column(k).cast(arrow_type(spec.column(k).type)) for k in keys], names=keys
+        typed_entries.append(
+            pa.Table.from_arrays(
+                [entries.column(k).cast(arrow_type(spec.column(k).type)) for k in keys],
+                names=keys,
+            )
         )
-        entry_keys.append(encode_key_array(typed, keys))
-        entry_versions.append(np.full(typed.num_rows, f.version, dtype=np.int64))
+        entry_versions.append(np.full(entries.num_rows, f.version, dtype=np.int64))
+    named = pa.concat_tables(typed_entries)
     newest = (
         pa.table(
             {
-                "k": pa.concat_arrays(entry_keys),
+                "k": encode_key_array(named, keys),
                 "v": pa.array(np.concatenate(entry_versions)),
             }
         )
         .group_by("k", use_threads=False)
         .aggregate([("v", "max")])
     )
-    where = pc.index_in(encode_key_array(rows, keys), value_set=newest.column("k"))
+    # Only the rows whose first key column matches an entry's can be superseded: found by
+    # value (a hash set of the entries' values), so only they are encoded. Floating-point
+    # values compare by encoding alone (-0.0 and 0.0, NaNs, are one key there).
+    first = keys[0]
+    if pa.types.is_floating(rows.schema.field(first).type):
+        candidates = np.arange(rows.num_rows)
+    else:
+        found = pc.is_in(rows.column(first), value_set=pc.unique(named.column(first)))
+        candidates = np.flatnonzero(found.to_numpy(zero_copy_only=False))
+    picked = rows.select(keys).take(pa.array(candidates))
+    where = pc.index_in(encode_key_array(picked, keys), value_set=newest.column("k"))
     superseding = pc.take(newest.column("v_max"), where)  # null: no entry names the key
-    superseded = pc.fill_null(pc.greater(superseding, rows.column(_VERSION)), False)
-    return rows.filter(pc.invert(superseded)).drop_columns([_VERSION])
+    versions = pc.take(rows.column(_VERSION), pa.array(candidates))
+    superseded = pc.fill_null(pc.greater(superseding, versions), False).to_numpy(
+        zero_copy_only=False
+    )
+    keep = np.ones(rows.num_rows, dtype=bool)
+    keep[candidates[superseded]] = False
+    return rows.filter(pa.array(keep)).drop_columns([_VERSION])
 
 
 def _data_rows(

@@ -93,11 +93,19 @@ def test_the_callers_settings_come_back_when_the_operation_fails(
     _assert_callers(callers_session)
 
 
+@pytest.mark.parametrize("file_format", ["orc", "parquet"])
 def test_compaction_runs_with_the_engines_settings_and_restores_the_callers(
-    cat: Any, callers_session: Any
+    cat: Any, callers_session: Any, file_format: str
 ) -> None:
+    """A Spark compaction (ORC: partitions are merged by Spark) takes the engine's settings;
+    a Parquet partition that fits the driver is merged by pyarrow and starts no Spark job,
+    so the caller's settings stay as they are throughout."""
     table = cat.create_table(
-        "s.t", columns="k BIGINT, v STRING, p STRING", primary_key="k", partition_by="p"
+        "s.t",
+        columns="k BIGINT, v STRING, p STRING",
+        primary_key="k",
+        partition_by="p",
+        file_format=file_format,
     )
     for start in (0, 5, 10):
         table.upsert(_changes(list(range(start, start + 10))))
@@ -106,8 +114,12 @@ def test_compaction_runs_with_the_engines_settings_and_restores_the_callers(
     assert table.compact(progress=_seen(callers_session, log)).partitions
     writing = [entry for entry in log if "writing" in entry[0]]
     assert writing, log
-    cores = callers_session.sparkContext.defaultParallelism
-    assert all(int(p) == cores and first == "false" for _, p, first in writing), writing
+    if file_format == "parquet":
+        assert all(m.endswith("on the driver") for m, _, _ in writing), writing
+        assert all(p == CALLERS and first is None for _, p, first in writing), writing
+    else:
+        cores = callers_session.sparkContext.defaultParallelism
+        assert all(int(p) == cores and first == "false" for _, p, first in writing), writing
     _assert_callers(callers_session)
     assert table.read().count() == 20
 

@@ -93,6 +93,16 @@ def auto_thresholds(spec: TableSpec) -> CompactionThresholds | None:
     settings = _check(spec.properties, str(spec.name))
     if settings is None:
         return None
+    return _thresholds(settings)
+
+
+def policy_thresholds(spec: TableSpec) -> CompactionThresholds:
+    """The thresholds of the table's own maintenance, or the defaults when it is off (what
+    the policy would pick: the metadata tables and ``versioned ui`` show it)."""
+    return auto_thresholds(spec) or _thresholds(DEFAULTS)
+
+
+def _thresholds(settings: Mapping[str, float]) -> CompactionThresholds:
     return CompactionThresholds(
         min_versions=int(settings["min_versions"]),
         max_index_entries=None,

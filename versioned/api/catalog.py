@@ -2,18 +2,29 @@
 
 from __future__ import annotations
 
+import atexit
 import logging
+import shutil
+import tempfile
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal
 
+from versioned.api.metadata_tables import KINDS as METADATA_KINDS
+from versioned.api.metadata_tables import (
+    METADATA_FOLDER,
+    check_table_name,
+    metadata_name,
+    metadata_target,
+)
 from versioned.api.table import Table
 from versioned.catalog import MetaStore
 from versioned.catalog.change_watch import CatalogChange, ChangeKind, ChangeWatch
 from versioned.catalog.records import PRIVILEGES, GrantInfo, Privilege, TableInfo
 from versioned.catalog.tables import location
 from versioned.config import Settings, resolve_settings
+from versioned.errors import NoSuchTableError, PermissionDeniedError
 from versioned.layouts.base import layout_names, layout_of, layouts
 from versioned.layouts.engine_protocol import DEFAULT_BROADCAST_LIMIT, EngineContext
 from versioned.names import TableName, check_queryable_name, principal
@@ -219,6 +230,7 @@ class Catalog:
         layout.check_spec(spec)
         check_partition_types(spec)
         check_queryable_name(spec.name)
+        check_table_name(spec.name)
         return Table(self, self._store.create_table(spec, location=self._free_location(spec)))
 
     def _free_location(self, spec: TableSpec) -> str:
@@ -310,16 +322,27 @@ class Catalog:
         database, table = _grant_target(on)
         return self._store.grants(database=database, table=table)
 
-    def register_views(self, spark: SparkSession | None = None) -> list[str]:
+    def register_views(
+        self, spark: SparkSession | None = None, *, metadata: bool = False
+    ) -> list[str]:
         """Make every readable table queryable in Spark SQL as ``db.table`` (latest versions).
 
         Each view reads the snapshot committed when this is called; call it again to see
-        later commits (a table with no new commit is not registered again). Returns the
+        later commits (a table with no new commit is not registered again). With
+        ``metadata``, each table's metadata tables too (``db.table__history``,
+        ``__partitions``...: `versioned.api.metadata_tables`), as of this call. Returns the
         qualified names registered.
         """
         session = spark or self.spark
         infos = [i for i in self.tables() if layout_of(i.spec.layout).supports("views")]
-        return self._register(session, infos)
+        registered = self._register(session, infos)
+        if metadata:
+            for info in self.tables():
+                for kind in METADATA_KINDS:
+                    name = metadata_name(info.spec.name, kind)
+                    if not self._exists(name):
+                        registered.append(self._register_metadata(session, name))
+        return registered
 
     def register_data_source(self, spark: SparkSession | None = None) -> None:
         """Make ``spark.readStream.format("versioned").option("table", "db.t").load()``
@@ -348,14 +371,54 @@ class Catalog:
         from versioned.engine.spark.sql_guard import query_tables
 
         session = self._query_session
-        infos = []
+        infos, metadata = [], []
         for name in query_tables(session, query):
+            target = metadata_target(name)
+            if target is not None and not self._exists(name):
+                metadata.append(name)
+                continue
             info = self._store.table(name)  # raises unless it exists and the user may read it
             layout_of(info.spec.layout).require("views", name)
             infos.append(info)
         self._register(session, infos)
+        for name in metadata:
+            self._register_metadata(session, name)
         with user_query_errors():
             return session.sql(query)
+
+    def _exists(self, name: TableName) -> bool:
+        """Whether a table of this name exists (whether the user may read it or not)."""
+        try:
+            self._store.table(name)
+        except NoSuchTableError:
+            return False
+        except PermissionDeniedError:
+            return True
+        return True
+
+    def _register_metadata(self, session: SparkSession, name: TableName) -> str:
+        """Register the metadata table ``name`` (``db.t__history``...) in ``session``."""
+        from versioned.engine.spark.metadata_views import register_metadata_view
+
+        target = metadata_target(name)
+        assert target is not None
+        rows = self.table(target[0]).metadata(target[1])
+        fileio, folder = self._metadata_files
+        source = f"{self.settings.catalog_url}|{self._fileio.full_path('')}"
+        return register_metadata_view(
+            session, name, rows, fileio=fileio, folder=folder, source=source
+        )
+
+    @cached_property
+    def _metadata_files(self) -> tuple[FileIO, str]:
+        """Where metadata views keep their rows: a temporary folder of this process when
+        Spark runs locally, else ``_versioned_metadata/`` in the warehouse (executors on
+        other machines read it there)."""
+        if not str(self.spark.sparkContext.master).startswith("local"):
+            return self._fileio, METADATA_FOLDER
+        folder = tempfile.mkdtemp(prefix="versioned-metadata-")
+        atexit.register(shutil.rmtree, folder, True)
+        return FileIO.for_root(folder), "views"
 
     @cached_property
     def _query_session(self) -> SparkSession:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from versioned.errors import InputError
 
 if TYPE_CHECKING:
+    import pyarrow as pa
     from pyspark.sql import DataFrame
 
     from versioned.api.catalog import Catalog
@@ -40,6 +41,20 @@ class TableReads:
     def history(self) -> list[CommitInfo]:
         """Every commit of the table, oldest first."""
         return self._store.history(self.name)
+
+    def metadata(self, kind: str) -> pa.Table:
+        """One of the table's metadata tables as Arrow (from catalog metadata, no Spark):
+        ``history``, ``snapshots``, ``partitions``, ``files``, ``stream_progress``,
+        ``dead_letters``, ``transactions`` or ``locks`` (`versioned.api.metadata_tables`;
+        in SQL ``db.table__KIND``).
+
+        Raises:
+            InvalidNameError: ``kind`` is not one of those.
+            PermissionDeniedError: The user may not read the table.
+        """
+        from versioned.api.metadata_tables import metadata_table
+
+        return metadata_table(self, kind)  # type: ignore[arg-type]  # self is a Table
 
     def snapshot(self, as_of: int | None = None, *, as_of_time: Any = None) -> Snapshot:
         """The committed files of the latest version, of version ``as_of`` (the table's latest

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 
-from versioned.catalog import locks, tables, transactions, write_ids
+from versioned.catalog import activity, locks, tables, transactions, write_ids
 from versioned.catalog.lock_wait import wait_for_lock
 from versioned.catalog.records import (
     DEFAULT_TXN_TIMEOUT_S,
@@ -49,6 +49,22 @@ class TransactionStore(StoreBase):
         """
         if txn_ids:
             self._expiring(lambda s: transactions.heartbeat(s, txn_ids, time.time()))
+
+    def table_transactions(self, name: TableName) -> list[TransactionInfo]:
+        """Open transactions that lock the table or hold a write id of it (needs read)."""
+        return self._on_table(name, "read", lambda s, t: activity.open_transactions_of(s, t.id))
+
+    def commit_started_at(self, name: TableName) -> dict[int, float]:
+        """When the transaction of each commit of the table began, by transaction id
+        (needs read)."""
+        return self._on_table(name, "read", lambda s, t: activity.commit_started_at(s, t.id))
+
+    def commit_file_counts(
+        self, name: TableName
+    ) -> tuple[dict[int, tuple[int, int]], dict[int, tuple[int, int]]]:
+        """Files (count, bytes) each commit of the table added and retired, by commit
+        sequence (needs read)."""
+        return self._on_table(name, "read", lambda s, t: activity.file_counts_by_commit(s, t.id))
 
     def transaction(self, txn_id: int) -> TransactionInfo:
         """The state of a transaction."""

@@ -76,6 +76,9 @@ class TableLayout:
         import_files: Commits a data collection's files into a table as they are (no Spark);
             ``None``: an import upserts the collection's rows through the engine.
         compaction_kinds: The ``--kind`` values ``compact`` accepts (empty: none).
+        compaction_due: ``(write_ids, snapshot, thresholds) -> {partition id: why}``: the
+            partitions a compaction with those thresholds would pick, from catalog metadata
+            only (the metadata tables and ``versioned ui`` show it).
         mutation_format: How the mutation API's ROW__ID-ordered mutations sit on storage:
             a `versioned.layouts.mutation_format.MutationFormat` (``versioned.mutation``).
     """
@@ -96,6 +99,7 @@ class TableLayout:
     change_images: str | None = None
     import_files: str | None = None
     compaction_kinds: tuple[str, ...] = ()
+    compaction_due: str | None = None
     mutation_format: str | None = None
     _segment: re.Pattern[str] = field(init=False, repr=False, compare=False)
 

@@ -24,6 +24,7 @@ from pyspark.sql import SparkSession
 
 from versioned.catalog.records import TableInfo
 from versioned.engine.spark.types import spark_type
+from versioned.names import TableName
 from versioned.schema import TableSpec
 
 PRIVATE_DATABASE = "__versioned"
@@ -62,21 +63,23 @@ def shows_commit(
     return shows(spark, table.spec, digest)
 
 
-def shows(spark: SparkSession, spec: TableSpec, digest: str) -> bool:
-    """Whether the view of ``spec``'s table is registered with fingerprint ``digest``."""
-    return view_properties(spark, spec.name.database, spec.name.table).get(_FINGERPRINT) == digest
+def shows(spark: SparkSession, spec: TableSpec | TableName, digest: str) -> bool:
+    """Whether the view of ``spec``'s table (or of the name) is registered with fingerprint
+    ``digest``."""
+    name = _name(spec)
+    return view_properties(spark, name.database, name.table).get(_FINGERPRINT) == digest
 
 
-def prepare(spark: SparkSession, spec: TableSpec, digest: str) -> str:
+def prepare(spark: SparkSession, spec: TableSpec | TableName, digest: str) -> str:
     """Create the table's database and the private one; returns the stem of private names."""
-    db, name = spec.name.database, spec.name.table
+    db, name = _name(spec).database, _name(spec).table
     spark.sql(f"CREATE DATABASE IF NOT EXISTS {quote(PRIVATE_DATABASE)}")
     spark.sql(f"CREATE DATABASE IF NOT EXISTS {quote(db)}")
     return f"{len(db)}_{db}_{name}_{digest}"
 
 
 def replace_view(
-    spark: SparkSession, spec: TableSpec, body: str, digest: str, internal: list[str]
+    spark: SparkSession, spec: TableSpec | TableName, body: str, digest: str, internal: list[str]
 ) -> str:
     """Create or replace the view ``db.table`` as ``body``; drop the private tables of the
     view it replaces that ``internal`` (this view's private tables) does not list.
@@ -84,7 +87,7 @@ def replace_view(
     Returns:
         The view's qualified name.
     """
-    db, name = spec.name.database, spec.name.table
+    db, name = _name(spec).database, _name(spec).table
     old = view_properties(spark, db, name)
     properties = (
         f"TBLPROPERTIES ({literal(_FINGERPRINT)} = {literal(digest)}, "
@@ -109,6 +112,10 @@ def view_properties(spark: SparkSession, db: str, name: str) -> dict[str, str]:
         if value.isDefined():
             found[key] = str(value.get())
     return found
+
+
+def _name(spec: TableSpec | TableName) -> TableName:
+    return spec if isinstance(spec, TableName) else spec.name
 
 
 def private(name: str) -> str:

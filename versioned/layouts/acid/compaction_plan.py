@@ -32,7 +32,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from versioned.catalog.records import DataFile, PartitionInfo
+from versioned.catalog.records import DataFile, PartitionInfo, Snapshot, TableWriteIds
 from versioned.layouts.acid.acid_state import acid_state
 from versioned.layouts.acid.compaction_rules import (
     CompactionKind,
@@ -48,8 +48,10 @@ from versioned.layouts.acid.snapshot_dirs import (
     MARKER_KIND,
     TOMBSTONE_DIR,
     TOMBSTONE_KIND,
+    valid_write_id_list,
 )
 from versioned.layouts.acid.write_ids import ValidWriteIdList
+from versioned.options import CompactionThresholds
 
 
 @dataclass(frozen=True)
@@ -214,3 +216,25 @@ def plan_partition(
         reason=reason,
         tombstones=tuple(tombstones),
     )
+
+
+def due_partitions(
+    write_ids: TableWriteIds, snapshot: Snapshot, thresholds: CompactionThresholds
+) -> dict[int, str]:
+    """The partitions Hive's initiator rules (the table's ``compactor.*`` properties) would
+    compact, of at least ``thresholds.min_rows`` stored events, with the kind and why
+    (catalog metadata only; the layout's ``compaction_due`` hook)."""
+    rules = InitiatorThresholds.from_properties(snapshot.table.spec.properties)
+    ids = valid_write_id_list(write_ids)
+    by_partition: dict[int | None, list[DataFile]] = defaultdict(list)
+    for f in snapshot.files:
+        by_partition[f.partition_id].append(f)
+    due = {}
+    for part in snapshot.partitions.values():
+        files = by_partition.get(part.id, [])
+        if sum(f.row_count for f in files if f.kind in EVENT_KINDS) < thresholds.min_rows:
+            continue
+        plan = plan_partition(part, files, ids, kind=None, thresholds=rules)
+        if plan is not None:
+            due[part.id] = f"{plan.kind}: {plan.reason}"
+    return due

@@ -26,5 +26,6 @@ LAYOUT = TableLayout(
     change_files="versioned.layouts.acid.change_images:changed_files",
     change_images="versioned.layouts.acid.change_images:acid_images",
     compaction_kinds=("minor", "major"),
+    compaction_due="versioned.layouts.acid.compaction_plan:due_partitions",
     mutation_format="versioned.layouts.acid.mutation.format:MUTATIONS",
 )

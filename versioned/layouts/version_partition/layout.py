@@ -19,4 +19,5 @@ LAYOUT = TableLayout(
     change_files="versioned.layouts.version_partition.change_images:changed_files",
     change_images="versioned.layouts.version_partition.change_images:version_images",
     import_files="versioned.layouts.version_partition.collection_import:import_files",
+    compaction_due="versioned.layouts.version_partition.compaction_plan:due_partitions",
 )

@@ -1,0 +1,173 @@
+"""Metadata tables (``db.t__history``, ``__partitions``...), per layout and per catalog.
+
+What a user sees: the rows of each metadata table are what the operations that made them
+did (compared with the operations' own results, the table's history and snapshot, and a
+model of the rows); SQL reads the same rows through ``Catalog.sql`` and through the views
+`Catalog.register_views` registers; a user without read permission sees neither the table
+nor its metadata; a table cannot take a metadata table's name.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.table.sales import Row, apply, batch, make_table, model_rows
+from versioned.api.catalog import Catalog, connect
+from versioned.api.metadata_tables import KINDS
+from versioned.catalog.records import StreamMark
+from versioned.errors import InvalidNameError, PermissionDeniedError
+
+FIRST: list[Row] = [(i, float(i), "I", "ab"[i % 2]) for i in range(30)]
+BAD: Row = (99, 1.0, "X", "a")  # an unknown op code: a dead letter
+SECOND: list[Row] = [(i, 100.0 + i, "U", "ab"[i % 2]) for i in range(0, 30, 3)] + [
+    (i, None, "D", "ab"[i % 2]) for i in range(1, 30, 7)
+]
+
+
+@pytest.fixture
+def both(spark: Any, tmp_path: Path, catalog_url: str) -> Iterator[tuple[Catalog, Catalog]]:
+    """alice (who creates the table) and bob (no grant), on one catalog and warehouse."""
+    wh = str(tmp_path / "wh")
+    alice = connect(catalog=catalog_url, warehouse=wh, spark=spark, user="alice")
+    bob = connect(catalog=catalog_url, warehouse=wh, spark=spark, user="bob")
+    yield alice, bob
+    alice.close()
+    bob.close()
+
+
+def _sql(cat: Catalog, query: str) -> list[tuple[Any, ...]]:
+    return [tuple(r) for r in cat.sql(query).collect()]
+
+
+def test_metadata_tables_show_what_the_operations_did(
+    both: tuple[Catalog, Catalog], layout: str
+) -> None:
+    cat, _ = both
+    t = make_table(cat, layout=layout, properties={"auto_compact": "false"})
+    model: dict[int, Any] = {}
+    first = t.upsert(batch([*FIRST, BAD]))
+    apply(model, FIRST)
+    second = t.upsert(batch(SECOND))
+    apply(model, SECOND)
+    assert first.rejected == 1
+
+    history = t.metadata("history").to_pylist()
+    commits = sorted(t.history(), key=lambda c: c.seq)
+    assert [h["commit"] for h in history] == [c.seq for c in commits]
+    assert [h["operation"] for h in history] == [c.operation for c in commits]
+    by_version = {h["version"]: h for h in history}
+    for result in (first, second):
+        row = by_version[result.version]
+        assert (row["inserted"], row["updated"], row["deleted"], row["rejected"]) == (
+            result.inserted,
+            result.updated,
+            result.deleted,
+            result.rejected,
+        )
+        assert row["seconds"] is not None and row["seconds"] >= 0
+        assert row["files_written"] == result.files_written
+
+    letters = t.metadata("dead_letters").to_pylist()
+    assert len(letters) == 1
+    assert letters[0]["version"] == first.version
+    assert "X" in letters[0]["raw"] and letters[0]["reason"]
+
+    # Before a compaction: the second write's entries retire rows; the policy says so.
+    before = {p["partition"]: p for p in t.metadata("partitions").to_pylist()}
+    assert set(before) == {"p=a", "p=b"}
+    assert sum(p["entries"] for p in before.values()) > 0
+    assert all(p["read_amplification"] > 1 for p in before.values())
+
+    t.compact()
+    snapshot = t.snapshot()
+    files = t.metadata("files").to_pylist()
+    assert sorted(f["path"] for f in files) == sorted(f.path for f in snapshot.files)
+    assert sum(f["bytes"] for f in files) == sum(f.size_bytes for f in snapshot.files)
+
+    snapshots = t.metadata("snapshots").to_pylist()
+    assert [s["commit"] for s in snapshots] == [c.seq for c in t.history()]
+    assert snapshots[-1]["live_files"] == len(snapshot.files)
+    assert snapshots[-1]["live_bytes"] == sum(f.size_bytes for f in snapshot.files)
+    assert snapshots[0]["parent_commit"] is None
+    assert all(s["parent_commit"] == p["commit"] for p, s in itertools.pairwise(snapshots))
+
+    after = {p["partition"]: p for p in t.metadata("partitions").to_pylist()}
+    live = model_rows(model)
+    for part, row in after.items():
+        assert row["live_rows_estimate"] == sum(1 for r in live if f"p={r[2]}" == part)
+        assert row["entries"] == 0 and row["read_amplification"] == 1.0
+        assert row["last_compaction"] is not None
+        assert row["compaction_due"] is None
+        assert row["values"] == [("p", part[2:])]
+
+    # SQL reads the same rows.
+    assert _sql(cat, "SELECT commit, operation FROM t.sales__history ORDER BY commit") == [
+        (c.seq, c.operation) for c in sorted(t.history(), key=lambda c: c.seq)
+    ]
+    assert _sql(cat, "SELECT sum(live_rows_estimate) FROM t.sales__partitions") == [(len(live),)]
+    assert _sql(cat, "SELECT count(*) FROM t.sales__files") == [(len(files),)]
+    assert _sql(cat, "SELECT reason FROM t.sales__dead_letters") == [(letters[0]["reason"],)]
+
+
+def test_open_transactions_locks_and_stream_writers(
+    both: tuple[Catalog, Catalog], layout: str
+) -> None:
+    cat, _ = both
+    t = make_table(cat, layout=layout)
+    t.upsert(batch(FIRST))
+    store = cat.engine_context.store
+    assert t.metadata("transactions").num_rows == 0
+    assert t.metadata("locks").num_rows == 0
+    txn = store.begin(timeout_s=300)
+    lock = store.lock(txn, t.name, "shared_write", partition=["a"])
+    store.record_stream_batch(t.name, StreamMark("pump-1", 7))
+    txns = t.metadata("transactions").to_pylist()
+    assert [(r["txn_id"], r["state"], r["locks"], r["expired"]) for r in txns] == [
+        (txn, "open", 1, False)
+    ]
+    locks = t.metadata("locks").to_pylist()
+    assert [(r["lock_id"], r["txn_id"], r["partition"], r["mode"]) for r in locks] == [
+        (lock.id, txn, "p=a", "shared_write")
+    ]
+    assert _sql(cat, "SELECT txn_id, locks FROM t.sales__transactions") == [(txn, 1)]
+    progress = t.metadata("stream_progress").to_pylist()
+    assert [(r["writer_id"], r["batch_id"], r["commit"]) for r in progress] == [("pump-1", 7, None)]
+    store.abort(txn, "test over")
+    assert t.metadata("transactions").num_rows == 0
+    assert _sql(cat, "SELECT count(*) FROM t.sales__locks") == [(0,)]
+
+
+def test_a_user_who_may_not_read_sees_no_metadata(
+    both: tuple[Catalog, Catalog], layout: str
+) -> None:
+    alice, bob = both
+    t = make_table(alice, layout=layout)
+    t.upsert(batch(FIRST))
+    for kind in KINDS:
+        with pytest.raises(PermissionDeniedError):
+            bob.table("t.sales").metadata(kind)
+    with pytest.raises(PermissionDeniedError):
+        bob.sql("SELECT * FROM t.sales__history")
+    alice.grant("bob", "read", on="t.sales")
+    assert _sql(bob, "SELECT count(*) FROM t.sales__history") == [(len(t.history()),)]
+
+
+def test_metadata_names_are_reserved_and_views_register(
+    both: tuple[Catalog, Catalog], layout: str, spark: Any
+) -> None:
+    cat, _ = both
+    with pytest.raises(InvalidNameError, match="reserved"):
+        make_table(cat, "t.sales__history", layout=layout)
+    make_table(cat, "t.sales__historic", layout=layout)  # not a metadata kind: a table
+    t = make_table(cat, layout=layout)
+    t.upsert(batch(FIRST))
+    registered = cat.register_views(spark, metadata=True)
+    assert {"t.sales", "t.sales__history", "t.sales__partitions"} <= set(registered)
+    assert "t.sales__historic__history" in registered
+    rows = spark.sql("SELECT operation FROM t.sales__history").collect()
+    assert [r.operation for r in rows] == [c.operation for c in t.history()]

@@ -70,6 +70,26 @@ def test_describe_as_table_marks_key_and_partition_columns(run):
     assert "partition" in next(x for x in result.output.splitlines() if x.startswith("store_id"))
 
 
+def test_describe_prints_times_in_the_users_zone_and_json_in_utc(run, monkeypatch):
+    import time as clock
+    from datetime import datetime
+
+    monkeypatch.setenv("TZ", "Asia/Kolkata")  # +05:30 all year: no daylight-saving guess
+    clock.tzset()
+    try:
+        _create_sell(run)
+        shown = run("describe", "test.sell").output
+        line = next(x for x in shown.splitlines() if x.startswith("created_at"))
+        local = datetime.fromisoformat(line.split()[1])
+        assert local.utcoffset() is not None and local.utcoffset().total_seconds() == 19800
+        as_json = json.loads(run("describe", "test.sell", "--output", "json").output)
+        utc = datetime.fromisoformat(as_json["created_at"])
+        assert utc.utcoffset().total_seconds() == 0 and utc == local
+    finally:
+        monkeypatch.undo()
+        clock.tzset()
+
+
 def test_list_tables_in_every_format(run):
     _create_sell(run)
     assert "test.sell" in run("list-tables").output

@@ -11,11 +11,12 @@ schema it requests, so a partitioned table cannot read these files. So the priva
 unpartitioned and lists the table folder recursively (``recursiveFileLookup``; hidden
 ``_staging``, ``_tombstones``, ``_dead_letter`` folders and markers are skipped by Spark,
 streaming side files by ``pathGlobFilter``), and the view keeps exactly the snapshot's files:
-those the catalog lists for the chosen base and deltas (`snapshot_dirs.snapshot_files`,
-matched on each file's path relative to the table, a predicate on ``_metadata.file_path``
-that Spark evaluates while listing, so other files are not read), taking each file's
-partition values from the catalog. As in `events.read_events`, a condition naming every
-event field makes Spark request all six.
+those the catalog lists for the chosen base and deltas (`snapshot_dirs.snapshot_files`),
+by a predicate on ``_metadata.file_path`` that Spark evaluates while listing, so other files
+are not read. Registering the view lists the folder once to learn the URI Spark gives each
+of those files; each row then takes its partition (the catalog's id and values) from a
+join of its file's URI to a small table of the snapshot's files. As in
+`events.read_events`, a condition naming every event field makes Spark request all six.
 
 A row's write id must be valid in the snapshot's write id list, and a delete event removes
 the insert event with the same ROW__ID in the same partition (broadcast when the delete
@@ -25,6 +26,7 @@ events are at most ``broadcast_limit``).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from urllib.parse import unquote
 
 from pyspark.sql import SparkSession
 
@@ -39,6 +41,7 @@ from versioned.engine.spark.catalog_views import (
     shows,
     view_fingerprint,
 )
+from versioned.errors import StorageError
 from versioned.layouts.acid import orc_schema as s
 from versioned.layouts.acid.snapshot_dirs import BucketFileRef, snapshot_files
 from versioned.layouts.acid.write_ids import ValidWriteIdList
@@ -79,13 +82,16 @@ def register_view(
         return replace_view(spark, spec, _empty(spec), digest, [])
     events = private(f"{stem}_events")
     _events_table(spark, events, spec, root)
-    paths = {pid: p.path for pid, p in snapshot.partitions.items()}
+    refs = [*files.inserts, *files.deletes]
+    uris = _file_tails(spark, events, spec, refs)
     body = merge_sql(
         spec,
         events,
-        inserts=_relative(files.inserts),
-        deletes=_relative(files.deletes),
-        partitions={paths[pid]: p.values for pid, p in snapshot.partitions.items()},
+        inserts=[uris[r.file.path] for r in files.inserts],
+        deletes=[uris[r.file.path] for r in files.deletes],
+        files={
+            uris[r.file.path]: _partition_of(snapshot, r) for r in files.inserts + files.deletes
+        },
         write_ids=files.write_ids,
         broadcast=broadcast,
     )
@@ -98,65 +104,111 @@ def merge_sql(
     *,
     inserts: Sequence[str],
     deletes: Sequence[str],
-    partitions: dict[str, tuple[str | None, ...]],
+    files: dict[str, tuple[int, tuple[str | None, ...]]],
     write_ids: ValidWriteIdList,
     broadcast: bool,
 ) -> str:
     """The view's query: live rows of the files ``inserts`` minus the delete events of
-    ``deletes`` (paths relative to the table), in the table's columns.
+    ``deletes`` (the tails of their URIs: `_file_tails`), in the table's columns.
+
+    Each row gets its partition (the catalog's id and values) from a join of its file's tail
+    to ``files`` (tail -> partition id, values), a small table Spark broadcasts: per row that
+    is one hash of the tail, where splitting and URL-decoding the path of every row cost
+    about 1.5 s per 1M rows (`benchmarks/results/continuous_notes.md`).
 
     Args:
         events: The private table over the table's folder.
-        partitions: Values of each partition, by its path.
     """
     rows = _scan(spec, events, inserts, write_ids)
     columns = [
-        f"CAST(p.{quote(f'#p{spec.partition_by.index(c.name)}')} AS {ddl_type(c.type)}) "
+        f"CAST(f.{quote(f'#p{spec.partition_by.index(c.name)}')} AS {ddl_type(c.type)}) "
         f"AS {quote(c.name)}"
         if c.name in spec.partition_by
         else f"r.{quote(s.ROW)}.{quote(c.name)} AS {quote(c.name)}"
         for c in spec.columns
     ]
     hint = "/*+ BROADCAST(d) */ " if broadcast and deletes else ""
+    file_table = _files_values(spec, files)
     query = f"SELECT {hint}{', '.join(columns)} FROM ({rows}) r"
-    if spec.partition_by:
-        numbered = [f"#p{i}" for i in range(len(spec.partition_by))]
-        names = ", ".join(quote(n) for n in [_PART, *numbered])
-        values = ", ".join(
-            "(" + ", ".join([literal(path), *[_value(v) for v in vals]]) + ")"
-            for path, vals in sorted(partitions.items())
-        )
-        query += f" JOIN (VALUES {values}) AS p({names}) ON r.{quote(_PART)} = p.{quote(_PART)}"
+    query += f" JOIN {file_table} ON r.{quote(_FILE)} = f.{quote(_FILE)}"
     if deletes:
-        fields = [s.ORIGINAL_WRITE_ID, s.BUCKET, s.ROW_ID, _PART]
-        picked = ", ".join(f"{quote(f)} AS {quote('#d' + f)}" for f in fields)
+        fields = [s.ORIGINAL_WRITE_ID, s.BUCKET, s.ROW_ID]
+        picked = ", ".join(f"e.{quote(f)} AS {quote('#d' + f)}" for f in fields)
         on = " AND ".join(f"r.{quote(f)} = d.{quote('#d' + f)}" for f in fields)
         query += (
-            f" LEFT ANTI JOIN (SELECT {picked} FROM ({_scan(spec, events, deletes, write_ids)}))"
-            f" d ON {on}"
+            f" LEFT ANTI JOIN (SELECT {picked}, f.{quote(_PART)} AS {quote('#d' + _PART)}"
+            f" FROM ({_scan(spec, events, deletes, write_ids)}) e"
+            f" JOIN {file_table} ON e.{quote(_FILE)} = f.{quote(_FILE)})"
+            f" d ON {on} AND f.{quote(_PART)} = d.{quote('#d' + _PART)}"
         )
     return query
 
 
-def _scan(spec: TableSpec, events: str, paths: Sequence[str], write_ids: ValidWriteIdList) -> str:
-    """The events of exactly the files ``paths`` whose write id is valid, with the file's
-    relative path and its partition's path."""
+def _files_values(spec: TableSpec, files: dict[str, tuple[int, tuple[str | None, ...]]]) -> str:
+    """``(VALUES (uri, partition id, values...), ...) AS f(...)``."""
+    numbered = [f"#p{i}" for i in range(len(spec.partition_by))]
+    names = ", ".join(quote(n) for n in [_FILE, _PART, *numbered])
+    values = ", ".join(
+        "(" + ", ".join([literal(uri), f"CAST({pid} AS BIGINT)", *map(_value, vals)]) + ")"
+        for uri, (pid, vals) in sorted(files.items())
+    )
+    return f"(VALUES {values}) AS f({names})"
+
+
+def _scan(spec: TableSpec, events: str, tails: Sequence[str], write_ids: ValidWriteIdList) -> str:
+    """The events of exactly the files whose path ends in one of ``tails`` (`_file_tails`)
+    and whose write id is valid, with that tail as `_FILE`.
+
+    The condition on ``_metadata.file_path`` is a constant per file: Spark evaluates it while
+    listing, so the other files under the folder (retired ones vacuum has not deleted yet,
+    the delete events when inserts are read) are not opened. Per row it costs one cut of
+    the path from its end (no decoding), and one hash."""
     depth = len(spec.partition_by) + 2  # partition folders, the acid folder, the file
-    # The path is a URI: decoded (a '+' in it is a plus, not a space) it is the file's path.
-    segments = "split(url_decode(replace(_metadata.file_path, '+', '%2B')), '/')"
-    relative = f"array_join(slice({segments}, -{depth}, {depth}), '/')"
-    partition = f"array_join(slice({segments}, -{depth}, {depth - 2}), '/')"
     fields = ", ".join(quote(f) for f in (*s.EVENT_FIELDS, s.ROW))
     valid = f"{quote(s.CURRENT_WRITE_ID)} <= {write_ids.high_water_mark}"
     if write_ids.invalid_ids:
         invalid = ", ".join(map(str, write_ids.invalid_ids))
         valid += f" AND {quote(s.CURRENT_WRITE_ID)} NOT IN ({invalid})"
-    listed = ", ".join(literal(p) for p in sorted(paths))
+    listed = ", ".join(literal(p) for p in sorted(tails))
+    tail = f"substring_index(_metadata.file_path, '/', -{depth})"
     return (
-        f"SELECT * FROM (SELECT {fields}, {relative} AS {quote(_FILE)}, "
-        f"{partition} AS {quote(_PART)} FROM {events}) "
+        f"SELECT * FROM (SELECT {fields}, {tail} AS {quote(_FILE)} FROM {events}) "
         f"WHERE {quote(_FILE)} IN ({listed}) AND {_names_every_event_field(spec)} AND {valid}"
     )
+
+
+def _file_tails(
+    spark: SparkSession, events: str, spec: TableSpec, refs: Sequence[BucketFileRef]
+) -> dict[str, str]:
+    """The tail of the URI Spark gives each file of ``refs`` (its partition folders, acid
+    folder and name, percent-encoded as in ``_metadata.file_path``), by the file's path
+    relative to the table, from one listing of the private table's folder (as a query of the
+    view lists it). Only the tail: the scheme's part may be written differently
+    (``file:///`` in the listing, ``file:/`` in ``_metadata.file_path``).
+
+    Raises:
+        StorageError: A file of the snapshot is not in the table's folder.
+    """
+    depth = len(spec.partition_by) + 2  # partition folders, the acid folder, the file
+    tails = ["/".join(uri.split("/")[-depth:]) for uri in spark.table(events).inputFiles()]
+    # The URI percent-encodes the escaped folder names; decoded, the tail is the relative path.
+    by_path = {unquote(tail): tail for tail in tails}
+    missing = sorted(r.file.path for r in refs if r.file.path not in by_path)
+    if missing:
+        raise StorageError(
+            f"{len(missing)} bucket file(s) of the snapshot are missing from the table's "
+            f"folder, e.g. {missing[0]}",
+            table=str(spec.name),
+        )
+    return {r.file.path: by_path[r.file.path] for r in refs}
+
+
+def _partition_of(snapshot: Snapshot, ref: BucketFileRef) -> tuple[int, tuple[str | None, ...]]:
+    """The catalog's id and values of the partition of ``ref``'s file."""
+    pid = ref.file.partition_id
+    if pid is None:  # an unpartitioned table's files: one partition
+        return 0, ()
+    return pid, snapshot.partitions[pid].values
 
 
 def _names_every_event_field(spec: TableSpec) -> str:

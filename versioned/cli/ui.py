@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import click
 
 from versioned.cli.context import CliContext, pass_cli
@@ -62,6 +64,8 @@ def ui(state: CliContext, host: str, port: int) -> None:
         f"versioned ui: {url_of(sock)} (user {catalog.user}, read-only; Ctrl-C stops it)",
         err=True,
     )
+    # The overview's rows of every table, read while the user opens the page.
+    threading.Thread(target=app.state.warm_up, name="ui-warm-up", daemon=True).start()
     server(app).run(sockets=[sock])
 
 

@@ -29,7 +29,13 @@ from versioned.errors import InvalidNameError, NotFoundError, PermissionDeniedEr
 from versioned.ui import charts, formatting
 from versioned.ui.health import IDLE_AFTER_S, LEGEND, WINDOW
 from versioned.ui.metadata_cache import MetadataCache
-from versioned.ui.pages import LATEST_DEAD_LETTERS, RECENT_COMMITS, overview, table_page
+from versioned.ui.pages import (
+    LATEST_DEAD_LETTERS,
+    RECENT_COMMITS,
+    overview,
+    summarise,
+    table_page,
+)
 
 HEADERS = {
     "Content-Security-Policy": "default-src 'none'; style-src 'self'; img-src 'self'",
@@ -49,6 +55,10 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 def create_app(catalog: Catalog, *, cache: MetadataCache | None = None) -> Starlette:
     """The page over ``catalog``, showing what its user may read.
 
+    ``app.state.warm_up()`` reads what the overview needs of every table into the cache
+    (``versioned ui`` runs it in the background as it starts, so that the first overview
+    does not read a big catalog from scratch).
+
     Args:
         catalog: The catalog, opened as the user whose grants apply (Spark is never
             started by the page).
@@ -66,6 +76,7 @@ def create_app(catalog: Catalog, *, cache: MetadataCache | None = None) -> Starl
         exception_handlers={HTTPException: pages.error},
     )
     app.add_middleware(_Headers)
+    app.state.warm_up = pages.warm_up
     return app
 
 
@@ -136,6 +147,18 @@ class _Pages:
                 ),
             )
         return Response(svg, media_type="image/svg+xml")
+
+    def warm_up(self) -> None:
+        """Read each readable table's overview rows into the cache, one table at a time
+        (requests go between them)."""
+        with self.lock:
+            tables = self.catalog.tables()
+        for info in tables:
+            with self.lock:
+                try:
+                    summarise(Table(self.catalog, info), self.cache, datetime.now(UTC))
+                except (NotFoundError, PermissionDeniedError):
+                    continue
 
     def error(self, request: Request, exc: Exception) -> Response:
         assert isinstance(exc, HTTPException)

@@ -36,7 +36,9 @@ MAX_LABELLED_CELLS = 120
 def commits_svg(history: Sequence[Mapping[str, Any]]) -> bytes:
     """Rows inserted, updated, deleted and rejected per commit (stacked), bytes written and
     seconds taken, one point per commit of ``history`` (metadata ``history`` rows)."""
-    fig = Figure(figsize=(10, 6.2), layout="constrained")
+    fig = Figure(figsize=(10, 6.2))
+    # Fixed margins: matplotlib's constrained layout would double the drawing time.
+    fig.subplots_adjust(left=0.075, right=0.985, top=0.95, bottom=0.11, hspace=0.14)
     rows_ax, bytes_ax, seconds_ax = fig.subplots(
         3, 1, sharex=True, gridspec_kw={"height_ratios": [3, 1.2, 1.2]}
     )
@@ -57,7 +59,7 @@ def commits_svg(history: Sequence[Mapping[str, Any]]) -> bytes:
         linewidth=0,
     )
     rows_ax.set_ylabel("rows")
-    rows_ax.legend(loc="upper left", ncols=4, frameon=False, fontsize=8)
+    rows_ax.legend(loc="lower right", bbox_to_anchor=(1.0, 1.0), ncols=4, frameon=False, fontsize=8)
     rows_ax.set_title("rows per commit", loc="left", fontsize=10)
     written = [(h["bytes_written"] or 0) / 1024 for h in history]
     bytes_ax.fill_between(x, written, step="mid", color="#7a6fb0", linewidth=0)
@@ -101,13 +103,29 @@ def partitions_svg(partitions: Sequence[Mapping[str, Any]], partition_by: Sequen
     cells = _grid(partitions, partition_by)
     n_rows = max((r for r, _, _ in cells), default=0) + 1
     n_cols = max((c for _, c, _ in cells), default=0) + 1
-    fig = Figure(
-        figsize=(min(2.0 + 0.9 * n_cols, 12), min(1.4 + 0.45 * n_rows, 12)), layout="constrained"
+    row_names, col_names = _axis_names(partitions, partition_by)
+    # Fixed margins in inches, from the longest names (constrained layout draws twice)
+    left = 0.25 + 0.075 * max((len(n) for n in row_names), default=0)
+    bottom = 0.2 + 0.05 * max((len(n) for n in col_names), default=0)
+    width = min(left + 0.9 * n_cols + 1.2, 12)
+    height = min(max(bottom + 0.6 * n_rows + 0.2, 1.9), 12)
+    fig = Figure(figsize=(width, height))
+    right = 1.1  # the colour bar and its label
+    ax = fig.add_axes(
+        (left / width, bottom / height, 1 - (left + right) / width, 1 - (bottom + 0.15) / height)
     )
-    ax = fig.subplots()
+    bar_ax = fig.add_axes(
+        (
+            (width - right + 0.15) / width,
+            bottom / height,
+            0.15 / width,
+            1 - (bottom + 0.15) / height,
+        )
+    )
     if not partitions:
         ax.text(0.5, 0.5, "no partition yet", ha="center", va="center")
         ax.set_axis_off()
+        bar_ax.set_axis_off()
         return _svg(fig)
     values = [[math.nan] * n_cols for _ in range(n_rows)]
     worst = 4.0
@@ -117,10 +135,12 @@ def partitions_svg(partitions: Sequence[Mapping[str, Any]], partition_by: Sequen
             values[r][c] = amp
             worst = max(worst, amp)
     norm = Normalize(vmin=1.0, vmax=worst)  # 1 = nothing to skip; at least 1 to 4
-    cmap = colormaps[HEAT].with_extremes(bad="#d9d9d9")  # grey: no live row
+    cmap = colormaps[HEAT].with_extremes(bad="none")  # no such partition: nothing
     mesh = ax.pcolormesh(values, cmap=cmap, norm=norm, edgecolors="white", linewidth=1.5)
     named_cells = len(partition_by) < 2  # no axis names: each cell says its partition
     for r, c, part in cells:
+        if part["read_amplification"] is None:  # no live row: grey
+            ax.add_patch(Rectangle((c, r), 1, 1, facecolor="#d9d9d9", edgecolor="white", lw=1.5))
         if part["compaction_due"]:
             ax.add_patch(Rectangle((c + 0.04, r + 0.04), 0.92, 0.92, fill=False, lw=2.2))
         if len(cells) <= MAX_LABELLED_CELLS:
@@ -131,14 +151,13 @@ def partitions_svg(partitions: Sequence[Mapping[str, Any]], partition_by: Sequen
             dark = amp is not None and norm(amp) > 0.6
             colour = "white" if dark else "black"
             ax.text(c + 0.5, r + 0.5, text, ha="center", va="center", fontsize=8, color=colour)
-    row_names, col_names = _axis_names(partitions, partition_by)
     ax.set_xticks([i + 0.5 for i in range(len(col_names))], col_names, rotation=30, ha="right")
     ax.set_yticks([i + 0.5 for i in range(len(row_names))], row_names)
     ax.invert_yaxis()
     ax.tick_params(length=0)
     for spine in ax.spines.values():
         spine.set_visible(False)
-    bar = fig.colorbar(mesh, ax=ax, shrink=0.9, pad=0.02)
+    bar = fig.colorbar(mesh, cax=bar_ax)
     bar.set_label("read amplification")
     return _svg(fig)
 

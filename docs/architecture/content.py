@@ -50,14 +50,20 @@ class Floor:
 FLOORS: list[Floor] = [
     Floor(
         "cli",
-        "cli/  demo.py",
-        "click commands: parse, call the API, render",
+        "cli/  ui/  demo.py",
+        "click commands and the web page: parse, call the API, render",
         (
             (
                 Box(
                     "data.py: upsert, show, sql, history\n"
                     "tables.py  maintenance.py  grants.py  collections.py  row_changes.py\n"
                     "stream.py  main.py  context.py  render.py (text, csv, json)  interrupts.py"
+                ),
+            ),
+            (
+                Box(
+                    "ui/: versioned ui, the read-only web page: app.py (Starlette), pages.py,\n"
+                    "health.py, charts.py (matplotlib SVG), templates/ (Jinja2), static/"
                 ),
             ),
         ),

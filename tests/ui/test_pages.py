@@ -149,6 +149,22 @@ def test_a_new_commit_shows_on_the_next_request(filled: Any) -> None:
     assert client.get("/table/d.ev/commits.svg").content != chart_before
 
 
+def test_warm_up_reads_what_the_overview_needs_ahead(filled: Any) -> None:
+    from versioned.ui.metadata_cache import MetadataCache
+
+    cache = MetadataCache()
+    app = create_app(filled, cache=cache)
+    assert len(cache) == 0
+    app.state.warm_up()
+    kept = len(cache)
+    assert kept == 2  # d.ev's history and partitions
+    client = starlette_testclient.TestClient(app)
+    assert "d.ev" in cells(client.get("/").text, "data-table")
+    assert len(cache) == kept  # the overview read nothing again
+    client.get("/table/d.ev")
+    assert len(cache) > kept  # its dead letters, schema changes
+
+
 def test_the_page_only_reads(filled: Any) -> None:
     client = _client(filled)
     history = filled.table("d.ev").history()

@@ -64,7 +64,7 @@ def create_app(catalog: Catalog, *, cache: MetadataCache | None = None) -> Starl
             started by the page).
         cache: Metadata rows kept per table and commit (a new one by default).
     """
-    pages = _Pages(catalog, cache or MetadataCache())
+    pages = _Pages(catalog, MetadataCache() if cache is None else cache)
     app = Starlette(
         routes=[
             Route("/", pages.overview, methods=["GET"]),

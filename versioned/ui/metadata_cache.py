@@ -37,6 +37,11 @@ class MetadataCache:
         self._entries: OrderedDict[tuple[int, int, str], Any] = OrderedDict()
         self._lock = threading.Lock()
 
+    def __len__(self) -> int:
+        """Entries kept."""
+        with self._lock:
+            return len(self._entries)
+
     def rows(self, table: Table, kind: str) -> list[dict[str, Any]]:
         """The rows of metadata table ``kind`` of ``table`` as dicts; per-commit kinds
         from the cache when the table has not committed since they were read."""

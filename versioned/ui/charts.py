@@ -49,23 +49,26 @@ def commits_svg(history: Sequence[Mapping[str, Any]]) -> bytes:
         seconds_ax.set_axis_off()
         return _svg(fig)
     x = [h["commit"] for h in history]
-    stacked = [[h[name] or 0 for h in history] for name, _ in SERIES]
+    # each commit a step one unit wide, centred on its number: its edges, and each series
+    # with its last value again for the last edge
+    edges = [c - 0.5 for c in x] + [x[-1] + 0.5]
+    stacked = [_steps([h[name] or 0 for h in history]) for name, _ in SERIES]
     rows_ax.stackplot(
-        x,
+        edges,
         *stacked,
         labels=[name for name, _ in SERIES],
         colors=[colour for _, colour in SERIES],
-        step="mid",
+        step="post",
         linewidth=0,
     )
     rows_ax.set_ylabel("rows")
     rows_ax.legend(loc="lower right", bbox_to_anchor=(1.0, 1.0), ncols=4, frameon=False, fontsize=8)
     rows_ax.set_title("rows per commit", loc="left", fontsize=10)
     written = [(h["bytes_written"] or 0) / 1024 for h in history]
-    bytes_ax.fill_between(x, written, step="mid", color="#7a6fb0", linewidth=0)
+    bytes_ax.fill_between(edges, _steps(written), step="post", color="#7a6fb0", linewidth=0)
     bytes_ax.set_ylabel("KiB written")
     seconds = [h["seconds"] if h["seconds"] is not None else math.nan for h in history]
-    seconds_ax.fill_between(x, seconds, step="mid", color="#8a8a8a", linewidth=0)
+    seconds_ax.fill_between(edges, _steps(seconds), step="post", color="#8a8a8a", linewidth=0)
     seconds_ax.set_ylabel("seconds")
     for ax in (rows_ax, bytes_ax, seconds_ax):
         ax.set_ylim(bottom=0)
@@ -77,6 +80,10 @@ def commits_svg(history: Sequence[Mapping[str, Any]]) -> bytes:
     seconds_ax.xaxis.set_major_formatter(FuncFormatter(_commit_label(x, times)))
     seconds_ax.set_xlabel("commit (and its local time)")
     return _svg(fig)
+
+
+def _steps(values: list[float]) -> list[float]:
+    return [*values, values[-1]]
 
 
 def _commit_label(commits: Sequence[int], times: Mapping[int, datetime]) -> Any:
@@ -105,7 +112,12 @@ def partitions_svg(partitions: Sequence[Mapping[str, Any]], partition_by: Sequen
     n_cols = max((c for _, c, _ in cells), default=0) + 1
     row_names, col_names = _axis_names(partitions, partition_by)
     # Fixed margins in inches, from the longest names (constrained layout draws twice)
-    left = 0.25 + 0.075 * max((len(n) for n in row_names), default=0)
+    # (a column name, written at 30 degrees, reaches left of its cell by about 0.065 in a
+    # character)
+    left = max(
+        0.25 + 0.075 * max((len(n) for n in row_names), default=0),
+        0.065 * len(col_names[0]) - 0.3 if col_names else 0.0,
+    )
     bottom = 0.2 + 0.05 * max((len(n) for n in col_names), default=0)
     width = min(left + 0.9 * n_cols + 1.2, 12)
     height = min(max(bottom + 0.6 * n_rows + 0.2, 1.9), 12)

@@ -157,12 +157,28 @@ def test_warm_up_reads_what_the_overview_needs_ahead(filled: Any) -> None:
     assert len(cache) == 0
     app.state.warm_up()
     kept = len(cache)
-    assert kept == 2  # d.ev's history and partitions
+    assert kept == 3  # d.ev's history, partitions and (for a while) stream progress
     client = starlette_testclient.TestClient(app)
     assert "d.ev" in cells(client.get("/").text, "data-table")
     assert len(cache) == kept  # the overview read nothing again
     client.get("/table/d.ev")
     assert len(cache) > kept  # its dead letters, schema changes
+
+
+def test_rows_that_change_without_a_commit_are_kept_only_as_long_as_asked(filled: Any) -> None:
+    from versioned.catalog.records import StreamMark
+    from versioned.ui.metadata_cache import MetadataCache
+
+    cache, table = MetadataCache(), filled.table("d.ev")
+    before = cache.rows(table, "stream_progress", max_age_s=60)
+    filled.engine_context.store.record_stream_batch(table.name, StreamMark("cdc-job", 8))
+    assert cache.rows(table, "stream_progress", max_age_s=60) == before  # kept a minute
+    for fresh in (
+        cache.rows(table, "stream_progress"),
+        cache.rows(table, "stream_progress", max_age_s=0),
+    ):
+        assert {w["writer_id"]: w["batch_id"] for w in fresh}["cdc-job"] == 8
+    assert cache.rows(table, "stream_progress", max_age_s=60) != before  # kept the new ones
 
 
 def test_the_page_only_reads(filled: Any) -> None:

@@ -103,7 +103,7 @@ def _commit_label(commits: Sequence[int], times: Mapping[int, datetime]) -> Any:
 
 def partitions_svg(partitions: Sequence[Mapping[str, Any]], partition_by: Sequence[str]) -> bytes:
     """A heat map of read amplification, one cell per partition (metadata ``partitions``
-    rows), framed black where the maintenance policy would compact now.
+    rows), hatched where the maintenance policy would compact now.
 
     With two or more partition columns, rows are the first column's values and columns the
     others'; with one, the partitions fill rows of up to 12 cells in order."""
@@ -148,24 +148,42 @@ def partitions_svg(partitions: Sequence[Mapping[str, Any]], partition_by: Sequen
             worst = max(worst, amp)
     norm = Normalize(vmin=1.0, vmax=worst)  # 1 = nothing to skip; at least 1 to 4
     cmap = colormaps[HEAT].with_extremes(bad="none")  # no such partition: nothing
-    mesh = ax.pcolormesh(values, cmap=cmap, norm=norm, edgecolors="white", linewidth=1.5)
+    mesh = ax.pcolormesh(values, cmap=cmap, norm=norm, edgecolors="none")
+    # white gaps between the cells (and around them: a mesh's own edges leave slivers)
+    ax.hlines(range(n_rows + 1), 0, n_cols, colors="white", linewidth=3)
+    ax.vlines(range(n_cols + 1), 0, n_rows, colors="white", linewidth=3)
     named_cells = len(partition_by) < 2  # no axis names: each cell says its partition
     for r, c, part in cells:
         if part["read_amplification"] is None:  # no live row: grey
-            ax.add_patch(Rectangle((c, r), 1, 1, facecolor="#d9d9d9", edgecolor="white", lw=1.5))
+            ax.add_patch(Rectangle((c, r), 1, 1, facecolor="#d9d9d9", edgecolor="white", lw=3))
         if part["compaction_due"]:
-            ax.add_patch(Rectangle((c + 0.04, r + 0.04), 0.92, 0.92, fill=False, lw=2.2))
+            ax.add_patch(
+                Rectangle((c, r), 1, 1, fill=False, hatch="///", edgecolor="#00000073", lw=0)
+            )
         if len(cells) <= MAX_LABELLED_CELLS:
             amp = part["read_amplification"]
             text = "no live row" if amp is None else f"{amp:.2f}"
             if named_cells:
                 text = f"{_value(part, 0) if partition_by else '(table)'}\n{text}"
             dark = amp is not None and norm(amp) > 0.6
-            colour = "white" if dark else "black"
-            ax.text(c + 0.5, r + 0.5, text, ha="center", va="center", fontsize=8, color=colour)
+            # over the hatching, the text sits on a light patch
+            patch = {"boxstyle": "round,pad=0.25", "fc": "#ffffffcc", "lw": 0}
+            due = bool(part["compaction_due"])
+            ax.text(
+                c + 0.5,
+                r + 0.5,
+                text,
+                ha="center",
+                va="center",
+                fontsize=8,
+                color="white" if dark and not due else "black",
+                bbox=patch if due else None,
+            )
     ax.set_xticks([i + 0.5 for i in range(len(col_names))], col_names, rotation=30, ha="right")
     ax.set_yticks([i + 0.5 for i in range(len(row_names))], row_names)
-    ax.invert_yaxis()
+    # a little room around the cells, so that their white borders are not cut
+    ax.set_xlim(-0.05, n_cols + 0.05)
+    ax.set_ylim(n_rows + 0.05, -0.05)  # the first row on top
     ax.tick_params(length=0)
     for spine in ax.spines.values():
         spine.set_visible(False)

@@ -5,6 +5,7 @@ users who may read the table."""
 from __future__ import annotations
 
 import html
+import re
 import xml.etree.ElementTree as ET
 from datetime import UTC, datetime
 from pathlib import Path
@@ -179,6 +180,23 @@ def test_rows_that_change_without_a_commit_are_kept_only_as_long_as_asked(filled
     ):
         assert {w["writer_id"]: w["batch_id"] for w in fresh}["cdc-job"] == 8
     assert cache.rows(table, "stream_progress", max_age_s=60) != before  # kept the new ones
+
+
+def test_a_table_without_commits_has_a_page_too(tmp_path: Path) -> None:
+    from versioned.api.catalog import connect
+
+    cat = connect(warehouse=str(tmp_path / "wh"), user="alice")
+    cat.create_table("d.empty", columns="id BIGINT", primary_key="id")
+    client = _client(cat)
+    page = client.get("/table/d.empty")
+    assert page.status_code == 200
+    assert not re.search(r"\b(None|nan)\b", page.text)
+    assert "No partition yet." in page.text
+    row = cells(client.get("/").text, "data-table")["d.empty"]
+    assert (row["commits"], row["last_commit"], row["health"]) == ("0", "", "ok")
+    for chart in ("commits", "partitions"):
+        ET.fromstring(client.get(f"/table/d.empty/{chart}.svg").content)
+    cat.close()
 
 
 def test_the_page_only_reads(filled: Any) -> None:

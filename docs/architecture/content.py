@@ -306,7 +306,8 @@ RULES = Box(
     "the rules\n~checked on the source by\n~tests/unit/test_layers.py\n"
     "1 imports point down\n  the floors\n2 nothing outside a layout's\n  folder imports it\n"
     "3 no layout-name comparison\n  outside layouts/base.py\n4 pyspark only in engine/\n"
-    "  folders (orange boxes)\n5 every layout folder\n  is registered"
+    "  folders (orange boxes)\n5 every layout folder\n  is registered\n"
+    "6 ui/ imports only the\n  public API"
 )
 NEW_LAYOUT = Box(
     "a new layout\none folder layouts/<name>/\n  with layout.py: LAYOUT\n"

@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 BENCH_STAMP := $(VENV)/.installed-bench
 
-.PHONY: demo check test test-spark test-cluster soak wheel-smoke lint docs bench bench-smoke bench-acid bench-acid-profile bench-streaming bench-mutation bench-caller bench-scaling bench-continuous clean
+.PHONY: demo check test test-spark test-cluster soak wheel-smoke lint docs bench bench-smoke bench-acid bench-acid-profile bench-streaming bench-mutation bench-caller bench-scaling bench-continuous bench-ui clean
 
 # The package and its development tools; the benchmarks' peers (delta-rs, pyiceberg,
 # matplotlib) only for the `bench*` targets (the tests need none of them: about 30 s of CI).
@@ -128,6 +128,12 @@ bench-scaling: $(BENCH_STAMP)
 # delta-rs MERGE, both layouts (issue 30; writes benchmarks/results/continuous.md; long-running).
 bench-continuous: $(BENCH_STAMP)
 	$(PY) -m benchmarks.continuous --rows 10000000
+
+# `versioned ui`'s page latency on a catalog of 100 tables x 1,000 commits (10 streamed for real,
+# the rest copied in the catalog database; no Spark, about 3 minutes; writes
+# benchmarks/results/ui_latency.{json,md}). Needs only the dev extra (the page's packages).
+bench-ui: $(STAMP)
+	$(PY) -m benchmarks.ui_latency
 
 clean:
 	rm -rf $(VENV) warehouse .pytest_cache .mypy_cache .ruff_cache

@@ -102,6 +102,18 @@ SCENARIOS: tuple[Scenario, ...] = (
         spark=False,
         work=False,
     ),
+    Scenario(
+        "ui_latency",
+        "versioned ui: each page's latency on 100 tables x 1,000 commits (issue 31)",
+        (
+            *("--tables", "4", "--commits", "30", "--templates", "2"),
+            *("--requests", "3", "--cold", "1"),
+        ),
+        _as_committed(),
+        make="bench-ui",
+        spark=False,
+        writes="ui_latency.{json,md}",
+    ),
     # Spark.
     Scenario(
         "upsert",
@@ -252,6 +264,7 @@ HELPERS: dict[str, str] = {
     "continuous_reads": "continuous's reads: a table's queries vs a plain copy of its live rows",
     "continuous_report": "continuous.md (summary against the targets, batch tables)",
     "continuous_plots": "continuous's plot: read ratios and cumulative cost over the batches",
+    "ui_catalog": "ui_latency's catalog: tables streamed for real, copied in the catalog database",
 }
 
 

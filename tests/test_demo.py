@@ -29,5 +29,9 @@ def test_demo_plays_end_to_end(
         history = t.history()
         assert [c.operation for c in history] == ["upsert"] * 4  # four batches, four versions
         assert cat.sql("SELECT count(*) AS n FROM test.sell").collect()[0]["n"] == len(ids)
+        # `versioned ui` on the demo's warehouse, as the README shows it
+        from tests.ui.demo_page import check_demo_page
+
+        check_demo_page(cat)
     finally:
         cat.close()

@@ -50,14 +50,20 @@ class Floor:
 FLOORS: list[Floor] = [
     Floor(
         "cli",
-        "cli/  demo.py",
-        "click commands: parse, call the API, render",
+        "cli/  ui/  demo.py",
+        "click commands and the web page: parse, call the API, render",
         (
             (
                 Box(
                     "data.py: upsert, show, sql, history\n"
                     "tables.py  maintenance.py  grants.py  collections.py  row_changes.py\n"
                     "stream.py  main.py  context.py  render.py (text, csv, json)  interrupts.py"
+                ),
+            ),
+            (
+                Box(
+                    "ui/: versioned ui, the read-only web page: app.py (Starlette), pages.py,\n"
+                    "health.py, charts.py (matplotlib SVG), templates/ (Jinja2), static/"
                 ),
             ),
         ),
@@ -300,7 +306,8 @@ RULES = Box(
     "the rules\n~checked on the source by\n~tests/unit/test_layers.py\n"
     "1 imports point down\n  the floors\n2 nothing outside a layout's\n  folder imports it\n"
     "3 no layout-name comparison\n  outside layouts/base.py\n4 pyspark only in engine/\n"
-    "  folders (orange boxes)\n5 every layout folder\n  is registered"
+    "  folders (orange boxes)\n5 every layout folder\n  is registered\n"
+    "6 ui/ imports only the\n  public API"
 )
 NEW_LAYOUT = Box(
     "a new layout\none folder layouts/<name>/\n  with layout.py: LAYOUT\n"

@@ -12,6 +12,9 @@ API imports the engine lazily, so Spark starts only when needed) and excluding t
    for a layout by a literal name (``layout_of("acid")``).
 4. ``pyspark`` is imported only in the engine folders (`ENGINE_FOLDERS`).
 5. Every folder under ``layouts/`` is a registered layout with a ``layout.py``.
+6. The web page (``ui/``) is a client of the public API, like the command line: it imports
+   only `UI_MAY_IMPORT` of versioned (no layout, engine or catalog module, not even for
+   types) and never pyspark.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ REGISTRY = "layouts.base"
 FLOORS: tuple[frozenset[str], ...] = tuple(
     frozenset(floor)
     for floor in (
-        {"cli", "demo"},  # the script and the demo
+        {"cli", "demo", "ui"},  # the script, the demo and the web page
         {"api"},  # Catalog and Table: resolve a table once, hand its layout one request
         {"streaming", "mutation", "change_stream"},  # clients of tables, beside the API
         {REGISTRY},  # the registry: the one place that knows every layout
@@ -58,6 +61,9 @@ FLOORS: tuple[frozenset[str], ...] = tuple(
 FACES = {("collections.__init__", "versioned.api.collection_files")}
 """Package faces allowed one upward import: ``versioned.collections`` re-exports `read` and
 `write` (they need Spark) from the API, imported inside its module ``__getattr__``."""
+
+UI_MAY_IMPORT = ("api", "errors", "names", "ui")
+"""What of versioned the web page imports: the public API, its errors and names, itself."""
 
 ENGINE_FOLDERS = ("engine", "layouts.*.engine", "change_stream.engine", "mutation.engine")
 """Where pyspark may be imported: the shared engine, each layout's engine, the change
@@ -239,6 +245,38 @@ def test_every_layout_folder_is_registered_with_its_layout_module(folder: str) -
     assert "LAYOUT = TableLayout(" in source
 
 
+def _every_import(path: Path) -> Iterator[tuple[str, int]]:
+    """Imports of a module, those under ``if TYPE_CHECKING:`` too."""
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            yield from ((alias.name, node.lineno) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            yield node.module, node.lineno
+
+
+def _ui_offences(imports: list[tuple[str, int]]) -> list[str]:
+    return [
+        f"{name} (line {line})"
+        for name, line in imports
+        if name.split(".")[0] == "pyspark"
+        or (
+            (target := _imported_module(name)) is not None
+            and target.split(".")[0] not in UI_MAY_IMPORT
+        )
+    ]
+
+
+def test_the_web_page_uses_only_the_public_api() -> None:
+    modules = [(module, path) for module, path in _modules() if module.startswith("ui.")]
+    assert modules, "versioned/ui/ has no module"
+    offenders = [
+        f"versioned/{path.relative_to(PACKAGE)}: {offence}"
+        for _, path in modules
+        for offence in _ui_offences(list(_every_import(path)))
+    ]
+    assert offenders == []
+
+
 def test_the_rules_catch_what_they_are_for() -> None:
     """The checks themselves can fail: each finds a planted offence."""
     assert _compares_a_layout(ast.parse('spec.layout == "acid"', mode="eval").body)  # type: ignore[arg-type]
@@ -251,3 +289,8 @@ def test_the_rules_catch_what_they_are_for() -> None:
     assert _floor(_area("keys.bloom")) > _floor(_area("layouts.version_partition.index"))
     assert _in_engine_folder("layouts.acid.engine.reader")
     assert not _in_engine_folder("layouts.acid.orc_files")
+    assert _ui_offences([("versioned.layouts.base", 1), ("pyspark.sql", 2)]) == [
+        "versioned.layouts.base (line 1)",
+        "pyspark.sql (line 2)",
+    ]
+    assert _ui_offences([("versioned.api.table", 1), ("starlette.routing", 2)]) == []

@@ -135,9 +135,10 @@ def _register() -> None:
         row_changes,
         stream,
         tables,
+        ui,
     )
 
-    for module in (tables, data, row_changes, grants, collections, maintenance, stream):
+    for module in (tables, data, row_changes, grants, collections, maintenance, stream, ui):
         for command in module.COMMANDS:
             cli.add_command(command)
 

@@ -132,10 +132,38 @@ def _as_written_by_version_1(url: str) -> None:
     try:
         with engine.begin() as conn:
             conn.execute(sa.text("DROP TABLE table_schemas"))
+            without_partition_summaries(conn)
             conn.execute(sa.text("DELETE FROM catalog_meta WHERE id <> 1"))
             conn.execute(sa.text("UPDATE catalog_meta SET schema_version = 1"))
     finally:
         engine.dispose()
+
+
+def without_partition_summaries(conn: sa.Connection) -> None:
+    """Undo version 5 (what a catalog of version 4 or older lacks)."""
+    conn.execute(sa.text("ALTER TABLE partitions DROP COLUMN summary"))
+    conn.execute(sa.text("ALTER TABLE partitions DROP COLUMN summary_seq"))
+
+
+def test_a_version_4_catalog_is_upgraded_with_partitions_not_summarised(
+    catalog_url: str,
+) -> None:
+    with MetaStore.connect(catalog_url, "alice") as store:
+        store.create_table(orders_spec())
+        store.add_partition(ORDERS, ["1", "2024-01-01"])
+    fresh = _shape(catalog_url)
+    engine = sa.create_engine(catalog_url)
+    try:
+        with engine.begin() as conn:
+            without_partition_summaries(conn)
+            conn.execute(sa.text("UPDATE catalog_meta SET schema_version = 4"))
+    finally:
+        engine.dispose()
+
+    with MetaStore.connect(catalog_url, "alice") as store:
+        assert _schema_versions(catalog_url) == [4, 5] == [4, SCHEMA_VERSION]
+        assert _shape(catalog_url) == fresh
+        assert [summary for _, summary in store.partition_summaries(ORDERS)] == [None]
 
 
 def _shape(url: str) -> dict[str, object]:

@@ -11,7 +11,7 @@ import pytest
 import sqlalchemy as sa
 
 from tests.catalog.conftest import ORDERS, orders_spec
-from tests.catalog.test_schema_history import _schema_versions, _shape
+from tests.catalog.test_schema_history import _schema_versions, _shape, without_partition_summaries
 from tests.catalog.test_write_transaction import LOCATION, _on_disk, _staging, _write_version
 from versioned.catalog import MetaStore, PartitionCommit, PartitionInfo, TableInfo
 from versioned.catalog.engine import SCHEMA_VERSION
@@ -173,12 +173,13 @@ def test_a_version_3_catalog_is_upgraded_with_an_empty_progress_table(catalog_ur
     try:
         with engine.begin() as conn:
             conn.execute(sa.text("DROP TABLE stream_progress"))
+            without_partition_summaries(conn)
             conn.execute(sa.text("UPDATE catalog_meta SET schema_version = 3"))
     finally:
         engine.dispose()
 
     with MetaStore.connect(catalog_url, "alice") as store:
-        assert _schema_versions(catalog_url) == [3, 4] == [3, SCHEMA_VERSION]
+        assert _schema_versions(catalog_url) == [3, 4, 5] == [3, 4, SCHEMA_VERSION]
         assert _shape(catalog_url) == fresh
         assert store.stream_progress(ORDERS) == []
         _commit(store, StreamMark("q1", 0))

@@ -18,6 +18,7 @@ import pytest
 
 from tests.table.sales import Row, apply, batch, make_table, model_rows
 from versioned.api.catalog import Catalog, connect
+from versioned.api.catalog_overview import catalog_overview
 from versioned.api.metadata_tables import KINDS
 from versioned.catalog.records import StreamMark
 from versioned.errors import InvalidNameError, PermissionDeniedError
@@ -112,6 +113,39 @@ def test_metadata_tables_show_what_the_operations_did(
     assert _sql(cat, "SELECT sum(live_rows_estimate) FROM t.sales__partitions") == [(len(live),)]
     assert _sql(cat, "SELECT count(*) FROM t.sales__files") == [(len(files),)]
     assert _sql(cat, "SELECT reason FROM t.sales__dead_letters") == [(letters[0]["reason"],)]
+
+
+def _stored_partitions(cat: Catalog, name: str) -> list[dict[str, Any]] | None:
+    """The table's partition rows as its commits summarised them (None: not current)."""
+    (facts,) = [f for f in catalog_overview(cat) if str(f.info.spec.name) == name]
+    return facts.partitions
+
+
+def _computed_partitions(t: Any) -> list[dict[str, Any]]:
+    rows = t.metadata("partitions").to_pylist()
+    return [{k: v for k, v in r.items() if k not in ("values", "last_compaction")} for r in rows]
+
+
+def test_each_commit_stores_what_partitions_would_compute(
+    both: tuple[Catalog, Catalog], layout: str
+) -> None:
+    cat, bob = both
+    t = make_table(cat, layout=layout, properties={"auto_compact": "false"})
+    t.upsert(batch([*FIRST, BAD]))
+    assert _stored_partitions(cat, "t.sales") == _computed_partitions(t)
+    t.upsert(batch(SECOND))
+    stored = _stored_partitions(cat, "t.sales")
+    assert stored == _computed_partitions(t)
+    assert stored and all(p["entries"] > 0 for p in stored)
+    t.compact()
+    assert _stored_partitions(cat, "t.sales") == _computed_partitions(t)
+
+    # New properties may move the policy: the summaries stop counting until a write.
+    t.set_properties({"team": "billing"})
+    assert _stored_partitions(cat, "t.sales") is None
+    t.upsert(batch([(i, 7.0, "U", "ab"[i % 2]) for i in range(4)]))
+    assert _stored_partitions(cat, "t.sales") == _computed_partitions(t)
+    assert catalog_overview(bob) == []
 
 
 def test_open_transactions_locks_and_stream_writers(

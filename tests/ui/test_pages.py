@@ -150,36 +150,46 @@ def test_a_new_commit_shows_on_the_next_request(filled: Any) -> None:
     assert client.get("/table/d.ev/commits.svg").content != chart_before
 
 
-def test_warm_up_reads_what_the_overview_needs_ahead(filled: Any) -> None:
+def test_the_overview_reads_the_summaries_the_commits_stored(filled: Any) -> None:
     from versioned.ui.metadata_cache import MetadataCache
 
     cache = MetadataCache()
     app = create_app(filled, cache=cache)
-    assert len(cache) == 0
     app.state.warm_up()
-    kept = len(cache)
-    assert kept == 3  # d.ev's history, partitions and (for a while) stream progress
     client = starlette_testclient.TestClient(app)
     assert "d.ev" in cells(client.get("/").text, "data-table")
-    assert len(cache) == kept  # the overview read nothing again
+    assert len(cache) == 0  # every partition was summarised by its last commit
     client.get("/table/d.ev")
-    assert len(cache) > kept  # its dead letters, schema changes
+    assert len(cache) > 0  # the table page reads its history, partitions, dead letters
 
 
-def test_rows_that_change_without_a_commit_are_kept_only_as_long_as_asked(filled: Any) -> None:
-    from versioned.catalog.records import StreamMark
+def test_partitions_without_a_current_summary_are_computed(filled: Any) -> None:
+    import sqlalchemy as sa
+
+    from versioned.api.catalog_overview import catalog_overview
     from versioned.ui.metadata_cache import MetadataCache
 
-    cache, table = MetadataCache(), filled.table("d.ev")
-    before = cache.rows(table, "stream_progress", max_age_s=60)
-    filled.engine_context.store.record_stream_batch(table.name, StreamMark("cdc-job", 8))
-    assert cache.rows(table, "stream_progress", max_age_s=60) == before  # kept a minute
-    for fresh in (
-        cache.rows(table, "stream_progress"),
-        cache.rows(table, "stream_progress", max_age_s=0),
-    ):
-        assert {w["writer_id"]: w["batch_id"] for w in fresh}["cdc-job"] == 8
-    assert cache.rows(table, "stream_progress", max_age_s=60) != before  # kept the new ones
+    engine = sa.create_engine(filled.settings.catalog_url)
+    with engine.begin() as conn:  # as a release before summaries left them
+        conn.execute(sa.text("UPDATE partitions SET summary = NULL, summary_seq = NULL"))
+    engine.dispose()
+    assert [f.partitions for f in catalog_overview(filled)] == [None]
+    cache = MetadataCache()
+    app = create_app(filled, cache=cache)
+    app.state.warm_up()
+    assert len(cache) == 1  # d.ev's partitions, computed from its files
+    test_overview_lists_the_table_with_the_numbers_of_its_metadata(filled)
+    starlette_testclient.TestClient(app).get("/")
+    assert len(cache) == 1  # the overview used them
+
+    stream(filled, "d.ev", DAYS[0], [["7000,new"]], agent="late")
+    assert [f.partitions for f in catalog_overview(filled)] == [None]  # DAYS[1] still has none
+    stream(filled, "d.ev", DAYS[1], [["7001,new"]], agent="late")
+    (facts,) = catalog_overview(filled)
+    computed = filled.table("d.ev").metadata("partitions").to_pylist()
+    assert facts.partitions == [
+        {k: v for k, v in row.items() if k not in ("values", "last_compaction")} for row in computed
+    ]
 
 
 def test_a_table_without_commits_has_a_page_too(tmp_path: Path) -> None:

@@ -18,6 +18,7 @@ from versioned.api.metadata_tables import (
     metadata_name,
     metadata_target,
 )
+from versioned.api.partition_summary import summarise as summarise_partition
 from versioned.api.table import Table
 from versioned.catalog import MetaStore
 from versioned.catalog.change_watch import CatalogChange, ChangeKind, ChangeWatch
@@ -108,6 +109,7 @@ class Catalog:
         self._fileio.makedirs("")
         self._store = MetaStore.connect(settings.catalog_url, settings.user)
         self._store.watch = on_change
+        self._store.summarise = summarise_partition
 
     @property
     def user(self) -> str:

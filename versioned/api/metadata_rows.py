@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from versioned.api.table import Table
-    from versioned.catalog.records import CommitInfo, PartitionInfo, Snapshot
+    from versioned.catalog.records import CommitInfo, PartitionInfo
 
 
 def history_rows(table: Table) -> list[dict[str, Any]]:
@@ -73,37 +73,23 @@ def snapshots_rows(table: Table) -> list[dict[str, Any]]:
 
 
 def partitions_rows(table: Table) -> list[dict[str, Any]]:
+    from versioned.api.partition_summary import FIELDS, summarise_snapshot
+
     snapshot = table.snapshot()
-    layout = table.layout
-    entry_kinds = layout.entry_kinds[1]
-    due = _due(table, snapshot)
+    store = table.catalog.engine_context.store
+    summaries = summarise_snapshot(snapshot, lambda: store.write_ids(table.name, snapshot.seq))
     last = _last_compactions(table.history())
-    by_partition: dict[int | None, list[Any]] = {}
-    for f in snapshot.files:
-        by_partition.setdefault(f.partition_id, []).append(f)
     rows = []
     for part in sorted(snapshot.partitions.values(), key=lambda p: p.path):
-        files = by_partition.get(part.id, [])
-        data = [f for f in files if f.kind in layout.data_kinds]
-        stored = sum(f.row_count for f in data)
-        entries = sum(f.row_count for f in files if f.kind in entry_kinds)
-        live = max(stored - entries, 0)
+        summary = summaries[part.id]
         rows.append(
             {
                 "partition": part.path,
                 "values": _values(table, part),
                 "head_version": part.head_version,
-                "versions": len({f.version for f in data}),
-                "data_files": len(data),
-                "files": len(files),
-                "bytes": sum(f.size_bytes for f in files),
-                "stored_rows": stored,
-                "entries": entries,
-                "entry_kind": layout.entry_kinds[0],
-                "live_rows_estimate": live,
-                "read_amplification": round((stored + entries) / live, 3) if live else None,
+                **{k: summary[k] for k in FIELDS if k != "compaction_due"},
                 "last_compaction": last.get(part.path),
-                "compaction_due": due.get(part.id),
+                "compaction_due": summary["compaction_due"],
             }
         )
     return rows
@@ -216,21 +202,6 @@ def _count(value: Any) -> int | None:
 def _values(table: Table, part: PartitionInfo) -> list[tuple[str, str | None]]:
     """The partition's values as map entries (column, value as in its path)."""
     return list(zip(table.spec.partition_by, part.values, strict=True))
-
-
-def _due(table: Table, snapshot: Snapshot) -> Mapping[int, str]:
-    """What the table's maintenance policy would compact now, by partition id."""
-    from versioned.api.auto_maintenance import policy_thresholds
-
-    layout = table.layout
-    if not layout.has("compaction_due"):
-        return {}
-    store = table.catalog.engine_context.store
-    ids = store.write_ids(table.name, snapshot.seq) if layout.allocates_write_ids else None
-    due: Mapping[int, str] = layout.hook("compaction_due", "compact", table.name)(
-        ids, snapshot, policy_thresholds(table.spec)
-    )
-    return due
 
 
 def _last_compactions(history: Sequence[CommitInfo]) -> dict[str, Any]:

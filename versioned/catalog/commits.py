@@ -17,8 +17,16 @@ import sqlalchemy as sa
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.attributes import set_committed_value
 
-from versioned.catalog import access, partitions, stream_progress, tables, transactions
+from versioned.catalog import (
+    access,
+    partition_summaries,
+    partitions,
+    stream_progress,
+    tables,
+    transactions,
+)
 from versioned.catalog.models import CommitRow, FileRow, PartitionRow, TableRow, TransactionRow
+from versioned.catalog.partition_summaries import PartitionSummariser
 from versioned.catalog.records import (
     CommitInfo,
     DataFile,
@@ -48,6 +56,7 @@ def commit_as(
     expected_seq: int | None = None,
     stream_mark: StreamMark | None = None,
     unless_since: SinceCheck | None = None,
+    summarise: PartitionSummariser | None = None,
 ) -> CommitInfo:
     """``user`` commits ``changes`` to table ``name`` as transaction ``txn_id``.
 
@@ -85,6 +94,7 @@ def commit_as(
         now=now,
         expected_seq=expected_seq,
         unless_since=unless_since,
+        summarise=summarise,
     )
     if stream_mark is not None:
         stream_progress.record(session, table, stream_mark, info, now)
@@ -105,11 +115,15 @@ def apply(
     expected_seq: int | None = None,
     finish: bool = True,
     unless_since: SinceCheck | None = None,
+    summarise: PartitionSummariser | None = None,
 ) -> CommitInfo:
     """Commit ``changes`` to ``table`` as transaction ``txn`` (both rows locked by the caller).
 
     ``finish=False`` leaves the transaction open (and its locks held): a commit to several
     tables (`commit_tables_as`) applies each table's changes, then finishes it once.
+
+    ``summarise`` makes the new summary of every partition whose files the commit changed
+    (`partition_summaries`; without it their summaries are cleared).
 
     ``unless_since``: with ``expected_seq``, the table having moved past it is a conflict
     only when this check, given every file the commits since then added or retired, returns
@@ -147,10 +161,16 @@ def apply(
     if _rowcount(moved) != 1:
         raise _conflict(table, txn, "another commit changed the table at the same moment")
     set_committed_value(table, "current_seq", seq)
+    touched: set[int] = set()
     for change in changes:
         _move_head(session, table, txn, change)
         _retire(session, table, txn, change.remove, seq)
         _grow(session, table, txn, change)
+        if change.add or change.remove or change.grow:
+            if change.partition_id is not None:
+                touched.add(change.partition_id)
+            if change.remove:
+                touched |= partition_summaries.partitions_of_files(session, table.id, change.remove)
     commit = CommitRow(
         table_id=table.id,
         seq=seq,
@@ -165,6 +185,7 @@ def apply(
     files = [_file_row(table.id, add, seq) for change in changes for add in change.add]
     for chunk in _chunks(files):
         session.execute(sa.insert(FileRow), chunk)
+    partition_summaries.refresh(session, table, touched, seq, summarise)
     if finish:
         transactions.finish(session, txn, transactions.COMMITTED, now, None)
     session.flush()

@@ -39,7 +39,7 @@ from versioned.errors import (
     ConfigError,
 )
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 """Version 2 added the schema history of tables (``table_schemas``), version 3 the per-table
 write ids of the acid layout (``table_write_ids``), version 4 the progress of streaming
 writers (``stream_progress``)."""

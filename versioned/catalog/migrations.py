@@ -84,10 +84,18 @@ def _stream_progress_v4(conn: Connection) -> None:
     progress.create(conn, checkfirst=True)
 
 
+def _partition_summaries_v5(conn: Connection) -> None:
+    """Version 5: ``partitions.summary`` and ``summary_seq`` (NULL: computed on read until a
+    commit changes the partition)."""
+    conn.execute(sa.text("ALTER TABLE partitions ADD COLUMN summary JSON"))
+    conn.execute(sa.text("ALTER TABLE partitions ADD COLUMN summary_seq BIGINT"))
+
+
 MIGRATIONS: dict[int, Step] = {
     2: _table_schemas_v2,
     3: _table_write_ids_v3,
     4: _stream_progress_v4,
+    5: _partition_summaries_v5,
 }
 """Step that brings a catalog from version ``v - 1`` to ``v``, by ``v``."""
 

@@ -103,7 +103,13 @@ class TableRow(Base):
 
 
 class PartitionRow(Base):
-    """A partition; ``path`` (the escaped ``k=v/...``) is unique per table and per values."""
+    """A partition; ``path`` (the escaped ``k=v/...``) is unique per table and per values.
+
+    ``summary`` is what the layout makes of the partition's live files (its row of the
+    ``partitions`` metadata table), written by the commit that last changed them, in the same
+    SQL transaction, at ``summary_seq``; NULL when that commit had no summariser
+    (`versioned.catalog.partition_summaries`).
+    """
 
     __tablename__ = "partitions"
     __table_args__ = (sa.UniqueConstraint("table_id", "path"), _NEVER_REUSE_IDS)
@@ -114,6 +120,8 @@ class PartitionRow(Base):
     path: Mapped[str] = mapped_column(sa.String(2000))
     head_version: Mapped[int | None] = mapped_column(sa.BigInteger)
     created_at: Mapped[float]
+    summary: Mapped[dict[str, Any] | None] = mapped_column(sa.JSON, nullable=True, default=None)
+    summary_seq: Mapped[int | None] = mapped_column(sa.BigInteger, nullable=True, default=None)
 
     def info(self) -> PartitionInfo:
         """The row as a record."""

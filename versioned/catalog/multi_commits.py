@@ -14,12 +14,18 @@ from sqlalchemy.orm import Session
 
 from versioned.catalog import access, tables, transactions
 from versioned.catalog.commits import apply
+from versioned.catalog.partition_summaries import PartitionSummariser
 from versioned.catalog.records import CommitInfo, TableCommit
 from versioned.errors import InputError
 
 
 def commit_tables_as(
-    session: Session, *, user: str, txn_id: int, commits: Sequence[TableCommit]
+    session: Session,
+    *,
+    user: str,
+    txn_id: int,
+    commits: Sequence[TableCommit],
+    summarise: PartitionSummariser | None = None,
 ) -> list[CommitInfo]:
     """``user`` commits each table's changes as transaction ``txn_id``: all in this one SQL
     transaction, so either every table gets its commit or none does.
@@ -63,6 +69,7 @@ def commit_tables_as(
             now=now,
             expected_seq=commit.expected_seq,
             finish=False,
+            summarise=summarise,
         )
         for (name, commit), table in zip(ordered, rows, strict=True)
     }

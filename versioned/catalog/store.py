@@ -32,6 +32,7 @@ from versioned.catalog.change_watch import CatalogChange, ChangeWatch, watched
 from versioned.catalog.connection import CatalogConnection
 from versioned.catalog.engine import create_engine, ensure_schema
 from versioned.catalog.models import TableRow
+from versioned.catalog.partition_summaries import PartitionSummariser
 from versioned.catalog.records import (
     CommitInfo,
     DatabaseInfo,
@@ -48,6 +49,7 @@ from versioned.catalog.records import (
     TableCommit,
     TableInfo,
 )
+from versioned.catalog.summary_reads import SummaryReads
 from versioned.catalog.transaction_store import TransactionStore
 from versioned.errors import InputError
 from versioned.names import TableName
@@ -55,13 +57,15 @@ from versioned.schema import TableSpec
 from versioned.schema_changes import SchemaChange
 
 
-class MetaStore(TransactionStore, ChangeLogReads):
+class MetaStore(TransactionStore, ChangeLogReads, SummaryReads):
     """Databases, tables, partitions, transactions, locks, commits and grants.
 
     Attributes:
         url: The catalog's SQLAlchemy URL.
         user: The principal whose permissions every call is checked against.
         watch: Told about each change users see as it is made (`change_watch`), if set.
+        summarise: Makes the summary a commit stores for each partition it changes
+            (`partition_summaries`); without one, those summaries are cleared.
     """
 
     def __init__(self, connection: CatalogConnection, url: str, user: str) -> None:
@@ -69,6 +73,7 @@ class MetaStore(TransactionStore, ChangeLogReads):
         self.url = url
         self.user = names.principal(user)
         self.watch: ChangeWatch | None = None
+        self.summarise: PartitionSummariser | None = None
 
     @classmethod
     def connect(cls, url: str, user: str, *, create: bool = True) -> MetaStore:
@@ -285,6 +290,7 @@ class MetaStore(TransactionStore, ChangeLogReads):
             expected_seq=expected_seq,
             stream_mark=stream_mark,
             unless_since=unless_since,
+            summarise=self.summarise,
         )
         with watched(self.watch, "commit", str(table_name)) as made:
             try:
@@ -305,7 +311,11 @@ class MetaStore(TransactionStore, ChangeLogReads):
         """
         changes = list(tables_changes)
         unit = functools.partial(
-            multi_commits.commit_tables_as, user=self.user, txn_id=txn_id, commits=changes
+            multi_commits.commit_tables_as,
+            user=self.user,
+            txn_id=txn_id,
+            commits=changes,
+            summarise=self.summarise,
         )
         names_ = [str(tables.table_name(c.table)) for c in changes]
         with watched(self.watch, "commit", ", ".join(names_)) as made:

@@ -13,6 +13,7 @@ expiry of history loses it).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import sqlalchemy as sa
@@ -99,6 +100,18 @@ def progress_of(session: Session, table_id: int) -> list[StreamProgress]:
         .order_by(StreamProgressRow.writer_id)
     )
     return [row.info() for row in rows]
+
+
+def progress_of_tables(
+    session: Session, table_ids: Sequence[int]
+) -> list[tuple[int, StreamProgress]]:
+    """Every writer's progress on each of the tables, as (table id, progress)."""
+    rows = session.scalars(
+        sa.select(StreamProgressRow)
+        .where(StreamProgressRow.table_id.in_(list(table_ids)))
+        .order_by(StreamProgressRow.table_id, StreamProgressRow.writer_id)
+    )
+    return [(row.table_id, row.info()) for row in rows]
 
 
 def forget(session: Session, table_id: int, writer_id: str | None) -> int:

@@ -24,6 +24,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
 from versioned.api.catalog import Catalog
+from versioned.api.catalog_overview import catalog_overview
 from versioned.api.table import Table
 from versioned.errors import InvalidNameError, NotFoundError, PermissionDeniedError
 from versioned.ui import charts, formatting
@@ -33,7 +34,6 @@ from versioned.ui.pages import (
     LATEST_DEAD_LETTERS,
     RECENT_COMMITS,
     overview,
-    summarise,
     table_page,
 )
 
@@ -55,9 +55,10 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 def create_app(catalog: Catalog, *, cache: MetadataCache | None = None) -> Starlette:
     """The page over ``catalog``, showing what its user may read.
 
-    ``app.state.warm_up()`` reads what the overview needs of every table into the cache
-    (``versioned ui`` runs it in the background as it starts, so that the first overview
-    does not read a big catalog from scratch).
+    ``app.state.warm_up()`` computes into the cache the partition rows of every table whose
+    commits did not summarise them (written by an older release, or before the table's
+    properties changed); ``versioned ui`` runs it in the background as it starts, so that
+    the first overview does not compute them all at once.
 
     Args:
         catalog: The catalog, opened as the user whose grants apply (Spark is never
@@ -149,14 +150,17 @@ class _Pages:
         return Response(svg, media_type="image/svg+xml")
 
     def warm_up(self) -> None:
-        """Read each readable table's overview rows into the cache, one table at a time
-        (requests go between them)."""
+        """Compute the ``partitions`` rows of each readable table whose commits left no
+        current summary of them (the overview reads the others' from the catalog), one
+        table at a time (requests go between them)."""
         with self.lock:
-            tables = self.catalog.tables()
-        for info in tables:
+            found = catalog_overview(self.catalog)
+        for facts in found:
+            if facts.partitions is not None:
+                continue
             with self.lock:
                 try:
-                    summarise(Table(self.catalog, info), self.cache, datetime.now(UTC))
+                    self.cache.rows(Table(self.catalog, facts.info), "partitions")
                 except (NotFoundError, PermissionDeniedError):
                     continue
 

@@ -5,9 +5,7 @@ The history, partitions, dead letters and commits of a table change only when it
 (its ``current_seq`` moves): a cache keyed by the table's id and commit sequence serves them
 again without asking the catalog, and reading a table's listing (`Catalog.tables`, or
 `Catalog.table` for one) tells whether an entry is still current. What changes without a
-commit (streaming writers' progress, open transactions and locks) is kept only when the
-caller says for how long (`rows`' ``max_age_s``: the overview's idle-writer mark, whose
-threshold is 15 minutes, may lag by seconds).
+commit (streaming writers' progress, open transactions and locks) is read every time.
 
 The cache holds no grants: callers hand it only tables they resolved for ``read`` in the
 same request (`Catalog.tables` lists only those, `Catalog.table` checks), so a revoked grant
@@ -17,7 +15,6 @@ takes effect on the next request.
 from __future__ import annotations
 
 import threading
-import time
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -45,26 +42,17 @@ class MetadataCache:
         with self._lock:
             return len(self._entries)
 
-    def rows(
-        self, table: Table, kind: str, *, max_age_s: float | None = None
-    ) -> list[dict[str, Any]]:
+    def rows(self, table: Table, kind: str) -> list[dict[str, Any]]:
         """The rows of metadata table ``kind`` of ``table`` as dicts: per-commit kinds from
         the cache when the table has not committed since they were read; other kinds read
-        now, or, with ``max_age_s``, kept that many seconds (and until a commit)."""
+        now."""
 
         def read() -> list[dict[str, Any]]:
             return table.metadata(kind).to_pylist()
 
         if kind in PER_COMMIT_KINDS:
             return self.get(table, kind, read)
-        if max_age_s is None:
-            return read()
-        read_at, rows = self.get(table, f"{kind}@", lambda: (time.monotonic(), read()))
-        if time.monotonic() - read_at <= max_age_s:
-            return rows
-        fresh = read()
-        self.put(table, f"{kind}@", (time.monotonic(), fresh))
-        return fresh
+        return read()
 
     def get(self, table: Table, what: str, make: Callable[[], T]) -> T:
         """``what`` of ``table`` as of its latest commit: kept, or made now by ``make``."""

@@ -14,19 +14,16 @@ from datetime import datetime
 from typing import Any
 
 from versioned.api.catalog import Catalog
+from versioned.api.catalog_overview import catalog_overview
 from versioned.api.table import Table
 from versioned.errors import NotFoundError, PermissionDeniedError
-from versioned.ui.health import HealthMark, health_marks
+from versioned.ui.health import WINDOW, HealthMark, health_marks
 from versioned.ui.metadata_cache import MetadataCache
 
 RECENT_COMMITS = 50
 """Commits the table page lists (the chart shows them all)."""
 LATEST_DEAD_LETTERS = 50
 """Dead letters the table page lists, newest first."""
-WRITERS_MAX_AGE_S = 30.0
-"""How old the overview's streaming progress of a table that did not commit may be (the
-table page reads it on every request): the idle mark's threshold is 15 minutes, and one
-query less per table keeps the overview of 100 tables fast."""
 COUNTS = ("inserted", "updated", "deleted", "rejected")
 
 
@@ -75,12 +72,19 @@ class TablePage:
 
 
 def overview(catalog: Catalog, cache: MetadataCache, now: datetime) -> list[TableSummary]:
-    """A summary of every table the catalog's user may read, by name."""
+    """A summary of every table the catalog's user may read, by name: from the partition
+    summaries the tables' commits stored, read for all tables at once; a table with a
+    partition not summarised has its ``partitions`` rows computed (and cached)."""
     summaries = []
-    for info in catalog.tables():
-        table = Table(catalog, info)
+    for facts in catalog_overview(catalog, latest=2 * WINDOW):
+        table = Table(catalog, facts.info)
         try:
-            summaries.append(summarise(table, cache, now))
+            partitions = facts.partitions
+            if partitions is None:
+                partitions = cache.rows(table, "partitions")
+            summaries.append(
+                _summary(table, facts.commits, facts.latest, partitions, facts.writers, now)
+            )
         except (NotFoundError, PermissionDeniedError):
             continue  # dropped, or its grant taken back, since the listing
     return sorted(summaries, key=lambda s: s.name)
@@ -92,19 +96,32 @@ def summarise(
     now: datetime,
     writers: list[dict[str, Any]] | None = None,
 ) -> TableSummary:
-    """The overview's line for ``table`` (resolved for read by the caller), with its
-    streaming ``writers`` (default: as read at most `WRITERS_MAX_AGE_S` ago)."""
+    """The overview's line for ``table`` (resolved for read by the caller), from its
+    metadata rows, with its streaming ``writers`` (default: read now)."""
     history = cache.rows(table, "history")
     partitions = cache.rows(table, "partitions")
     if writers is None:
-        writers = cache.rows(table, "stream_progress", max_age_s=WRITERS_MAX_AGE_S)
+        writers = cache.rows(table, "stream_progress")
+    return _summary(table, len(history), history, partitions, writers, now)
+
+
+def _summary(
+    table: Table,
+    commits: int,
+    history: Sequence[Mapping[str, Any]],
+    partitions: Sequence[Mapping[str, Any]],
+    writers: Sequence[Mapping[str, Any]],
+    now: datetime,
+) -> TableSummary:
+    """The overview's line from the table's ``history`` rows (its latest ones at least:
+    the health rules look back `WINDOW` twice), ``partitions`` and ``stream_progress``."""
     amplifications = [
         p["read_amplification"] for p in partitions if p["read_amplification"] is not None
     ]
     return TableSummary(
         name=str(table.name),
         layout=table.spec.layout,
-        commits=len(history),
+        commits=commits,
         live_rows=sum(p["live_rows_estimate"] or 0 for p in partitions),
         bytes=sum(p["bytes"] or 0 for p in partitions),
         partitions=len(partitions),

@@ -1,0 +1,99 @@
+"""What a catalog-wide overview shows of every table a user may read, in a few catalog
+queries however many tables there are (no Spark, no data file read).
+
+Per table: its commits (count, last one, the counts of its latest ones), its partitions'
+rows of the ``partitions`` metadata table as their last commits summarised them
+(`versioned.api.partition_summary`), and its streaming writers' progress, all read in one
+catalog transaction. A partition whose summary is missing or no longer current (written
+before summaries existed, by a commit without a summariser, or before the table's
+properties changed) leaves the table's ``partitions`` None: the caller reads the
+``partitions`` metadata table for it (`Table.metadata`), which computes every row.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from versioned.api.partition_summary import FIELDS, is_current
+from versioned.catalog.records import TableInfo
+
+if TYPE_CHECKING:
+    from versioned.api.catalog import Catalog
+    from versioned.catalog.partition_summaries import TableOverview
+
+
+@dataclass(frozen=True)
+class TableFacts:
+    """One table's facts for an overview, in the metadata tables' column names.
+
+    Attributes:
+        info: The table's catalog record.
+        commits: Its number of commits.
+        latest: Its latest commits, oldest first, as ``history`` rows restricted to
+            ``commit``, ``committed_at`` and the row counts (``inserted``, ``updated``,
+            ``deleted``, ``rejected``).
+        partitions: Its ``partitions`` rows (without ``values`` and ``last_compaction``),
+            or None when some partition has no current summary.
+        writers: Its ``stream_progress`` rows.
+    """
+
+    info: TableInfo
+    commits: int
+    latest: list[dict[str, Any]]
+    partitions: list[dict[str, Any]] | None
+    writers: list[dict[str, Any]]
+
+
+def catalog_overview(
+    catalog: Catalog, database: str | None = None, *, latest: int = 20
+) -> list[TableFacts]:
+    """`TableFacts` of every table the catalog's user may read (optionally of one
+    database), by name, with each one's ``latest`` commits."""
+    store = catalog.engine_context.store
+    return [_facts(o) for o in store.table_overviews(database, recent=latest)]
+
+
+def _facts(overview: TableOverview) -> TableFacts:
+    spec = overview.table.spec
+    partitions: list[dict[str, Any]] | None = []
+    for part, summary in overview.partitions:
+        if partitions is None or summary is None or not is_current(summary, spec):
+            partitions = None
+            continue
+        row = {"partition": part.path, "head_version": part.head_version}
+        partitions.append({**row, **{k: summary[k] for k in FIELDS}})
+    latest = [
+        {
+            "commit": seq,
+            "committed_at": _time(metrics_at),
+            **{k: _int(metrics.get(k)) for k in ("inserted", "updated", "deleted", "rejected")},
+        }
+        for seq, metrics_at, metrics in overview.recent
+    ]
+    writers = [
+        {
+            "writer_id": p.writer_id,
+            "batch_id": p.batch_id,
+            "commit": p.commit_seq,
+            "version": p.version,
+            "recorded_at": _time(p.recorded_at),
+        }
+        for p in overview.writers
+    ]
+    return TableFacts(
+        info=overview.table,
+        commits=overview.commits,
+        latest=latest,
+        partitions=partitions,
+        writers=writers,
+    )
+
+
+def _time(epoch: float | None) -> datetime | None:
+    return None if epoch is None else datetime.fromtimestamp(epoch, UTC)
+
+
+def _int(value: Any) -> int | None:
+    return None if value is None or isinstance(value, bool) else int(value)

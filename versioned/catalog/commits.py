@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import time
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, cast
 
@@ -19,6 +18,7 @@ from sqlalchemy.orm.attributes import set_committed_value
 
 from versioned.catalog import (
     access,
+    clock,
     partition_summaries,
     partitions,
     stream_progress,
@@ -74,7 +74,7 @@ def commit_as(
         raise InputError("commit needs an operation name, e.g. 'upsert'")
     if stream_mark is not None:
         stream_progress.check_mark(stream_mark)
-    now = time.time()
+    now = clock.now(session)
     table = tables.get_table(session, name, for_update=True)
     access.require_table(session, user, table, "write")
     if stream_mark is not None:  # the table row is locked: no other commit runs meanwhile

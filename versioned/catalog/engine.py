@@ -30,7 +30,7 @@ from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import ArgumentError, OperationalError
 from sqlalchemy.pool import NullPool
 
-from versioned.catalog import migrations, read_only_sqlite
+from versioned.catalog import clock, migrations, read_only_sqlite
 from versioned.catalog.models import TXN_COUNTER, Base, CatalogMetaRow, CounterRow
 from versioned.errors import (
     CatalogError,
@@ -289,7 +289,7 @@ def _create_schema(engine: Engine) -> int:
         Base.metadata.create_all(conn, checkfirst=True)
         conn.execute(
             sa.insert(CatalogMetaRow).values(
-                id=1, schema_version=SCHEMA_VERSION, created_at=time.time()
+                id=1, schema_version=SCHEMA_VERSION, created_at=clock.now(conn)
             )
         )
         conn.execute(sa.insert(CounterRow).values(name=TXN_COUNTER, value=0))

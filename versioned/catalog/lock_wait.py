@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from sqlalchemy.orm import Session
 
-from versioned.catalog import access, locks, partitions, tables, transactions
+from versioned.catalog import access, clock, locks, partitions, tables, transactions
 from versioned.catalog.connection import CatalogConnection
 from versioned.catalog.records import LockInfo, LockMode
 from versioned.errors import LockTimeoutError, TransactionExpiredError, TransactionStateError
@@ -76,7 +76,7 @@ class _LockRequest:
 
     def enqueue(self, s: Session) -> Step:
         """Check access, queue the request (unless the lock is held) and try to take it."""
-        now = time.time()
+        now = clock.now(s)
         need: access.Need = "read" if self.mode == "shared_read" else "write"
         # Locking the table row orders lock requests on this table (PostgreSQL).
         table = tables.get_table(s, self.name, for_update=True)
@@ -104,7 +104,7 @@ class _LockRequest:
 
     def poll(self, lock_id: int, s: Session) -> Step:
         """Heartbeat the waiting transaction, reap expired ones, and try the lock again."""
-        now = time.time()
+        now = clock.now(s)
         txn = transactions.get(s, self.txn_id, for_update=True)
         transactions.require_open(txn, now)
         txn.last_heartbeat = now

@@ -11,12 +11,12 @@ follow the newest schema), so that later steps can build on it.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from versioned.catalog import clock
 from versioned.catalog.models import CatalogMetaRow
 
 Step = Callable[[Connection], None]
@@ -39,7 +39,7 @@ def _table_schemas_v2(conn: Connection) -> None:
     )
     schemas.create(conn, checkfirst=True)
     existing = sa.table("tables", sa.column("id"), sa.column("spec", sa.JSON))
-    now = time.time()
+    now = clock.now(conn)
     rows = [
         {"table_id": tid, "seq": 0, "columns": (spec or {}).get("columns", []), "created_at": now}
         for tid, spec in conn.execute(sa.select(existing.c.id, existing.c.spec))
@@ -111,6 +111,6 @@ def upgrade(conn: Connection, found: int, target: int) -> None:
         MIGRATIONS[version](conn)
         conn.execute(
             sa.insert(CatalogMetaRow).values(
-                id=version, schema_version=version, created_at=time.time()
+                id=version, schema_version=version, created_at=clock.now(conn)
             )
         )

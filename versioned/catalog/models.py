@@ -1,7 +1,7 @@
 """The catalog's tables as SQLAlchemy 2.0 typed ORM classes, and their conversion to records.
 
-Timestamps are float epoch seconds taken from the client's clock (``time.time()``): the
-catalog assumes the clocks of its clients agree to well within a transaction timeout.
+Timestamps are float epoch seconds from the catalog database's clock
+(`versioned.catalog.clock`), so clients whose clocks disagree still agree on them.
 """
 
 from __future__ import annotations

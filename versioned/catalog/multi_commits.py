@@ -7,12 +7,11 @@ rolls back the whole SQL transaction, so readers see every table's commit or non
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 
 from sqlalchemy.orm import Session
 
-from versioned.catalog import access, tables, transactions
+from versioned.catalog import access, clock, tables, transactions
 from versioned.catalog.commits import apply
 from versioned.catalog.partition_summaries import PartitionSummariser
 from versioned.catalog.records import CommitInfo, TableCommit
@@ -46,7 +45,7 @@ def commit_tables_as(
     for commit in commits:
         if not isinstance(commit.operation, str) or not commit.operation:
             raise InputError("commit needs an operation name, e.g. 'mutate'")
-    now = time.time()
+    now = clock.now(session)
     ordered = sorted(zip(names, commits, strict=True), key=lambda pair: str(pair[0]))
     rows = []
     for name, _ in ordered:

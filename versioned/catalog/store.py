@@ -1,14 +1,13 @@
 """`MetaStore`: the catalog as one principal sees it.
 
 Each method runs in one short SQL transaction of its own (a lock wait polls in several) and
-checks the permission it needs first. Timestamps are float epoch seconds from this client's
-clock (``time.time()``).
+checks the permission it needs first. Timestamps are float epoch seconds from the catalog
+database's clock (`versioned.catalog.clock`), never this client's.
 """
 
 from __future__ import annotations
 
 import functools
-import time
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
@@ -18,6 +17,7 @@ from sqlalchemy.orm import Session
 from versioned import names
 from versioned.catalog import (
     access,
+    clock,
     commits,
     grants,
     multi_commits,
@@ -96,6 +96,11 @@ class MetaStore(TransactionStore, ChangeLogReads, SummaryReads):
             raise
         return cls(CatalogConnection(engine), url, who)
 
+    def now(self) -> float:
+        """The catalog's time (seconds since the epoch): what retention and deadlines are
+        measured against, whatever this client's clock says."""
+        return self._db.read(clock.now)
+
     def require_writable(self) -> None:
         """Raise `CatalogReadOnlyError` when this process cannot write the catalog (its
         SQLite file is read-only here); a writer calls it before doing any work."""
@@ -135,7 +140,7 @@ class MetaStore(TransactionStore, ChangeLogReads, SummaryReads):
         with watched(self.watch, "create", str(name)) as made:
             try:
                 info = self._db.write(
-                    lambda s: tables.create_table(s, spec, self.user, time.time(), location)
+                    lambda s: tables.create_table(s, spec, self.user, clock.now(s), location)
                 )
             except IntegrityError as exc:  # a racing creator of the same table won
                 raise tables.already_exists(name) from exc
@@ -191,7 +196,7 @@ class MetaStore(TransactionStore, ChangeLogReads, SummaryReads):
         )
         with watched(self.watch, "commit", str(table_name)) as made:
             try:
-                commit = self._expiring(lambda s: alter(s, reason=reason, now=time.time()))
+                commit = self._expiring(lambda s: alter(s, reason=reason, now=clock.now(s)))
             except BaseException:
                 self.abort(txn, "schema change refused or failed")
                 raise
@@ -207,7 +212,7 @@ class MetaStore(TransactionStore, ChangeLogReads, SummaryReads):
         """
 
         def create(s: Session, t: TableRow) -> PartitionInfo:
-            return partitions.insert(s, t, partitions.normalise(t, values), time.time())
+            return partitions.insert(s, t, partitions.normalise(t, values), clock.now(s))
 
         try:
             return self._on_table(name, "write", create, write=True)
@@ -221,7 +226,7 @@ class MetaStore(TransactionStore, ChangeLogReads, SummaryReads):
         transaction (needs write); racing creators all succeed, as with `add_partition`."""
 
         def create(s: Session, t: TableRow) -> list[PartitionInfo]:
-            now = time.time()
+            now = clock.now(s)
             return [partitions.insert(s, t, partitions.normalise(t, v), now) for v in values]
 
         try:
@@ -407,7 +412,7 @@ class MetaStore(TransactionStore, ChangeLogReads, SummaryReads):
 
         def work(s: Session, t: TableRow) -> None:
             stream_progress.refuse_done(s, t, mark)
-            stream_progress.record(s, t, mark, None, time.time())
+            stream_progress.record(s, t, mark, None, clock.now(s))
 
         self._on_table(name, "write", work, write=True, lock=True)
 
@@ -432,15 +437,17 @@ class MetaStore(TransactionStore, ChangeLogReads, SummaryReads):
         Granting what is granted already is not an error.
         """
 
-        unit = functools.partial(
-            grants.grant,
-            user=self.user,
-            principal=principal,
-            privilege=privilege,
-            database=database,
-            table=table,
-            now=time.time(),
-        )
+        def unit(s: Session) -> GrantInfo:
+            return grants.grant(
+                s,
+                user=self.user,
+                principal=principal,
+                privilege=privilege,
+                database=database,
+                table=table,
+                now=clock.now(s),
+            )
+
         target = database if table is None else f"{database}.{table}"
         with watched(self.watch, "grant", target) as made:
             try:

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 
-from versioned.catalog import activity, locks, tables, transactions, write_ids
+from versioned.catalog import activity, clock, locks, tables, transactions, write_ids
 from versioned.catalog.lock_wait import wait_for_lock
 from versioned.catalog.records import (
     DEFAULT_TXN_TIMEOUT_S,
@@ -32,7 +31,7 @@ class TransactionStore(StoreBase):
 
         return self._db.write(
             lambda s: transactions.open_batch(
-                s, count=count, user=self.user, timeout_s=timeout_s, now=time.time()
+                s, count=count, user=self.user, timeout_s=timeout_s, now=clock.now(s)
             )
         )
 
@@ -48,7 +47,7 @@ class TransactionStore(StoreBase):
             TransactionStateError: One of them was committed or aborted.
         """
         if txn_ids:
-            self._expiring(lambda s: transactions.heartbeat(s, txn_ids, time.time()))
+            self._expiring(lambda s: transactions.heartbeat(s, txn_ids, clock.now(s)))
 
     def table_transactions(self, name: TableName) -> list[TransactionInfo]:
         """Open transactions that lock the table or hold a write id of it (needs read)."""
@@ -72,15 +71,15 @@ class TransactionStore(StoreBase):
 
     def abort(self, txn_id: int, reason: str = "aborted by client") -> None:
         """Abort an open transaction and release its locks (aborting twice is a no-op)."""
-        self._db.write(lambda s: transactions.abort(s, txn_id, reason, time.time()))
+        self._db.write(lambda s: transactions.abort(s, txn_id, reason, clock.now(s)))
 
     def commit_transaction(self, txn_id: int) -> None:
         """Commit a transaction that changed no table, releasing its locks."""
-        self._expiring(lambda s: transactions.commit_empty(s, txn_id, time.time()))
+        self._expiring(lambda s: transactions.commit_empty(s, txn_id, clock.now(s)))
 
     def reap_expired(self) -> list[int]:
         """Abort every transaction that missed its heartbeat deadline; returns their ids."""
-        return self._db.write(lambda s: transactions.reap(s, time.time()))
+        return self._db.write(lambda s: transactions.reap(s, clock.now(s)))
 
     def txn_snapshot(self) -> TxnSnapshot:
         """High-water mark, open and aborted transaction ids (what ACID readers may see)."""
@@ -97,7 +96,7 @@ class TransactionStore(StoreBase):
             TransactionStateError: A transaction was committed or aborted.
         """
         return self._expiring_on_table(
-            name, lambda s, t: write_ids.allocate(s, t, txn_ids, time.time())
+            name, lambda s, t: write_ids.allocate(s, t, txn_ids, clock.now(s))
         )
 
     def write_ids(self, name: TableName, seq: int) -> TableWriteIds:

@@ -109,7 +109,7 @@ def vacuum_table(ctx: EngineContext, request: VacuumRequest, paths: VacuumPaths)
         )
     store, fileio, table, say = ctx.store, ctx.fileio, request.table, request.say
     started = time.monotonic()
-    now = time.time()
+    now = store.now()  # the catalog's clock, which stamped the commits and transactions
     name = table.spec.name
     location = table.location
     # Order matters: list the directory before reading open transactions and the file

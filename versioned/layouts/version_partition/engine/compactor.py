@@ -116,7 +116,7 @@ def compact_table(ctx: EngineContext, request: CompactRequest) -> CompactionResu
         opts,
         partitions=request.partitions,
         thresholds=request.thresholds,
-        expired_tombstone_versions=_expired_versions(request.table.spec, history),
+        expired_tombstone_versions=_expired_versions(request.table.spec, history, ctx.store.now()),
     )
     if not plans:
         say(f"{name}: nothing to compact")
@@ -177,7 +177,9 @@ def _compact_with_retry(
             current,
             partition_files(snapshot, partition.id),
             ctx.options,
-            expired_tombstone_versions=_expired_versions(ctx.table.spec, history),
+            expired_tombstone_versions=_expired_versions(
+                ctx.table.spec, history, ctx.engine.store.now()
+            ),
         )
         if plan is None:
             ctx.say("nothing left to compact (compacted concurrently)")
@@ -320,7 +322,7 @@ def _write_partition(
             engine,
             part_snapshot.table,
             [f for f in files if f.kind == "index"],
-            _young_versions(spec, history),
+            _young_versions(spec, history, engine.store.now()),
         )
     ctx.say(f"writing {plan.files_to_write} data file(s) of version {plan.high_water_mark}")
     return write_compacted_version(
@@ -351,15 +353,17 @@ def tombstone_retention_hours(spec: TableSpec) -> float:
     return hours
 
 
-def _young_versions(spec: TableSpec, history: list[CommitInfo]) -> frozenset[int]:
-    cutoff = time.time() - tombstone_retention_hours(spec) * 3600
+def _young_versions(spec: TableSpec, history: list[CommitInfo], now: float) -> frozenset[int]:
+    cutoff = now - tombstone_retention_hours(spec) * 3600
     return frozenset(c.version for c in history if c.committed_at >= cutoff)
 
 
-def _expired_versions(spec: TableSpec, history: list[CommitInfo]) -> frozenset[int]:
+def _expired_versions(spec: TableSpec, history: list[CommitInfo], now: float) -> frozenset[int]:
+    """Versions whose tombstones are past their retention at ``now`` (the catalog's
+    time, which stamped the commits)."""
     if not spec.ordering_column:
         return frozenset()
-    cutoff = time.time() - tombstone_retention_hours(spec) * 3600
+    cutoff = now - tombstone_retention_hours(spec) * 3600
     return frozenset(c.version for c in history if c.committed_at < cutoff)
 
 

@@ -7,8 +7,11 @@ a table page and its two charts,
 * *warm*: the tables did not commit since the page last read them (their rows come from the
   page's per-commit cache; streaming progress, transactions and locks are read every time);
 * *after a commit*: the table just committed (one streamed transaction), so its page reads
-  its metadata again and redraws its charts; the overview reads that one table again;
+  its metadata again and redraws its charts;
 * *cold*: a page just started, nothing read yet (the first request after ``versioned ui``).
+
+The overview reads every table's commits, partition summaries (stored by each commit) and
+streaming progress in four catalog queries, whatever the cache holds.
 
 Median and 95th percentile of ``--requests`` requests each (cold: ``--cold`` runs, each on a
 fresh application). Target: every page under 300 ms. Run: ``make bench-ui`` (writes
@@ -205,7 +208,7 @@ def render(doc: Any, out: Path) -> None:
                 "after a commit p95",
                 "cold median",
                 "cold max",
-                "warm and after a commit under target",
+                "every case under target",
             ],
             "lrrrrrrl",
             [
@@ -218,24 +221,27 @@ def render(doc: Any, out: Path) -> None:
                     t["cold"]["median_ms"],
                     t["cold"]["max_ms"],
                     "yes"
-                    if max(t["warm"]["p95_ms"], t["after_commit"]["p95_ms"]) < doc["target_ms"]
+                    if max(t["warm"]["p95_ms"], t["after_commit"]["p95_ms"], t["cold"]["max_ms"])
+                    < doc["target_ms"]
                     else "no",
                 ]
                 for page, t in doc["timings"].items()
             ],
         ),
         "",
-        "- *warm*: no table committed since the page last read it: per-commit rows (history, "
-        "partitions, dead letters, charts) come from the page's cache; stream progress, open "
-        "transactions and locks are read on every request.",
+        "- *warm*: no table committed since the page last read it: a table page's per-commit "
+        "rows (history, partitions, dead letters, charts) come from the page's cache; stream "
+        "progress, open transactions and locks are read on every request. The overview reads "
+        "every table's commits, partition summaries and stream progress in four catalog "
+        "queries on every request.",
         "- *after a commit*: the table shown committed just before each request (one streamed "
-        "transaction, not timed): its rows are read again and its charts redrawn; the overview "
-        "reads that one table again.",
-        "- *cold*: the first request of a freshly started page that has read nothing yet: "
-        "the overview reads every table. `versioned ui` avoids it: as it starts, it reads "
-        f"what the overview needs of every table in the background ({c['warm_up_s']:.1f} s "
-        "here), after which the first overview took "
-        f"{c['first_overview_after_warm_up_ms']:.0f} ms.",
+        "transaction, not timed): its rows are read again and its charts redrawn.",
+        "- *cold*: the first request of a freshly started page that has read nothing yet. "
+        "Every commit stored its partitions' summaries, so the overview computes nothing "
+        "(the background warm-up of `versioned ui` only computes partitions left without a "
+        f"current summary, by an older release or a property change: {c['warm_up_s']:.1f} s "
+        "here; the first overview after it took "
+        f"{c['first_overview_after_warm_up_ms']:.0f} ms).",
         "",
         f"Machine: {doc['machine']['cpu']}, {doc['machine']['cores']} cores, shared with other "
         f"work; Python {doc['machine']['python']}, starlette {doc['machine']['starlette']}, "

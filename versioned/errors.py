@@ -125,6 +125,22 @@ class CatalogReadOnlyError(CatalogError):
     exit_code = 2
 
 
+class CatalogUnavailableError(CatalogError):
+    """The catalog database could not be reached (``url``) for ``waited_s`` seconds: the
+    operation did not happen (a commit whose outcome was in doubt was checked first, see
+    `CommitOutcomeUnknownError`). Retry when it is back."""
+
+    retryable = True
+    exit_code = 75
+
+
+class CommitOutcomeUnknownError(CatalogUnavailableError):
+    """The connection to the catalog was lost while it committed, and the catalog could not
+    be asked afterwards whether the commit happened. The transaction id (``txn_id``) says:
+    the commit happened exactly when the table's history lists it; it never happens twice
+    (retrying a commit of the same transaction is refused once it is committed)."""
+
+
 class CommitConflictError(CatalogError):
     """Another writer committed first; nothing of this commit was written. Retry."""
 

@@ -37,6 +37,7 @@ class PgCluster:
     port: int
     bindir: Path
     as_postgres: bool
+    options: str = ""
 
     def _run(self, *args: str) -> subprocess.CompletedProcess[str]:
         cmd = list(args)
@@ -58,6 +59,24 @@ class PgCluster:
             conn.execute(f"CREATE DATABASE {name}")
         return self.url(name)
 
+    def pg_ctl(self, *args: str) -> None:
+        """Run ``pg_ctl -D <data> ARGS`` (as ``postgres`` when root), waiting for it."""
+        data = str(self.base / "data")
+        log = str(self.base / "server.log")
+        self._run(str(self.bindir / "pg_ctl"), "-D", data, "-l", log, "-w", "-t", "60", *args)
+
+    def restart(self) -> None:
+        """Crash the server (``-m immediate``: no shutdown checkpoint) and start it again."""
+        self.pg_ctl("-o", self.options, "-m", "immediate", "restart")
+
+    def halt(self) -> None:
+        """Crash the server and leave it down (`resume` starts it)."""
+        self.pg_ctl("-m", "immediate", "stop")
+
+    def resume(self) -> None:
+        """Start a halted server."""
+        self.pg_ctl("-o", self.options, "start")
+
     def stop(self) -> None:
         try:
             self._run(
@@ -73,8 +92,13 @@ class PgCluster:
             shutil.rmtree(self.base, ignore_errors=True)
 
 
-def start_cluster() -> PgCluster:
-    """initdb + start a cluster with trust auth on 127.0.0.1 and a random free port."""
+def start_cluster(*, durable: bool = False) -> PgCluster:
+    """initdb + start a cluster with trust auth on 127.0.0.1 and a random free port.
+
+    The default cluster trades durability for speed (``fsync``, ``synchronous_commit`` and
+    ``full_page_writes`` off): a crash may lose its latest commits. ``durable`` keeps
+    PostgreSQL's defaults, so that a crash loses no acknowledged commit (the fault tests
+    crash it on purpose)."""
     bindir = _bindir()
     if bindir is None:
         raise RuntimeError("PostgreSQL server binaries (pg_ctl, initdb) are not installed")
@@ -95,12 +119,15 @@ def start_cluster() -> PgCluster:
         "UTF8",
         "--no-sync",
     )
+    fast = "-c fsync=off -c synchronous_commit=off -c full_page_writes=off "
     opts = (
-        f"-p {cluster.port} -k {base} -c listen_addresses=127.0.0.1 -c fsync=off "
-        "-c synchronous_commit=off -c full_page_writes=off -c max_connections=200 "
+        f"-p {cluster.port} -k {base} -c listen_addresses=127.0.0.1 "
+        + ("" if durable else fast)
+        + "-c max_connections=200 "
         # Logical decoding (tests/support/pg_logical.py reads a test_decoding slot).
         "-c wal_level=logical -c max_replication_slots=10 -c max_wal_senders=10"
     )
+    cluster.options = opts
     cluster._run(
         str(bindir / "pg_ctl"),
         "-D",

@@ -25,6 +25,7 @@ from versioned.catalog import (
     tables,
     transactions,
 )
+from versioned.catalog.connection import Found
 from versioned.catalog.models import CommitRow, FileRow, PartitionRow, TableRow, TransactionRow
 from versioned.catalog.partition_summaries import PartitionSummariser
 from versioned.catalog.records import (
@@ -190,6 +191,16 @@ def apply(
         transactions.finish(session, txn, transactions.COMMITTED, now, None)
     session.flush()
     return commit.info()
+
+
+def committed_by(session: Session, name: TableName, txn_id: int) -> Found[CommitInfo] | None:
+    """Found with the commit transaction ``txn_id`` made to table ``name``, if it made one
+    (a commit whose connection was lost during COMMIT happened)."""
+    table = tables.get_table(session, name)
+    row = session.scalars(
+        sa.select(CommitRow).where(CommitRow.table_id == table.id, CommitRow.txn_id == txn_id)
+    ).one_or_none()
+    return None if row is None else Found(row.info())
 
 
 def _changed_since(session: Session, table: TableRow, seq: int) -> list[DataFile]:

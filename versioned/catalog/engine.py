@@ -78,6 +78,7 @@ def create_engine(url: str) -> Engine:
             pool_size=4,
             max_overflow=8,
             pool_pre_ping=True,
+            connect_args={"connect_timeout": 10},
         )
     raise ConfigError(
         f"catalog URL {url!r}: versioned supports SQLite (sqlite:////path/catalog.db) and "

@@ -69,7 +69,7 @@ class _LockRequest:
     def step(self, unit: Callable[[Session], Step]) -> Step:
         """Run one step in a catalog transaction of its own."""
         try:
-            return self.db.write(unit)
+            return self.db.write(unit, idempotent=True)  # a held lock is found, not taken again
         except TransactionExpiredError:
             self.on_expired()
             raise

@@ -166,30 +166,16 @@ def overviews(
     ids = [t.id for t in infos]
     if not ids:
         return []
-    counts: dict[int, int] = {}
     latest: dict[int, list[tuple[int, float, dict[str, Any]]]] = {i: [] for i in ids}
     parts: dict[int, list[tuple[PartitionInfo, dict[str, Any] | None]]] = {i: [] for i in ids}
     writers: dict[int, list[StreamProgress]] = {i: [] for i in ids}
     for chunk in _chunks(ids):
-        query = sa.select(CommitRow.table_id, sa.func.count()).where(CommitRow.table_id.in_(chunk))
-        for tid, n in session.execute(query.group_by(CommitRow.table_id)):
-            counts[tid] = int(n)
-        rank = (
-            sa.func.row_number()
-            .over(partition_by=CommitRow.table_id, order_by=CommitRow.seq.desc())
-            .label("rank")
-        )
-        ranked = (
-            sa.select(
-                CommitRow.table_id, CommitRow.seq, CommitRow.committed_at, CommitRow.metrics, rank
-            )
-            .where(CommitRow.table_id.in_(chunk))
-            .subquery()
-        )
+        # A table's commits are numbered 1, 2, ... current_seq: its latest are the top ones.
         rows = session.execute(
-            sa.select(ranked.c.table_id, ranked.c.seq, ranked.c.committed_at, ranked.c.metrics)
-            .where(ranked.c.rank <= recent)
-            .order_by(ranked.c.table_id, ranked.c.seq)
+            sa.select(CommitRow.table_id, CommitRow.seq, CommitRow.committed_at, CommitRow.metrics)
+            .join(TableRow, TableRow.id == CommitRow.table_id)
+            .where(CommitRow.table_id.in_(chunk), CommitRow.seq > TableRow.current_seq - recent)
+            .order_by(CommitRow.table_id, CommitRow.seq)
         )
         for tid, seq, at, metrics in rows:
             latest[tid].append((int(seq), float(at), dict(metrics or {})))
@@ -204,7 +190,7 @@ def overviews(
     return [
         TableOverview(
             table=t,
-            commits=counts.get(t.id, 0),
+            commits=t.current_seq,
             recent=latest[t.id],
             partitions=parts[t.id],
             writers=writers[t.id],

@@ -29,7 +29,7 @@ from versioned.catalog import (
 )
 from versioned.catalog.change_log import ChangeLogReads
 from versioned.catalog.change_watch import CatalogChange, ChangeWatch, watched
-from versioned.catalog.connection import CatalogConnection
+from versioned.catalog.connection import CatalogConnection, Found
 from versioned.catalog.engine import create_engine, ensure_schema
 from versioned.catalog.models import TableRow
 from versioned.catalog.partition_summaries import PartitionSummariser
@@ -299,7 +299,9 @@ class MetaStore(TransactionStore, ChangeLogReads, SummaryReads):
         )
         with watched(self.watch, "commit", str(table_name)) as made:
             try:
-                info = self._expiring(unit)
+                info = self._expiring(
+                    unit, confirm=lambda s: commits.committed_by(s, table_name, txn_id)
+                )
             except IntegrityError as exc:  # a racing writer took a file path or a commit number
                 raise commits.race_conflict(table_name, txn_id) from exc
             made.append(CatalogChange("commit", str(table_name), info.version))
@@ -325,7 +327,7 @@ class MetaStore(TransactionStore, ChangeLogReads, SummaryReads):
         names_ = [str(tables.table_name(c.table)) for c in changes]
         with watched(self.watch, "commit", ", ".join(names_)) as made:
             try:
-                infos = self._expiring(unit)
+                infos = self._expiring(unit, confirm=lambda s: _all_committed(s, changes, txn_id))
             except IntegrityError as exc:  # a racing writer took a file path or commit number
                 raise commits.race_conflict(tables.table_name(changes[0].table), txn_id) from exc
             made.extend(
@@ -494,3 +496,14 @@ class MetaStore(TransactionStore, ChangeLogReads, SummaryReads):
         if checked != "read":
             self.require_writable()
         return "grant" if checked == "all" else checked
+
+
+def _all_committed(
+    session: Session, changes: Sequence[TableCommit], txn_id: int
+) -> Found[list[CommitInfo]] | None:
+    """Found with every table's commit of transaction ``txn_id`` when it made them (a
+    multi-table commit makes all or none)."""
+    found = [commits.committed_by(session, tables.table_name(c.table), txn_id) for c in changes]
+    if any(f is None for f in found):
+        return None
+    return Found([f.value for f in found if f is not None])

@@ -9,7 +9,7 @@ from typing import Literal, TypeVar
 from sqlalchemy.orm import Session
 
 from versioned.catalog import access, tables
-from versioned.catalog.connection import CatalogConnection
+from versioned.catalog.connection import CatalogConnection, Found
 from versioned.catalog.models import TableRow
 from versioned.errors import TransactionExpiredError
 from versioned.names import TableName
@@ -39,8 +39,10 @@ class StoreBase:
         *,
         write: bool = False,
         lock: bool = False,
+        idempotent: bool = False,
     ) -> T:
-        """Run ``work`` on the table once this user may do ``need``; ``lock`` locks its row."""
+        """Run ``work`` on the table once this user may do ``need``; ``lock`` locks its row;
+        ``idempotent``: a write that may run twice (`CatalogConnection.write`)."""
         table_name = tables.table_name(name)
 
         def unit(s: Session) -> T:
@@ -51,20 +53,33 @@ class StoreBase:
                 access.require_table(s, self.user, table, need)
             return work(s, table)
 
-        return self._db.write(unit) if write else self._db.read(unit)
+        return self._db.write(unit, idempotent=idempotent) if write else self._db.read(unit)
 
-    def _expiring_on_table(self, name: TableName, work: Callable[[Session, TableRow], T]) -> T:
+    def _expiring_on_table(
+        self,
+        name: TableName,
+        work: Callable[[Session, TableRow], T],
+        *,
+        idempotent: bool = False,
+    ) -> T:
         """`_on_table` with write permission and the table row locked, reaping on expiry."""
         try:
-            return self._on_table(name, "write", work, write=True, lock=True)
+            return self._on_table(name, "write", work, write=True, lock=True, idempotent=idempotent)
         except TransactionExpiredError:
             self.reap_expired()
             raise
 
-    def _expiring(self, work: Callable[[Session], T]) -> T:
-        """Run a write; when it finds a transaction expired, abort that one, then re-raise."""
+    def _expiring(
+        self,
+        work: Callable[[Session], T],
+        *,
+        confirm: Callable[[Session], Found[T] | None] | None = None,
+        idempotent: bool = False,
+    ) -> T:
+        """Run a write (``confirm`` and ``idempotent`` as `CatalogConnection.write` takes
+        them); when it finds a transaction expired, abort that one, then re-raise."""
         try:
-            return self._db.write(work)
+            return self._db.write(work, confirm=confirm, idempotent=idempotent)
         except TransactionExpiredError:
             self.reap_expired()
             raise

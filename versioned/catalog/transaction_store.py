@@ -27,12 +27,16 @@ class TransactionStore(StoreBase):
     def open_transactions(
         self, count: int = 1, *, timeout_s: float = DEFAULT_TXN_TIMEOUT_S
     ) -> list[int]:
-        """Open ``count`` transactions with consecutive, never reused ids."""
+        """Open ``count`` transactions with consecutive, never reused ids.
+
+        A connection lost while opening them opens them again: the ones the lost attempt
+        may have opened are never heartbeated, and expire after ``timeout_s``."""
 
         return self._db.write(
             lambda s: transactions.open_batch(
                 s, count=count, user=self.user, timeout_s=timeout_s, now=clock.now(s)
-            )
+            ),
+            idempotent=True,
         )
 
     def begin(self, *, timeout_s: float = DEFAULT_TXN_TIMEOUT_S) -> int:
@@ -47,7 +51,9 @@ class TransactionStore(StoreBase):
             TransactionStateError: One of them was committed or aborted.
         """
         if txn_ids:
-            self._expiring(lambda s: transactions.heartbeat(s, txn_ids, clock.now(s)))
+            self._expiring(
+                lambda s: transactions.heartbeat(s, txn_ids, clock.now(s)), idempotent=True
+            )
 
     def table_transactions(self, name: TableName) -> list[TransactionInfo]:
         """Open transactions that lock the table or hold a write id of it (needs read)."""
@@ -71,15 +77,21 @@ class TransactionStore(StoreBase):
 
     def abort(self, txn_id: int, reason: str = "aborted by client") -> None:
         """Abort an open transaction and release its locks (aborting twice is a no-op)."""
-        self._db.write(lambda s: transactions.abort(s, txn_id, reason, clock.now(s)))
+        self._db.write(
+            lambda s: transactions.abort(s, txn_id, reason, clock.now(s)),
+            confirm=lambda s: transactions.ended_as(s, txn_id, transactions.ABORTED),
+        )
 
     def commit_transaction(self, txn_id: int) -> None:
         """Commit a transaction that changed no table, releasing its locks."""
-        self._expiring(lambda s: transactions.commit_empty(s, txn_id, clock.now(s)))
+        self._expiring(
+            lambda s: transactions.commit_empty(s, txn_id, clock.now(s)),
+            confirm=lambda s: transactions.ended_as(s, txn_id, transactions.COMMITTED),
+        )
 
     def reap_expired(self) -> list[int]:
         """Abort every transaction that missed its heartbeat deadline; returns their ids."""
-        return self._db.write(lambda s: transactions.reap(s, clock.now(s)))
+        return self._db.write(lambda s: transactions.reap(s, clock.now(s)), idempotent=True)
 
     def txn_snapshot(self) -> TxnSnapshot:
         """High-water mark, open and aborted transaction ids (what ACID readers may see)."""
@@ -96,7 +108,7 @@ class TransactionStore(StoreBase):
             TransactionStateError: A transaction was committed or aborted.
         """
         return self._expiring_on_table(
-            name, lambda s, t: write_ids.allocate(s, t, txn_ids, clock.now(s))
+            name, lambda s, t: write_ids.allocate(s, t, txn_ids, clock.now(s)), idempotent=True
         )
 
     def write_ids(self, name: TableName, seq: int) -> TableWriteIds:

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
+from versioned.catalog.connection import Found
 from versioned.catalog.models import TXN_COUNTER, CounterRow, LockRow, TransactionRow
 from versioned.catalog.records import TxnSnapshot
 from versioned.errors import (
@@ -87,6 +88,13 @@ def commit_empty(session: Session, txn_id: int, now: float) -> None:
     row = get(session, txn_id, for_update=True)
     require_open(row, now)
     finish(session, row, COMMITTED, now, None)
+
+
+def ended_as(session: Session, txn_id: int, state: str) -> Found[None] | None:
+    """Found when transaction ``txn_id`` ended in ``state`` (a lost commit or abort of it
+    happened), else None."""
+    row = session.get(TransactionRow, txn_id)
+    return Found(None) if row is not None and row.state == state else None
 
 
 def get(session: Session, txn_id: int, *, for_update: bool = False) -> TransactionRow:

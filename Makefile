@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 BENCH_STAMP := $(VENV)/.installed-bench
 
-.PHONY: demo check test test-spark test-cluster soak wheel-smoke lint docs bench bench-smoke bench-acid bench-acid-profile bench-streaming bench-mutation bench-caller bench-scaling bench-continuous bench-ui clean
+.PHONY: demo check test test-spark test-cluster soak faults wheel-smoke lint docs bench bench-smoke bench-acid bench-acid-profile bench-streaming bench-mutation bench-caller bench-scaling bench-continuous bench-ui clean
 
 # The package and its development tools; the benchmarks' peers (delta-rs, pyiceberg,
 # matplotlib) only for the `bench*` targets (the tests need none of them: about 30 s of CI).
@@ -32,7 +32,7 @@ check: $(STAMP)
 	$(VENV)/bin/ruff check versioned tests benchmarks docs
 	$(VENV)/bin/ruff format --check --quiet versioned tests benchmarks docs
 	$(VENV)/bin/mypy
-	$(NO_JVM) $(PY) -m pytest -m 'not spark and not jvm and not soak' -n 2 -p no:cacheprovider --durations=15
+	$(NO_JVM) $(PY) -m pytest -m 'not spark and not jvm and not soak and not faults' -n 2 -p no:cacheprovider --durations=15
 
 # Everything `make check` runs and every test on the shared SparkSession, the few that start
 # JVMs of their own, and PostgreSQL (CI's first stage). Two runs: the tests that need no JVM
@@ -48,11 +48,11 @@ test: $(STAMP)
 	$(VENV)/bin/ruff check versioned tests benchmarks docs
 	$(VENV)/bin/ruff format --check --quiet versioned tests benchmarks docs
 	$(VENV)/bin/mypy
-	$(NO_JVM) $(PY) -m pytest -m 'not spark and not jvm and not soak' -n 2 --durations=15
-	$(PY) -m pytest -m '(spark or jvm) and not soak' $(SPARK_SKIP)
+	$(NO_JVM) $(PY) -m pytest -m 'not spark and not jvm and not soak and not faults' -n 2 --durations=15
+	$(PY) -m pytest -m '(spark or jvm) and not soak and not faults' $(SPARK_SKIP)
 
 test-spark: $(STAMP)
-	$(PY) -m pytest -m '(spark or jvm) and not soak' $(SPARK_TESTS)
+	$(PY) -m pytest -m '(spark or jvm) and not soak and not faults' $(SPARK_TESTS)
 
 # The long runs `make test` leaves out: the multi-process writers-and-compactor and crash tests
 # of every layout and catalog (one layout per catalog a run, by the run's seed), the killed bulk
@@ -60,6 +60,13 @@ test-spark: $(STAMP)
 # the run's seed (pytest's header prints it; `VERSIONED_TEST_SEED=N make soak` replays a run).
 soak: $(STAMP)
 	VERSIONED_TEST_SHORT_LIVED_SESSION=1 $(PY) -m pytest -m soak
+
+# The faults the catalog and the disk meet in production, each made real: a PostgreSQL cluster
+# of the tests' own crashed, restarted and cut off mid-commit, a full file system (a small
+# tmpfs the tests mount, as root), a client clock off by minutes, and the mixed-load history
+# check (one seed a run; `make soak-long` runs many): tests/faults.
+faults: $(STAMP)
+	$(PY) -m pytest -p no:cacheprovider -m faults tests/faults
 
 # The tests marked `cluster` (their code runs on executors: bulk-load Bloom pieces, change-stream
 # tasks, `vm.apply`, the sink, compaction and upserts of each layout; and the runner's own

@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import socket
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 _COMMIT = b"Q\x00\x00\x00\x0bCOMMIT\x00"
 
@@ -28,6 +28,8 @@ class TcpProxy:
         self._armed = threading.Event()
         self.cut = 0
         """Connections cut after a COMMIT so far."""
+        self.on_cut: Callable[[], object] | None = None
+        """Called (in the proxy's thread) right after a connection is cut."""
         self._lock = threading.Lock()
         self._sockets: set[socket.socket] = set()
         self._closed = False
@@ -82,9 +84,12 @@ class TcpProxy:
     ) -> None:
         with self._closing(client, server):
             while data := server.recv(65536):
-                if doomed.is_set():
+                if doomed.is_set():  # the server's answer to COMMIT never reaches the client
                     self.cut += 1
-                    return  # the server's answer to COMMIT never reaches the client
+                    _close(client)
+                    if self.on_cut is not None:
+                        self.on_cut()
+                    return
                 client.sendall(data)
 
     @contextlib.contextmanager

@@ -484,8 +484,10 @@ class Catalog:
             StorageError: ``dest`` is a file or a folder that is not empty.
         """
         from versioned.api.export import export_table
+        from versioned.storage.space import out_of_space
 
-        return export_table(self, name, dest, partition=partition, as_of=as_of)
+        with out_of_space(f"export of {name}", str(dest)):
+            return export_table(self, name, dest, partition=partition, as_of=as_of)
 
     def import_(
         self,

@@ -18,6 +18,7 @@ from versioned.options import CompactionOptions, WriteOptions
 from versioned.results import CommitResult
 from versioned.schema import Column, TableSpec
 from versioned.storage.partition_spec import partition_values
+from versioned.storage.space import out_of_space
 
 if TYPE_CHECKING:
     from versioned.api.catalog import Catalog
@@ -176,7 +177,10 @@ class Table(TableReads, TableStreams):
                 options=write.options or WriteOptions(),
             )
             try:
-                with kept_values_filled(ctx, engine, request) as ready:
+                with (
+                    out_of_space(f"{write.operation} into {self.name}", ctx.fileio.root),
+                    kept_values_filled(ctx, engine, request) as ready,
+                ):
                     result = engine.write(ctx, ready)
             finally:
                 self._stale = True  # read again on first use: the write may have committed
@@ -381,8 +385,10 @@ class Table(TableReads, TableStreams):
             trigger=trigger,
         )
         engine = self._engine("compact", access.table)
+        ctx = self.catalog.engine_context
         try:
-            return engine.compact(self.catalog.engine_context, request)
+            with out_of_space(f"compaction of {self.name}", ctx.fileio.root):
+                return engine.compact(ctx, request)
         finally:
             self._stale = not dry_run
 

@@ -29,6 +29,7 @@ from versioned.errors import TransactionError as CatalogTransactionError
 from versioned.layouts.base import layout_of
 from versioned.layouts.ingest import IngestSink, SinkContext, SinkFactory
 from versioned.layouts.ingest_errors import StreamingIOFailure, StreamingTransactionError
+from versioned.storage.space import is_out_of_space
 from versioned.streaming.auto_heartbeat import AutoHeartbeat
 from versioned.streaming.dead_letters import write_dead_letters
 from versioned.streaming.encoding import RecordWriter, RejectedRecord
@@ -364,8 +365,16 @@ class TransactionBatch:
             self._die(f"{what} failed: {exc}")
             if isinstance(exc, StreamingIOFailure):
                 raise
+            full = is_out_of_space(exc)
+            advice = (
+                " (the file system is full: free some space, then write the transaction again; "
+                "`versioned vacuum` removes what it wrote)"
+                if full
+                else ""
+            )
             raise StreamingIOFailure(
-                f"{what} failed, the batch is closed and its transactions aborted: {exc}"
+                f"{what} failed, the batch is closed and its transactions aborted{advice}: {exc}",
+                out_of_space=full,
             ) from exc
 
     def _die(self, reason: str) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping
+from contextlib import suppress
 from dataclasses import replace
 
 from pyspark.sql import DataFrame
@@ -131,8 +132,10 @@ def write_collection(
         fileio.write_bytes_atomic(METADATA_FILE, metadata.to_json())
         return metadata
     except BaseException:
-        for rel in moved:  # the folder was empty: everything in it is ours
-            fileio.delete_file(rel, missing_ok=True)
+        with suppress(StorageError):  # the folder was empty: everything in it is ours
+            for rel in moved:
+                fileio.delete_file(rel, missing_ok=True)
+            fileio.delete_dir(stage, missing_ok=True)
         raise
     finally:
         fileio.delete_dir(stage, missing_ok=True)

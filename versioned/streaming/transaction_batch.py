@@ -363,9 +363,9 @@ class TransactionBatch:
             return work()
         except (OSError, StorageError) as exc:
             self._die(f"{what} failed: {exc}")
-            if isinstance(exc, StreamingIOFailure):
-                raise
             full = is_out_of_space(exc)
+            if isinstance(exc, StreamingIOFailure) and not full:
+                raise
             advice = (
                 " (the file system is full: free some space, then write the transaction again; "
                 "`versioned vacuum` removes what it wrote)"

@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 BENCH_STAMP := $(VENV)/.installed-bench
 
-.PHONY: demo check test test-spark test-cluster soak faults wheel-smoke lint docs bench bench-smoke bench-acid bench-acid-profile bench-streaming bench-mutation bench-caller bench-scaling bench-continuous bench-ui clean
+.PHONY: demo check test test-spark test-cluster soak faults soak-long wheel-smoke lint docs bench bench-smoke bench-acid bench-acid-profile bench-streaming bench-mutation bench-caller bench-scaling bench-continuous bench-ui clean
 
 # The package and its development tools; the benchmarks' peers (delta-rs, pyiceberg,
 # matplotlib) only for the `bench*` targets (the tests need none of them: about 30 s of CI).
@@ -67,6 +67,18 @@ soak: $(STAMP)
 # check (one seed a run; `make soak-long` runs many): tests/faults.
 faults: $(STAMP)
 	$(PY) -m pytest -p no:cacheprovider -m faults tests/faults
+
+# The history check of `make faults` with many seeds (SEEDS, default 20; one pytest run each,
+# both layouts), then each run's line and the totals: operations, connection kills, commits,
+# problems (`VERSIONED_TEST_SEED=N make faults` replays one).
+SEEDS ?= 20
+soak-long: $(STAMP)
+	rm -f .history.jsonl
+	for s in $$(seq 1 $(SEEDS)); do \
+		VERSIONED_TEST_SEED=$$s VERSIONED_HISTORY_LOG=$(CURDIR)/.history.jsonl \
+			$(PY) -m pytest -p no:cacheprovider -q -m faults tests/faults/test_history.py || exit 1; \
+	done
+	$(PY) -m tests.faults.totals .history.jsonl
 
 # The tests marked `cluster` (their code runs on executors: bulk-load Bloom pieces, change-stream
 # tasks, `vm.apply`, the sink, compaction and upserts of each layout; and the runner's own

@@ -51,7 +51,7 @@ from versioned.catalog.records import (
 )
 from versioned.catalog.summary_reads import SummaryReads
 from versioned.catalog.transaction_store import TransactionStore
-from versioned.errors import InputError
+from versioned.errors import CatalogUnavailableError, InputError
 from versioned.names import TableName
 from versioned.schema import TableSpec
 from versioned.schema_changes import SchemaChange
@@ -304,6 +304,10 @@ class MetaStore(TransactionStore, ChangeLogReads, SummaryReads):
                 )
             except IntegrityError as exc:  # a racing writer took a file path or a commit number
                 raise commits.race_conflict(table_name, txn_id) from exc
+            except CatalogUnavailableError as exc:  # the transaction id settles what happened
+                setattr(exc, "txn_id", txn_id)  # noqa: B010 (context the error class leaves open)
+                setattr(exc, "table", str(table_name))  # noqa: B010
+                raise
             made.append(CatalogChange("commit", str(table_name), info.version))
         return info
 

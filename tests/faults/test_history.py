@@ -1,0 +1,60 @@
+"""The mixed-load history check (`tests.faults.history`): writers, a compactor, vacuum and
+readers at random snapshots on one table while every catalog connection is killed at random
+moments; the history must replay on a plain model (snapshot isolation, nothing lost, nothing
+twice). One seed a run (`make faults`); `make soak-long` runs many and totals them."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.faults.conftest import FaultyCatalog
+from tests.faults.history import check, run, summary
+from versioned.api.catalog import Catalog, connect
+
+pytestmark = pytest.mark.faults
+
+
+@pytest.mark.parametrize("layout", ["versioned", "acid"])
+def test_a_mixed_load_under_connection_kills_replays_on_the_model(
+    spark: Any, faulty: FaultyCatalog, seed: int, layout: str, tmp_path: Path
+) -> None:
+    opened: list[Catalog] = []
+
+    def open_catalog() -> Catalog:
+        cat = connect(catalog=faulty.url, warehouse=str(tmp_path / "wh"), spark=spark, user="alice")
+        opened.append(cat)
+        return cat
+
+    try:
+        history = run(open_catalog, faulty.terminate_backends, layout=layout, seed=seed)
+    finally:
+        for cat in opened:
+            cat.close()
+    line = summary(history)
+    print(line)
+    problems = check(history)
+    if log := os.environ.get("VERSIONED_HISTORY_LOG"):
+        with open(log, "a") as out:
+            ops = len(history.ops)
+            out.write(
+                json.dumps(
+                    {
+                        "summary": line,
+                        "ops": ops,
+                        "faults": history.faults,
+                        "commits": len(history.commits),
+                        "problems": problems,
+                    }
+                )
+                + "\n"
+            )
+    assert problems == [], line + "\n" + "\n".join(problems)
+    assert history.faults > 0, "no fault struck: the run proves nothing"
+    written = [o for o in history.ops if o.kind in ("upsert", "stream") and o.ok]
+    read = [o for o in history.ops if o.kind == "read" and o.ok]
+    assert written and read, line

@@ -286,7 +286,15 @@ def summary(history: History) -> str:
         counts = kinds.setdefault(op.kind, [0, 0])
         counts[0 if op.ok else 1] += 1
     parts = ", ".join(f"{k} {ok} ok/{bad} failed" for k, (ok, bad) in sorted(kinds.items()))
+    why: dict[str, int] = {}
+    for op in history.ops:
+        if op.error is not None:
+            name = f"{op.kind} {op.error.split(':')[0]}"
+            why[name] = why.get(name, 0) + 1
+    failures = (
+        "; failures: " + ", ".join(f"{k} x{n}" for k, n in sorted(why.items())) if why else ""
+    )
     return (
         f"seed {history.seed} ({history.layout}): {parts}; {history.faults} connection kills; "
-        f"{len(history.commits)} commits; {history.seconds:.0f} s"
+        f"{len(history.commits)} commits; {history.seconds:.0f} s{failures}"
     )

@@ -39,6 +39,8 @@ from tests.support.spark_settings import (
 
 # Fixtures whose use means the test starts a JVM in a process of its own.
 JVM_FIXTURES = frozenset({"jvm_processes"})
+run_seed()  # read $VERSIONED_TEST_SEED now: each test's VERSIONED_* environment is cleared
+
 POSTGRES_FIXTURES = frozenset({"pg_cluster", "pg_url", "alternating_catalog_url"})
 
 

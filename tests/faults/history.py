@@ -1,7 +1,8 @@
 """A mixed-load history of one table, and its check against a plain Python model.
 
 `run` starts, on one table of the PostgreSQL catalog of the fault tests: an upserting writer
-(`Table.upsert`, Spark), a streaming-ingest writer (no Spark), a compactor (besides the
+(`Table.upsert`, Spark), a streaming-ingest writer (no Spark), on an acid table a writer
+through the mutation API (updates and deletes by ROW__ID, no Spark), a compactor (besides the
 table's own maintenance, which is on), a vacuum, a reader of random snapshots, and a fault
 injector that kills every catalog connection (``pg_terminate_backend``) at random moments.
 Each records every operation it made: what it wrote, what it was told (version, or error),
@@ -22,6 +23,7 @@ interleaving, and so the history, is the machine's).
 
 from __future__ import annotations
 
+import contextlib
 import random
 import threading
 import time
@@ -29,8 +31,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from tests.support.lake_rows import lake_rows
 from tests.table.sales import make_table
 from tests.table.workers import batch_table
+from versioned import mutation as vm
 from versioned import streaming as vs
 from versioned.api.catalog import Catalog
 from versioned.errors import CommitOutcomeUnknownError, VersionedError
@@ -155,6 +159,64 @@ def run(
             except VersionedError as exc:
                 _failed(op, exc)
 
+    def mutations(rng: random.Random) -> None:
+        """The mutation API (acid): one transaction of a few updates and deletes by the
+        ROW__IDs of a fresh read, and an insert of the write's own key."""
+        cat = open_catalog()
+        t = cat.table("t.sales", need="write")
+        client = vm.MutatorClient(cat, tables=["t.sales"], create_partitions=True)
+        resolver = vm.BucketIdResolver(t)
+        try:
+            for _ in range(writes // 2):
+                time.sleep(rng.uniform(0.1, 0.8))
+                op = log.new("mutate")
+                txn = None
+                try:
+                    live = [
+                        r
+                        for r in lake_rows(t, with_row_id=True)
+                        if r["p"] == "a" and r["id"] < MARKER
+                    ]
+                    value = float(op.id)
+                    own = {"id": marker(op.id, "a"), "amt": value, "op": "I", "p": "a"}
+                    records = [("insert", resolver.attach_bucket_id(own))]
+                    for r in rng.sample(live, min(len(live), rng.randint(1, 3))):
+                        rid = vm.RecordIdentifier(*r["ROW__ID"])
+                        kind = "delete" if rng.random() < 0.3 else "update"
+                        records.append((kind, {**r, "amt": value, "ROW__ID": rid}))
+                    # Grouped by bucket, ascending ROW__ID within (the coordinator's contract).
+                    records.sort(
+                        key=lambda kr: (
+                            kr[1]["ROW__ID"].bucket_id,
+                            kr[0] != "insert",
+                            kr[1]["ROW__ID"].write_id,
+                            kr[1]["ROW__ID"].row_id,
+                        )
+                    )
+                    op.rows = [
+                        (int(r["id"]), None if kind == "delete" else value) for kind, r in records
+                    ]
+                    txn = client.new_transaction()
+                    txn.begin()
+                    op.txn_id = txn.transaction_id
+                    with client.coordinator(txn, "t.sales") as coord:
+                        for kind, r in records:
+                            if kind == "insert":
+                                coord.insert(["a"], r)
+                            elif kind == "update":
+                                coord.update(["a"], r)
+                            else:
+                                coord.delete(["a"], {"ROW__ID": r["ROW__ID"]})
+                    txn.commit()
+                    op.ok = True
+                except VersionedError as exc:
+                    _failed(op, exc)
+                    if txn is not None and txn.state.name == "OPEN":
+                        with contextlib.suppress(VersionedError):
+                            txn.abort()
+        finally:
+            client.close()
+
     def maintenance(rng: random.Random) -> None:
         cat = open_catalog()
         t = cat.table("t.sales", need="write")
@@ -198,6 +260,8 @@ def run(
         threading.Thread(target=guarded(upserts, 1)),
         threading.Thread(target=guarded(streams, 2)),
     ]
+    if layout == "acid":
+        writers.append(threading.Thread(target=guarded(mutations, 6)))
     others = [
         threading.Thread(target=guarded(maintenance, 3)),
         threading.Thread(target=guarded(reader, 4)),
@@ -225,12 +289,15 @@ def _failed(op: Op, exc: VersionedError) -> None:
 
 
 DATA_OPERATIONS = frozenset({"upsert", "stream", "delete", "mutate"})
+"""Commit operations that change rows (the others, compactions and alters, change none)."""
+WRITES = ("upsert", "stream", "mutate")
+"""The recorded operations that write rows."""
 
 
 def check(history: History) -> list[str]:
     """What the history breaks (empty: nothing), as sentences."""
     problems: list[str] = []
-    writes = [o for o in history.ops if o.kind in ("upsert", "stream")]
+    writes = [o for o in history.ops if o.kind in WRITES]
     by_version = {o.version: o for o in writes if o.version is not None}
     by_txn = {o.txn_id: o for o in writes if o.txn_id is not None}
     model: dict[int, float] = {}

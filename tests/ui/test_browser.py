@@ -3,8 +3,9 @@ without console errors and with their charts, show the numbers `history` and `pa
 hold, and show a user without ``read`` neither the table nor its metadata.
 
 ``VERSIONED_UI_SCREENSHOTS=1`` also saves the README's screenshots (docs/images/). A machine
-without chromium and chromedriver skips these tests, saying so (CI installs them:
-.ci/run's setup stage)."""
+without chromium and chromedriver skips these tests, saying so, unless
+``VERSIONED_REQUIRE_BROWSER=1`` (CI sets it, after installing them in .ci/run's setup stage):
+then a missing browser fails the tests instead of skipping them."""
 
 from __future__ import annotations
 
@@ -20,6 +21,8 @@ from tests.ui.showcase import SHOWN, build_showcase
 from versioned.ui import formatting
 
 _why = missing_browser()
+if _why is not None and os.environ.get("VERSIONED_REQUIRE_BROWSER") == "1":
+    raise RuntimeError(f"VERSIONED_REQUIRE_BROWSER=1 but {_why}")
 pytestmark = pytest.mark.skipif(_why is not None, reason=_why or "")
 
 IMAGES = Path(__file__).resolve().parents[2] / "docs" / "images"

@@ -173,7 +173,12 @@ class MetaStore(TransactionStore, ChangeLogReads, SummaryReads):
         target = str(tables.table_name(name))
         with watched(self.watch, "properties", target) as made:
             info = self._on_table(
-                name, "write", lambda s, t: tables.set_properties(t, props), write=True, lock=True
+                name,
+                "write",
+                lambda s, t: tables.set_properties(t, props),
+                write=True,
+                lock=True,
+                idempotent=True,
             )
             made.append(CatalogChange("properties", target))
         return info
@@ -215,7 +220,7 @@ class MetaStore(TransactionStore, ChangeLogReads, SummaryReads):
             return partitions.insert(s, t, partitions.normalise(t, values), clock.now(s))
 
         try:
-            return self._on_table(name, "write", create, write=True)
+            return self._on_table(name, "write", create, write=True, idempotent=True)
         except IntegrityError:  # another process inserted it first: read the winner's row
             return self.partition(name, values)
 
@@ -230,9 +235,9 @@ class MetaStore(TransactionStore, ChangeLogReads, SummaryReads):
             return [partitions.insert(s, t, partitions.normalise(t, v), now) for v in values]
 
         try:
-            return self._on_table(name, "write", create, write=True)
+            return self._on_table(name, "write", create, write=True, idempotent=True)
         except IntegrityError:  # another process inserted one first: the rest again
-            return self._on_table(name, "write", create, write=True)
+            return self._on_table(name, "write", create, write=True, idempotent=True)
 
     def partitions(self, name: TableName) -> list[PartitionInfo]:
         """Every partition of the table, by path (needs read)."""
@@ -398,7 +403,11 @@ class MetaStore(TransactionStore, ChangeLogReads, SummaryReads):
     def forget_files(self, name: TableName, file_ids: Sequence[int]) -> None:
         """Delete the catalog rows of retired files once vacuum deleted them (needs write)."""
         self._on_table(
-            name, "write", lambda s, t: snapshots.forget_files(s, t, file_ids), write=True
+            name,
+            "write",
+            lambda s, t: snapshots.forget_files(s, t, file_ids),
+            write=True,
+            idempotent=True,
         )
 
     # streaming writers -----------------------------------------------------------------------
@@ -420,7 +429,8 @@ class MetaStore(TransactionStore, ChangeLogReads, SummaryReads):
             stream_progress.refuse_done(s, t, mark)
             stream_progress.record(s, t, mark, None, clock.now(s))
 
-        self._on_table(name, "write", work, write=True, lock=True)
+        # Run again after a lost COMMIT, it says StreamBatchCommittedError when it had happened.
+        self._on_table(name, "write", work, write=True, lock=True, idempotent=True)
 
     def forget_stream_progress(self, name: TableName, writer_id: str | None = None) -> int:
         """Forget one writer's progress (every writer's when ``writer_id`` is None), so
@@ -431,6 +441,7 @@ class MetaStore(TransactionStore, ChangeLogReads, SummaryReads):
             lambda s, t: stream_progress.forget(s, t.id, writer_id),
             write=True,
             lock=True,
+            idempotent=True,
         )
 
     # grants -----------------------------------------------------------------------------------
@@ -457,9 +468,9 @@ class MetaStore(TransactionStore, ChangeLogReads, SummaryReads):
         target = database if table is None else f"{database}.{table}"
         with watched(self.watch, "grant", target) as made:
             try:
-                granted = self._db.write(unit)
+                granted = self._db.write(unit, idempotent=True)
             except IntegrityError:  # the same grant raced in from elsewhere: it exists now
-                granted = self._db.write(unit)
+                granted = self._db.write(unit, idempotent=True)
             made.append(CatalogChange("grant", target))
         return granted
 
@@ -477,7 +488,8 @@ class MetaStore(TransactionStore, ChangeLogReads, SummaryReads):
                     privilege=privilege,
                     database=database,
                     table=table,
-                )
+                ),
+                idempotent=True,
             )
             made.append(CatalogChange("revoke", target))
 

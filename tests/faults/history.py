@@ -340,9 +340,14 @@ def check(history: History) -> list[str]:
         expected = at_seq.get(op.read_seq)
         if expected is None:
             problems.append(f"read {op.id} read commit {op.read_seq}, which is not in the history")
-        elif dict(op.read_rows) != expected:
-            wrong = sorted(set(dict(op.read_rows).items()) ^ set(expected.items()))[:5]
-            problems.append(f"read {op.id} at commit {op.read_seq} differs from the model: {wrong}")
+        elif sorted(op.read_rows) != sorted(expected.items()):
+            wrong = sorted(set(op.read_rows) ^ set(expected.items()))[:5]
+            by = {o.id: o.kind for o in writes}
+            who = sorted({f"{int(v)}={by.get(int(v), '?')}" for _, v in wrong if v is not None})
+            problems.append(
+                f"read {op.id} at commit {op.read_seq} differs from the model: {wrong} "
+                f"(written by {', '.join(who)})"
+            )
     return problems
 
 

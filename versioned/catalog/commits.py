@@ -36,6 +36,7 @@ from versioned.catalog.records import (
     PartitionCommit,
     SinceCheck,
     StreamMark,
+    TableCommit,
 )
 from versioned.errors import CommitConflictError, InputError, NoSuchPartitionError, SchemaError
 from versioned.names import TableName
@@ -201,6 +202,17 @@ def committed_by(session: Session, name: TableName, txn_id: int) -> Found[Commit
         sa.select(CommitRow).where(CommitRow.table_id == table.id, CommitRow.txn_id == txn_id)
     ).one_or_none()
     return None if row is None else Found(row.info())
+
+
+def all_committed(
+    session: Session, changes: Sequence[TableCommit], txn_id: int
+) -> Found[list[CommitInfo]] | None:
+    """Found with every table's commit of transaction ``txn_id`` when it made them (a
+    multi-table commit makes all or none)."""
+    found = [committed_by(session, tables.table_name(c.table), txn_id) for c in changes]
+    if any(f is None for f in found):
+        return None
+    return Found([f.value for f in found if f is not None])
 
 
 def _changed_since(session: Session, table: TableRow, seq: int) -> list[DataFile]:

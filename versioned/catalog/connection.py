@@ -25,9 +25,19 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, sessionmaker
 
-from versioned.catalog.engine import catalog_read_only, read_only, read_only_reason
+from versioned.catalog.engine import (
+    catalog_read_only,
+    ensure_schema,
+    read_only,
+    read_only_reason,
+)
 from versioned.catalog.read_only_sqlite import CatalogChangedDuringRead
-from versioned.errors import CatalogUnavailableError, CommitOutcomeUnknownError, ConfigError
+from versioned.errors import (
+    CatalogError,
+    CatalogUnavailableError,
+    CommitOutcomeUnknownError,
+    ConfigError,
+)
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
@@ -63,7 +73,7 @@ class CatalogConnection:
     def __init__(self, engine: Engine, *, outage_s: float | None = None) -> None:
         self.engine = engine
         self.dialect = engine.dialect.name
-        self.outage_s = _outage_s() if outage_s is None else outage_s
+        self.outage_s = outage_setting() if outage_s is None else outage_s
         self._writer = sessionmaker(engine, expire_on_commit=False)
         self._reader = sessionmaker(read_only(engine), expire_on_commit=False)
 
@@ -138,7 +148,7 @@ class CatalogConnection:
                         committing = True  # the block's end flushes and commits
                     return result
             except DBAPIError as exc:
-                if not _connection_lost(exc):
+                if not connection_lost(exc):
                     if attempt >= _ATTEMPTS or not _is_transient(exc):
                         raise
                 else:
@@ -173,7 +183,7 @@ class CatalogConnection:
                 with self._reader() as session, session.begin():
                     return confirm(session)
             except DBAPIError as exc:
-                if not _connection_lost(exc):
+                if not connection_lost(exc):
                     raise
                 if time.monotonic() - gone_since >= self.outage_s:
                     raise self._unknown(cause) from exc
@@ -200,7 +210,24 @@ class CatalogConnection:
         )
 
 
-def _outage_s() -> float:
+def ensure_schema_when_reachable(engine: Engine, *, create: bool) -> None:
+    """`ensure_schema`, tried again for up to `outage_setting` seconds while the catalog's
+    server cannot be reached (restarting, its connection killed)."""
+    deadline = time.monotonic() + outage_setting()
+    while True:
+        try:
+            ensure_schema(engine, create=create)
+            return
+        except CatalogError as exc:
+            cause = exc.__cause__
+            lost = isinstance(cause, DBAPIError) and connection_lost(cause)
+            if not lost or time.monotonic() >= deadline:
+                raise
+        time.sleep(0.2)
+
+
+def outage_setting() -> float:
+    """How long to keep trying a catalog that went away (``VERSIONED_CATALOG_OUTAGE_S``)."""
     raw = os.environ.get(OUTAGE_ENV)
     if raw is None:
         return DEFAULT_OUTAGE_S
@@ -213,7 +240,7 @@ def _outage_s() -> float:
     return value
 
 
-def _connection_lost(exc: DBAPIError) -> bool:
+def connection_lost(exc: DBAPIError) -> bool:
     """Whether the error says the catalog server or the connection to it went away."""
     if exc.connection_invalidated:
         return True

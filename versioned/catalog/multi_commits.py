@@ -67,6 +67,7 @@ def commit_tables_as(
             version=None,
             now=now,
             expected_seq=commit.expected_seq,
+            unless_since=commit.unless_since,
             finish=False,
             summarise=summarise,
         )

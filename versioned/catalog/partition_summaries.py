@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 import sqlalchemy as sa
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
 from versioned.catalog import stream_progress, tables, write_ids
@@ -122,6 +123,8 @@ def refresh(
     for pid in ids:
         try:
             summary: dict[str, Any] | None = summarise(info, parts[pid], files[pid], ids_now)
+        except SQLAlchemyError:
+            raise  # the catalog's own trouble (a lost connection): the commit's, retried
         except Exception:  # a summary is a convenience: it never fails a commit
             _log.warning("no summary of partition %s of table %s", pid, info.id, exc_info=True)
             summary = None

@@ -217,6 +217,7 @@ class TableCommit:
     partitions: tuple[PartitionCommit, ...]
     metrics: Mapping[str, Any] = field(default_factory=dict)
     expected_seq: int | None = None
+    unless_since: SinceCheck | None = None
 
 
 @dataclass(frozen=True)

@@ -29,8 +29,11 @@ from versioned.catalog import (
 )
 from versioned.catalog.change_log import ChangeLogReads
 from versioned.catalog.change_watch import CatalogChange, ChangeWatch, watched
-from versioned.catalog.connection import CatalogConnection, Found
-from versioned.catalog.engine import create_engine, ensure_schema
+from versioned.catalog.connection import (
+    CatalogConnection,
+    ensure_schema_when_reachable,
+)
+from versioned.catalog.engine import create_engine
 from versioned.catalog.models import TableRow
 from versioned.catalog.partition_summaries import PartitionSummariser
 from versioned.catalog.records import (
@@ -90,7 +93,7 @@ class MetaStore(TransactionStore, ChangeLogReads, SummaryReads):
         who = names.principal(user)
         engine = create_engine(url)
         try:
-            ensure_schema(engine, create=create)
+            ensure_schema_when_reachable(engine, create=create)
         except BaseException:
             engine.dispose()
             raise
@@ -336,7 +339,9 @@ class MetaStore(TransactionStore, ChangeLogReads, SummaryReads):
         names_ = [str(tables.table_name(c.table)) for c in changes]
         with watched(self.watch, "commit", ", ".join(names_)) as made:
             try:
-                infos = self._expiring(unit, confirm=lambda s: _all_committed(s, changes, txn_id))
+                infos = self._expiring(
+                    unit, confirm=lambda s: commits.all_committed(s, changes, txn_id)
+                )
             except IntegrityError as exc:  # a racing writer took a file path or commit number
                 raise commits.race_conflict(tables.table_name(changes[0].table), txn_id) from exc
             made.extend(
@@ -512,14 +517,3 @@ class MetaStore(TransactionStore, ChangeLogReads, SummaryReads):
         if checked != "read":
             self.require_writable()
         return "grant" if checked == "all" else checked
-
-
-def _all_committed(
-    session: Session, changes: Sequence[TableCommit], txn_id: int
-) -> Found[list[CommitInfo]] | None:
-    """Found with every table's commit of transaction ``txn_id`` when it made them (a
-    multi-table commit makes all or none)."""
-    found = [commits.committed_by(session, tables.table_name(c.table), txn_id) for c in changes]
-    if any(f is None for f in found):
-        return None
-    return Found([f.value for f in found if f is not None])

@@ -15,9 +15,17 @@ from __future__ import annotations
 import dataclasses
 import posixpath
 from collections import defaultdict
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from versioned.catalog.records import FileAdd, PartitionCommit, Snapshot, TableCommit
+from versioned.catalog.records import (
+    DataFile,
+    FileAdd,
+    PartitionCommit,
+    SinceCheck,
+    Snapshot,
+    TableCommit,
+)
 from versioned.layouts.mutation_format import MutationFormat
 from versioned.mutation.errors import (
     MutationConflictError,
@@ -87,6 +95,7 @@ def _table_commit(
     if any(a.kind in fmt.delete_kinds for adds in by_values.values() for a in adds):
         snapshot = client.store.snapshot(target.table_name)
     changes = []
+    deleting: set[int] = set()
     for values, adds in by_values.items():
         info = existing.get(values)
         pid = None if info is None else info.id
@@ -99,8 +108,44 @@ def _table_commit(
         )
         if snapshot is not None and any(a.kind in fmt.delete_kinds for a in adds):
             change = _checked_live(client, fmt, target, snapshot, values, change)
+            if change.partition_id is not None:
+                deleting.add(change.partition_id)
         changes.append(change)
-    return TableCommit(target.name, OPERATION, tuple(changes), _metrics(fmt, target, manifests))
+    return TableCommit(
+        target.name,
+        OPERATION,
+        tuple(changes),
+        _metrics(fmt, target, manifests),
+        expected_seq=None if snapshot is None else snapshot.seq,
+        unless_since=None if snapshot is None else _deleted_since(fmt, target, deleting, snapshot),
+    )
+
+
+def _deleted_since(
+    fmt: MutationFormat, target: MutationTarget, partitions: set[int], snapshot: Snapshot
+) -> SinceCheck:
+    """What makes commits since the liveness check (``snapshot``) a conflict: delete events
+    added in a partition this transaction deletes from (another writer may have deleted or
+    updated a row it names; inserts cannot). Writes whose delete events name rows checked
+    live here and deleted by another commit meanwhile would otherwise commit a second live
+    row of an updated key; checked with the table row locked, so nothing commits meanwhile."""
+
+    def check(files: Sequence[DataFile]) -> str | None:
+        hits = [
+            f
+            for f in files
+            if f.added_seq > snapshot.seq
+            and f.kind in fmt.delete_kinds
+            and f.partition_id in partitions
+        ]
+        if not hits:
+            return None
+        return (
+            f"{len(hits)} delete event file(s) were committed since transaction "
+            f"{target.txn_id} checked that the rows it updates or deletes are live"
+        )
+
+    return check
 
 
 def _checked_live(

@@ -62,6 +62,8 @@ class StoredKeys:
         self._blooms: dict[str, KeyBloomFilter] = context.kept.setdefault("acid_blooms", {})
         self.blooms_read = 0
         """Bloom files read from storage (each once per connection)."""
+        self.seq = 0
+        """The table's commit sequence the last `live_row_ids` looked the keys up at."""
 
     def live_row_ids(self, rows: pa.Table) -> pa.Table:
         """``#partition`` and ROW__ID of every live row that has the key of a row of
@@ -91,6 +93,7 @@ class StoredKeys:
         spec = self._spec
         name = spec.name
         snapshot = context.store.snapshot(name)
+        self.seq = snapshot.seq
         ids = context.store.write_ids(name, snapshot.seq)
         self.partitions = dict(snapshot.partitions)
         files = snapshot_files(snapshot, ids)

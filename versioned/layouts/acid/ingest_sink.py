@@ -32,7 +32,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from versioned.catalog.records import FileAdd, FileGrowth, PartitionCommit
+from versioned.catalog.records import DataFile, FileAdd, FileGrowth, PartitionCommit, SinceCheck
 from versioned.errors import NotSupportedError
 from versioned.keys.latest import last_per_key
 from versioned.layouts.acid import orc_schema as s
@@ -106,6 +106,7 @@ class AcidIngestSink:
         self._keys = StoredKeys(context, self._inserts)
         self._new_ids: pa.Table | None = None
         self._prepared: tuple[int, PreparedCommit] | None = None
+        self._rows: pa.Table | None = None
 
     # IngestSink -------------------------------------------------------------------------------
 
@@ -113,25 +114,55 @@ class AcidIngestSink:
         self._pending.append(rows)
 
     def prepare_commit(self, txn_id: int, write_id: int) -> PreparedCommit:
-        """Append and flush the transaction's events; the catalog change to commit. Asked
-        again for the same transaction (its commit raced another writer's), the same
-        change: its events are in the files already and depend on no partition head."""
+        """Append and flush the transaction's events; the catalog change to commit.
+
+        The change is planned against the table as the keys were looked up: it commits
+        only if no write changed the partitions holding those keys since (the commit's
+        ``expected_seq`` and `_since_check`), so that a row another writer replaced
+        meanwhile is not left live beside this transaction's. Asked again for the same
+        transaction (its commit lost that race), its insert events stay in the files and
+        its delete events are planned again against the table as it is now."""
         if self._prepared is not None and self._prepared[0] == txn_id:
-            return self._prepared[1]
+            return self._replanned(txn_id, write_id)
         rows = pa.concat_tables(self._pending) if self._pending else None
         self.abort(txn_id)
-        replaced = 0
+        old = None
         if rows is not None and rows.num_rows:
             keys = key_fields(self._spec)  # none: the key is the partition's columns
             rows = last_per_key(rows, keys)[0] if keys else rows.slice(rows.num_rows - 1)
             old = self._keys.live_row_ids(rows)
-            replaced = old.num_rows
             self._write_deletes(txn_id, write_id, old)
             self._new_ids = self._write_inserts(write_id, rows)
         for key in self._touched:
             growing = self._files[key]
             growing.length = growing.writer.flush()
             growing.side.append(growing.length)
+        self._rows = rows
+        return self._prepare(txn_id, write_id, rows, old)
+
+    def _replanned(self, txn_id: int, write_id: int) -> PreparedCommit:
+        """The change again, with delete events for the keys' rows live now."""
+        rows = self._rows
+        if rows is None or not rows.num_rows:
+            return (
+                self._prepared[1]
+                if self._prepared is not None
+                else self._prepare(txn_id, write_id, rows, None)
+            )
+        before = {a.path for adds in self._delete_adds.values() for a in adds}
+        self._delete_adds = {}
+        self._new_markers = set()  # the change lists its directories' markers again
+        old = self._keys.live_row_ids(rows)
+        self._write_deletes(txn_id, write_id, old)
+        after = {a.path for adds in self._delete_adds.values() for a in adds}
+        for rel in sorted(before - after):  # a delete file of the first plan, now wrong
+            self._fileio.delete_file(f"{self._location}/{rel}", missing_ok=True)
+        return self._prepare(txn_id, write_id, rows, old)
+
+    def _prepare(
+        self, txn_id: int, write_id: int, rows: pa.Table | None, old: pa.Table | None
+    ) -> PreparedCommit:
+        replaced = 0 if old is None else old.num_rows
         changes = self._changes(txn_id)
         mine = self._context.partition.id
         change = changes.pop(mine, PartitionCommit(mine, check_head=False))
@@ -140,9 +171,42 @@ class AcidIngestSink:
             "updated": replaced,
             "write_id": write_id,
         }
-        prepared = PreparedCommit(change, metrics, others=tuple(changes.values()))
+        looked_up = old is not None
+        prepared = PreparedCommit(
+            change,
+            metrics,
+            others=tuple(changes.values()),
+            expected_seq=self._keys.seq if looked_up else None,
+            unless_since=self._since_check(old) if old is not None else None,
+        )
         self._prepared = (txn_id, prepared)
         return prepared
+
+    def _since_check(self, old: pa.Table) -> SinceCheck:
+        """What makes commits since the key lookup a conflict: new insert or delete events
+        in a partition where a key of the transaction may live (its own partition, and the
+        partitions of the rows it replaces; any partition when keys move between them)."""
+        mine = self._context.partition.id
+        anywhere = self._spec.keys_move
+        watched = {mine, *pc.unique(old.column(StoredKeys.PARTITION)).to_pylist()}
+        since = self._keys.seq
+
+        def check(files: Sequence[DataFile]) -> str | None:
+            hits = [
+                f
+                for f in files
+                if f.added_seq > since
+                and f.kind in (INSERT_KIND, DELETE_KIND)
+                and (anywhere or f.partition_id in watched)
+            ]
+            if not hits:
+                return None
+            return (
+                f"{len(hits)} event file(s) were committed since this transaction looked its "
+                "keys up, where they may live"
+            )
+
+        return check
 
     def committed(self, txn_id: int) -> None:
         for key in self._touched:

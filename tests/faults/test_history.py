@@ -55,6 +55,7 @@ def test_a_mixed_load_under_connection_kills_replays_on_the_model(
                         "ops": ops,
                         "faults": history.faults,
                         "commits": len(history.commits),
+                        "errors": [f"{o.kind} {o.error}" for o in history.ops if o.error],
                         "problems": problems,
                     }
                 )

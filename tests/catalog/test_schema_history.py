@@ -163,7 +163,7 @@ def test_a_version_4_catalog_is_upgraded_with_partitions_not_summarised(
     with MetaStore.connect(catalog_url, "alice") as store:
         assert _schema_versions(catalog_url) == [4, 5] == [4, SCHEMA_VERSION]
         assert _shape(catalog_url) == fresh
-        assert [summary for _, summary in store.partition_summaries(ORDERS)] == [None]
+        assert [s for o in store.table_overviews() for _, s in o.partitions] == [None]
 
 
 def _shape(url: str) -> dict[str, object]:

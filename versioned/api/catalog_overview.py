@@ -13,9 +13,9 @@ properties changed) leaves the table's ``partitions`` None: the caller reads the
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from versioned.api.metadata_rows import as_int, stream_progress_row, utc_time
 from versioned.api.partition_summary import FIELDS, is_current
 from versioned.catalog.records import TableInfo
 
@@ -67,21 +67,12 @@ def _facts(overview: TableOverview) -> TableFacts:
     latest = [
         {
             "commit": seq,
-            "committed_at": _time(metrics_at),
-            **{k: _int(metrics.get(k)) for k in ("inserted", "updated", "deleted", "rejected")},
+            "committed_at": utc_time(metrics_at),
+            **{k: as_int(metrics.get(k)) for k in ("inserted", "updated", "deleted", "rejected")},
         }
         for seq, metrics_at, metrics in overview.recent
     ]
-    writers = [
-        {
-            "writer_id": p.writer_id,
-            "batch_id": p.batch_id,
-            "commit": p.commit_seq,
-            "version": p.version,
-            "recorded_at": _time(p.recorded_at),
-        }
-        for p in overview.writers
-    ]
+    writers = [stream_progress_row(p) for p in overview.writers]
     return TableFacts(
         info=overview.table,
         commits=overview.commits,
@@ -89,11 +80,3 @@ def _facts(overview: TableOverview) -> TableFacts:
         partitions=partitions,
         writers=writers,
     )
-
-
-def _time(epoch: float | None) -> datetime | None:
-    return None if epoch is None else datetime.fromtimestamp(epoch, UTC)
-
-
-def _int(value: Any) -> int | None:
-    return None if value is None or isinstance(value, bool) else int(value)

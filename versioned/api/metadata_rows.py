@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from versioned.api.table import Table
-    from versioned.catalog.records import CommitInfo, PartitionInfo
+    from versioned.catalog.records import CommitInfo, PartitionInfo, StreamProgress
 
 
 def history_rows(table: Table) -> list[dict[str, Any]]:
@@ -25,18 +25,18 @@ def history_rows(table: Table) -> list[dict[str, Any]]:
             {
                 "commit": c.seq,
                 "version": c.version,
-                "committed_at": _time(c.committed_at),
+                "committed_at": utc_time(c.committed_at),
                 "operation": c.operation,
                 "user": c.user,
                 "trigger": m.get("trigger"),
-                "inserted": _int(m.get("inserted")),
-                "updated": _int(m.get("updated")),
-                "deleted": _int(m.get("deleted")),
-                "stale": _int(m.get("stale")),
-                "rejected": _int(m.get("rejected")),
+                "inserted": as_int(m.get("inserted")),
+                "updated": as_int(m.get("updated")),
+                "deleted": as_int(m.get("deleted")),
+                "stale": as_int(m.get("stale")),
+                "rejected": as_int(m.get("rejected")),
                 "partitions": _count(m.get("partitions")),
-                "files_written": _int(m.get("files_written")),
-                "bytes_written": _int(m.get("bytes_written")),
+                "files_written": as_int(m.get("files_written")),
+                "bytes_written": as_int(m.get("bytes_written")),
                 "seconds": None if began is None else max(c.committed_at - began, 0.0),
             }
         )
@@ -59,7 +59,7 @@ def snapshots_rows(table: Table) -> list[dict[str, Any]]:
                 "commit": c.seq,
                 "parent_commit": previous,
                 "version": c.version,
-                "committed_at": _time(c.committed_at),
+                "committed_at": utc_time(c.committed_at),
                 "operation": c.operation,
                 "user": c.user,
                 "files_added": n_add,
@@ -114,16 +114,19 @@ def files_rows(table: Table) -> list[dict[str, Any]]:
 
 def stream_progress_rows(table: Table) -> list[dict[str, Any]]:
     store = table.catalog.engine_context.store
-    return [
-        {
-            "writer_id": p.writer_id,
-            "batch_id": p.batch_id,
-            "commit": p.commit_seq,
-            "version": p.version,
-            "recorded_at": _time(p.recorded_at),
-        }
-        for p in sorted(store.stream_progress(table.name), key=lambda p: p.writer_id)
-    ]
+    progress = sorted(store.stream_progress(table.name), key=lambda p: p.writer_id)
+    return [stream_progress_row(p) for p in progress]
+
+
+def stream_progress_row(p: StreamProgress) -> dict[str, Any]:
+    """One streaming writer's row of the ``stream_progress`` metadata table."""
+    return {
+        "writer_id": p.writer_id,
+        "batch_id": p.batch_id,
+        "commit": p.commit_seq,
+        "version": p.version,
+        "recorded_at": utc_time(p.recorded_at),
+    }
 
 
 def dead_letters_rows(table: Table) -> list[dict[str, Any]]:
@@ -152,10 +155,10 @@ def transactions_rows(table: Table) -> list[dict[str, Any]]:
             "txn_id": t.id,
             "state": t.state,
             "user": t.user,
-            "started_at": _time(t.started_at),
-            "last_heartbeat": _time(t.last_heartbeat),
+            "started_at": utc_time(t.started_at),
+            "last_heartbeat": utc_time(t.last_heartbeat),
             "timeout_s": t.timeout_s,
-            "expires_at": _time(t.last_heartbeat + t.timeout_s),
+            "expires_at": utc_time(t.last_heartbeat + t.timeout_s),
             "expired": t.last_heartbeat + t.timeout_s < now,
             "locks": locks.get(t.id, 0),
         }
@@ -173,7 +176,7 @@ def locks_rows(table: Table) -> list[dict[str, Any]]:
             "partition": None if lock.partition_id is None else paths.get(lock.partition_id),
             "mode": lock.mode,
             "state": lock.state,
-            "created_at": _time(lock.created_at),
+            "created_at": utc_time(lock.created_at),
         }
         for lock in store.locks(table.name)
     ]
@@ -182,13 +185,15 @@ def locks_rows(table: Table) -> list[dict[str, Any]]:
 # --- helpers -----------------------------------------------------------------------------
 
 
-def _time(epoch: float | None) -> Any:
+def utc_time(epoch: float | None) -> Any:
+    """Seconds since the epoch as an aware UTC datetime (None stays None)."""
     from datetime import UTC, datetime
 
     return None if epoch is None else datetime.fromtimestamp(epoch, UTC)
 
 
-def _int(value: Any) -> int | None:
+def as_int(value: Any) -> int | None:
+    """A metric as an int (None, and booleans, as None)."""
     return None if value is None or isinstance(value, bool) else int(value)
 
 
@@ -196,7 +201,7 @@ def _count(value: Any) -> int | None:
     """A count, or the length of a list of things counted."""
     if isinstance(value, list | tuple):
         return len(value)
-    return _int(value)
+    return as_int(value)
 
 
 def _values(table: Table, part: PartitionInfo) -> list[tuple[str, str | None]]:
@@ -210,7 +215,7 @@ def _last_compactions(history: Sequence[CommitInfo]) -> dict[str, Any]:
     for c in sorted(history, key=lambda c: c.seq):
         if c.operation == "compact":
             path = c.metrics.get("partition")
-            last["" if path in (None, "(table)") else str(path)] = _time(c.committed_at)
+            last["" if path in (None, "(table)") else str(path)] = utc_time(c.committed_at)
     return last
 
 
@@ -236,6 +241,6 @@ def _dead_letter(line: str, commit: CommitInfo, path: str) -> dict[str, Any]:
         "source": source,
         "version": commit.version,
         "commit": commit.seq,
-        "committed_at": _time(commit.committed_at),
+        "committed_at": utc_time(commit.committed_at),
         "file": path,
     }

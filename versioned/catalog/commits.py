@@ -25,7 +25,6 @@ from versioned.catalog import (
     tables,
     transactions,
 )
-from versioned.catalog.connection import Found
 from versioned.catalog.models import CommitRow, FileRow, PartitionRow, TableRow, TransactionRow
 from versioned.catalog.partition_summaries import PartitionSummariser
 from versioned.catalog.records import (
@@ -36,7 +35,6 @@ from versioned.catalog.records import (
     PartitionCommit,
     SinceCheck,
     StreamMark,
-    TableCommit,
 )
 from versioned.errors import CommitConflictError, InputError, NoSuchPartitionError, SchemaError
 from versioned.names import TableName
@@ -192,27 +190,6 @@ def apply(
         transactions.finish(session, txn, transactions.COMMITTED, now, None)
     session.flush()
     return commit.info()
-
-
-def committed_by(session: Session, name: TableName, txn_id: int) -> Found[CommitInfo] | None:
-    """Found with the commit transaction ``txn_id`` made to table ``name``, if it made one
-    (a commit whose connection was lost during COMMIT happened)."""
-    table = tables.get_table(session, name)
-    row = session.scalars(
-        sa.select(CommitRow).where(CommitRow.table_id == table.id, CommitRow.txn_id == txn_id)
-    ).one_or_none()
-    return None if row is None else Found(row.info())
-
-
-def all_committed(
-    session: Session, changes: Sequence[TableCommit], txn_id: int
-) -> Found[list[CommitInfo]] | None:
-    """Found with every table's commit of transaction ``txn_id`` when it made them (a
-    multi-table commit makes all or none)."""
-    found = [committed_by(session, tables.table_name(c.table), txn_id) for c in changes]
-    if any(f is None for f in found):
-        return None
-    return Found([f.value for f in found if f is not None])
 
 
 def _changed_since(session: Session, table: TableRow, seq: int) -> list[DataFile]:

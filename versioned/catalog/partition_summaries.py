@@ -152,14 +152,6 @@ def partitions_of_files(session: Session, table_id: int, paths: Sequence[str]) -
     return found
 
 
-def summaries_of(session: Session, table_id: int) -> list[tuple[PartitionInfo, Any]]:
-    """Every partition of the table, by path, with its stored summary (or None)."""
-    rows = session.scalars(
-        sa.select(PartitionRow).where(PartitionRow.table_id == table_id).order_by(PartitionRow.path)
-    )
-    return [(r.info(), r.summary) for r in rows]
-
-
 def overviews(
     session: Session, user: str, database: str | None, *, recent: int
 ) -> list[TableOverview]:

@@ -18,6 +18,7 @@ from versioned import names
 from versioned.catalog import (
     access,
     clock,
+    commit_outcomes,
     commits,
     grants,
     multi_commits,
@@ -308,13 +309,12 @@ class MetaStore(TransactionStore, ChangeLogReads, SummaryReads):
         with watched(self.watch, "commit", str(table_name)) as made:
             try:
                 info = self._expiring(
-                    unit, confirm=lambda s: commits.committed_by(s, table_name, txn_id)
+                    unit, confirm=lambda s: commit_outcomes.committed_by(s, table_name, txn_id)
                 )
             except IntegrityError as exc:  # a racing writer took a file path or a commit number
                 raise commits.race_conflict(table_name, txn_id) from exc
             except CatalogUnavailableError as exc:  # the transaction id settles what happened
-                setattr(exc, "txn_id", txn_id)  # noqa: B010 (context the error class leaves open)
-                setattr(exc, "table", str(table_name))  # noqa: B010
+                vars(exc).update(txn_id=txn_id, table=str(table_name))
                 raise
             made.append(CatalogChange("commit", str(table_name), info.version))
         return info
@@ -340,7 +340,7 @@ class MetaStore(TransactionStore, ChangeLogReads, SummaryReads):
         with watched(self.watch, "commit", ", ".join(names_)) as made:
             try:
                 infos = self._expiring(
-                    unit, confirm=lambda s: commits.all_committed(s, changes, txn_id)
+                    unit, confirm=lambda s: commit_outcomes.all_committed(s, changes, txn_id)
                 )
             except IntegrityError as exc:  # a racing writer took a file path or commit number
                 raise commits.race_conflict(tables.table_name(changes[0].table), txn_id) from exc

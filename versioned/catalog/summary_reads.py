@@ -3,22 +3,13 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from versioned.catalog import partition_summaries, tables
 from versioned.catalog.partition_summaries import TableOverview
-from versioned.catalog.records import PartitionInfo
 from versioned.catalog.store_base import StoreBase
-from versioned.names import TableName
 
 
 class SummaryReads(StoreBase):
     """Reads of what commits summarised, for pages over many tables."""
-
-    def partition_summaries(self, name: TableName) -> list[tuple[PartitionInfo, Any]]:
-        """Every partition of the table, by path, with the summary its last commit stored
-        (None: not summarised); needs read."""
-        return self._on_table(name, "read", lambda s, t: partition_summaries.summaries_of(s, t.id))
 
     def table_overviews(
         self, database: str | None = None, *, recent: int = 20

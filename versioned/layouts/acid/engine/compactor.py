@@ -348,11 +348,12 @@ def _events(
     refs = [bucket_file_ref(f) for f in plan.inputs]
     inserts = [r for r in refs if r.file.kind != DELETE_KIND]
     deletes = [r for r in refs if r.file.kind == DELETE_KIND]
+    insert_events = read_events(ctx, snapshot, inserts)
+    delete_events = read_events(ctx, snapshot, deletes)
+    # Built only now: a Spark column needs the session the reads above started (a scheduled
+    # compaction is the first thing its process does).
     valid = valid_write_id(F.col(s.CURRENT_WRITE_ID), compactor)
-    return (
-        read_events(ctx, snapshot, inserts).where(valid),
-        read_events(ctx, snapshot, deletes).where(valid),
-    )
+    return insert_events.where(valid), delete_events.where(valid)
 
 
 def _labelled(say: Progress, label: str) -> Progress:

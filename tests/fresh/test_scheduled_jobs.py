@@ -269,7 +269,7 @@ def test_partitions(wh: Warehouse) -> None:
 
 def test_partitions_metadata_table(wh: Warehouse) -> None:
     rows = wh.ok("sql", f"SELECT * FROM {TABLE}__partitions")
-    estimates = {r["p"]: r["live_rows_estimate"] for r in rows}
+    estimates = {r["values"]["p"]: r["live_rows_estimate"] for r in rows}
     for value, count in _holding(wh).items():
         if wh.layout == "acid":  # documented exact for acid
             assert estimates[value] == count, rows

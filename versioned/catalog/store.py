@@ -267,6 +267,7 @@ class MetaStore(TransactionStore, ChangeLogReads, SummaryReads):
         expected_seq: int | None = None,
         stream_mark: StreamMark | None = None,
         unless_since: SinceCheck | None = None,
+        in_commit_order: bool = False,
     ) -> CommitInfo:
         """Make a transaction's files visible, atomically, and commit the transaction.
 
@@ -283,6 +284,10 @@ class MetaStore(TransactionStore, ChangeLogReads, SummaryReads):
             unless_since: With ``expected_seq``: commits since it conflict only when this
                 check of the files they added or retired gives a reason (it runs with the
                 table row locked: keep it short, e.g. a probe of a few Bloom filters).
+            in_commit_order: Keep the table's versions in commit order: when a commit of a
+                higher version came first, this one takes a fresh version above it (for
+                layouts whose files do not carry the version:
+                `TableLayout.versions_follow_commits`).
 
         Raises:
             CommitConflictError: Another writer changed what this commit planned against;
@@ -305,6 +310,7 @@ class MetaStore(TransactionStore, ChangeLogReads, SummaryReads):
             stream_mark=stream_mark,
             unless_since=unless_since,
             summarise=self.summarise,
+            in_commit_order=in_commit_order,
         )
         with watched(self.watch, "commit", str(table_name)) as made:
             try:

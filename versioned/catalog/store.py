@@ -360,13 +360,15 @@ class MetaStore(TransactionStore, ChangeLogReads, SummaryReads):
         return self._on_table(name, "read", lambda s, t: snapshots.history(s, t.id))
 
     def snapshot(
-        self, name: TableName, *, as_of: int | None = None, as_of_time: float | None = None
+        self, name: TableName, *, as_of: int | None = None, as_of_time: object = None
     ) -> Snapshot:
-        """Files and partitions of the table at version ``as_of`` (its latest version at or
-        below it), or at time ``as_of_time`` (seconds since the epoch), default latest;
-        needs read.
+        """Files and partitions of the table right after the commit of version ``as_of``
+        (its latest version at or below it), or at time ``as_of_time`` (an aware datetime or
+        seconds since the epoch: the last commit at or before it, to the microsecond),
+        default latest; needs read.
 
         Raises:
+            InputError: ``as_of`` or ``as_of_time`` is not a version or a time.
             NoSuchVersionError: The table has no version at or below ``as_of`` (no commit at
                 or before ``as_of_time``), or it was vacuumed.
         """

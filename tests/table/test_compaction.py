@@ -194,6 +194,9 @@ def test_a_write_committed_during_a_compaction_and_the_compaction_both_commit(
     assert latest(t) == model_rows(model)
     ops = [c.operation for c in t.history()]
     assert ops[-2:] == ["upsert", "compact"]
+    # committed after the write's higher version, the compaction took a version above it
+    versions = [c.version for c in t.history()]
+    assert versions == sorted(versions) and part.version == versions[-1]
     # The write's files stay live beside the compacted ones.
     assert writes[0].version in {f.version for f in t.snapshot().files}
 
@@ -229,7 +232,7 @@ def test_a_write_planned_before_a_compaction_commits_on_its_first_attempt(
 ) -> None:
     """The writer planned against the old files; the compaction commits first; the write
     commits without re-planning (a compaction moves no key and no partition head, and its
-    rows keep versions below the write's), and its rows win."""
+    rows keep versions below the write's transaction id), and its rows win."""
     t = make_table(race_cat, layout=layout)
     model = _three_versions(t)
     other = _other(race_cat, spark)
@@ -246,7 +249,8 @@ def test_a_write_planned_before_a_compaction_commits_on_its_first_attempt(
     apply(model, rows)
     compacted = compactions[0].partitions[0]
     assert compacted.status == "compacted"
-    assert result.version is not None and result.version < compacted.version
+    (write,) = [c for c in t.history() if c.version == result.version]
+    assert write.txn_id < compacted.version  # opened before the compaction, committed after
     assert not [m for m in said if "retrying" in m], said
     assert (result.updated, result.deleted, result.inserted) == (1, 1, 1)
     assert latest(t) == model_rows(model)

@@ -61,6 +61,11 @@ class TableLayout:
         data_kinds: Catalog file kinds that hold rows (``partitions`` counts them).
         entry_kinds: Catalog file kinds whose entries retire older rows, and the name
             ``partitions`` gives their count.
+        versions_follow_commits: Its files do not carry versions, so every commit keeps the
+            table's versions in commit order: one made after a commit of a higher version
+            (its transaction opened earlier) takes a fresh version (`MetaStore.commit`'s
+            ``in_commit_order``). A layout whose paths hold the version (``version_id=V``)
+            keeps a partition's versions in commit order itself.
 
     Hooks (``module:attr``, imported on first use by `hook`; ``None``: the layout does not
     do it, and asking raises `NotSupportedError`):
@@ -93,6 +98,7 @@ class TableLayout:
     table_rules: str | None = None
     data_kinds: frozenset[str] = frozenset({"data"})
     entry_kinds: tuple[str, frozenset[str]] = ("index_entries", frozenset({"index"}))
+    versions_follow_commits: bool = False
     ingest_sink: str | None = None
     allocates_write_ids: bool = False
     change_files: str | None = None

@@ -228,7 +228,7 @@ def _compact_partition(
         staged = _staged(tx)
         placed = place_folders(ctx, table, staged, folders)
         try:
-            tx.commit(
+            committed = tx.commit(
                 operation="compact",
                 partitions=[
                     PartitionCommit(
@@ -249,17 +249,18 @@ def _compact_partition(
                     "tombstones": tombstones,
                     "trigger": job.request.trigger,
                 },
+                in_commit_order=job.layout.versions_follow_commits,
             )
         except CommitConflictError:  # nothing committed and T still open: hide them again
             unplace_folders(ctx.fileio, table, staged, placed)
             raise
     with suppress(StorageError):  # emptied by the moves; vacuum takes what stays
         ctx.fileio.delete_dir(staged, missing_ok=True)
-    say(f"committed version {tx.id}")
+    say(f"committed version {committed.version}")
     return PartitionCompaction(
         partition=ppath,
         status="compacted",
-        version=tx.id,
+        version=committed.version,
         high_water_mark=plan.high_water_mark,
         versions_compacted=plan.versions,
         rows=rows,

@@ -337,16 +337,17 @@ def _write(job: _WriteJob, txn: AcidTransaction, snapshot: Snapshot) -> CommitRe
         "files_written": len(data),
         "bytes_written": sum(a.size_bytes for a in data),
     }
-    txn.commit(
+    committed = txn.commit(
         operation=job.request.operation,
         partitions=changes,
         metrics=metrics,
         expected_seq=snapshot.seq if spec.keys_move else None,
         stream_mark=job.request.options.stream_mark,
+        in_commit_order=job.layout.versions_follow_commits,
     )
-    say(f"committed version {txn.txn_id} (write id {txn.write_id})")
+    say(f"committed version {committed.version} (write id {txn.write_id})")
     return CommitResult(
-        version=txn.txn_id,
+        version=committed.version,
         rejected=rejected[0],
         dead_letter=rejected[1],
         coerced=feed.coerced_count(),

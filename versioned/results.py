@@ -15,7 +15,9 @@ class CommitResult:
 
     Attributes:
         version: The version the batch became (its transaction id); ``None`` when the batch
-            held no rows and nothing was committed (see `nothing_applied`).
+            held no rows and nothing was committed (see `nothing_applied`). A batch whose
+            every row was rejected commits a version that records only its dead letters
+            (see `all_rejected`).
         inserted: Rows whose key certainly did not exist before (Bloom filter negative).
         updated: Rows whose key may have existed (Bloom positive). Without an ordering
             column the write reads no old data, so a few inserts (about the filter's
@@ -62,6 +64,13 @@ class CommitResult:
     def nothing_applied(self) -> bool:
         """The batch held no rows: no version was committed."""
         return self.version is None
+
+    @property
+    def all_rejected(self) -> bool:
+        """Every row of the batch was rejected: its version holds no row, only the record
+        of the dead letters."""
+        kept = (self.inserted, self.updated, self.deleted, self.stale, self.ignored_deletes)
+        return self.rejected > 0 and not any(kept) and not self.superseded
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-data form (for JSON output); the maintenance as one line."""

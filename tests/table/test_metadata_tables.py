@@ -11,17 +11,19 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.table.sales import Row, apply, batch, make_table, model_rows
+from tests.table.sales import Row, apply, batch, latest, make_table, model_rows
 from versioned.api.catalog import Catalog, connect
 from versioned.api.catalog_overview import catalog_overview
 from versioned.api.metadata_tables import KINDS
 from versioned.catalog.records import StreamMark
 from versioned.errors import InvalidNameError, PermissionDeniedError
+from versioned.ui.health import health_marks
 
 FIRST: list[Row] = [(i, float(i), "I", "ab"[i % 2]) for i in range(30)]
 BAD: Row = (99, 1.0, "X", "a")  # an unknown op code: a dead letter
@@ -113,6 +115,34 @@ def test_metadata_tables_show_what_the_operations_did(
     assert _sql(cat, "SELECT sum(live_rows_estimate) FROM t.sales__partitions") == [(len(live),)]
     assert _sql(cat, "SELECT count(*) FROM t.sales__files") == [(len(files),)]
     assert _sql(cat, "SELECT reason FROM t.sales__dead_letters") == [(letters[0]["reason"],)]
+
+
+def test_a_write_whose_every_row_is_rejected_lists_its_dead_letters(
+    both: tuple[Catalog, Catalog], layout: str
+) -> None:
+    """Its dead letters are in ``__dead_letters``, and counted by the history (what the
+    page's "dead letters rising" mark sums), like those of a write with rows to apply."""
+    cat, _ = both
+    t = make_table(cat, layout=layout)
+    first = t.upsert(batch(FIRST))
+    files = sorted(f.path for f in t.snapshot().files)
+    null_key: Row = (None, 2.0, "I", "b")  # type: ignore[assignment]
+    result = t.upsert(batch([BAD, null_key]))
+    assert (result.inserted, result.rejected, result.all_rejected) == (0, 2, True)
+
+    letters = t.metadata("dead_letters").to_pylist()
+    assert len(letters) == 2 and {r["version"] for r in letters} == {result.version}
+    assert result.version is not None and result.version > first.version  # type: ignore[operator]
+    assert all(r["reason"] for r in letters)
+    history = t.metadata("history").to_pylist()
+    assert (history[-1]["version"], history[-1]["rejected"]) == (result.version, 2)
+    assert (history[-1]["inserted"], history[-1]["files_written"]) == (0, 0)
+    now = datetime.now(UTC)
+    assert [m.kind for m in health_marks(history, [], [], now)] == ["dead_letters"]
+    assert _sql(cat, "SELECT count(*) FROM t.sales__dead_letters") == [(2,)]
+    # A record of the rejection only: no file, no row changed.
+    assert sorted(f.path for f in t.snapshot().files) == files
+    assert len(latest(t)) == len(FIRST)
 
 
 def _stored_partitions(cat: Catalog, name: str) -> list[dict[str, Any]] | None:

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from versioned.catalog.records import DataFile, PartitionInfo, Snapshot
+from versioned.layouts.version_partition.retired_rows import live_rows_estimate
 from versioned.options import CompactionOptions, CompactionThresholds
 
 TOMBSTONE_RETENTION_PROPERTY = "tombstone_retention_hours"
@@ -101,7 +102,7 @@ def plan_partition(
     data_rows = sum(f.row_count for f in data)
     data_bytes = sum(f.size_bytes for f in data)
     entries = sum(f.row_count for f in index)
-    estimated = max(data_rows - entries, 0)
+    estimated = live_rows_estimate(files)
     by_rows = math.ceil(estimated / options.rows_per_file)
     live_bytes = data_bytes * estimated / data_rows if data_rows else 0
     by_bytes = math.ceil(live_bytes / options.target_file_bytes)

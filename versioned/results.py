@@ -110,7 +110,7 @@ class PartitionCompaction:
         tombstones: Delete tombstones carried into the new version (ordering column only).
         files_removed: Data, index and Bloom files retired (they stay for readers of older
             snapshots until vacuum's retention runs out).
-        files_added: Files written.
+        files_added: Files written (a dry run: the files it expects to write).
         bytes_before: Size of the retired data files.
         bytes_after: Size of the data files written.
         attempts: Planning and writing attempts (a lost commit race costs one).

@@ -111,6 +111,24 @@ def test_named_partitions_only_and_dry_run_writes_nothing(cat: Catalog, layout: 
         t.compact(["q=a"])
 
 
+def test_a_dry_run_counts_the_files_the_compaction_then_writes(cat: Catalog, layout: str) -> None:
+    """Issue: an acid dry run said ``files_to_write 0``, and the compaction then wrote seven
+    files a partition (a bucket file per bucket and the folder's markers)."""
+    extra = {"bucket_by": "id", "buckets": 4} if layout == "acid" else {}
+    t = make_table(cat, layout=layout, properties={"auto_compact": "false"}, **extra)
+    _three_versions(t)
+    kinds = [CompactionOptions()]
+    if layout == "acid":
+        kinds.insert(0, CompactionOptions(kind="minor"))
+    for options in kinds:
+        plan = t.compact(dry_run=True, options=options)
+        done = t.compact(options=options)
+        expected = [(p.partition, p.files_added) for p in done.partitions]
+        assert [(p.partition, p.files_added) for p in plan.partitions] == expected
+        assert all(added > 1 for _, added in expected)
+        t.upsert(batch([(i, 1.0, "U", "ab"[i % 2]) for i in range(0, 40, 4)]))
+
+
 def test_partition_spec_values_are_unescaped_and_may_hold_slashes(
     cat: Catalog, layout: str
 ) -> None:

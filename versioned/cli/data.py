@@ -87,7 +87,7 @@ def upsert(
         progress=progress_printer(quiet),
         evolve=evolve,
     )
-    if result.nothing_applied:
+    if result.nothing_applied or result.all_rejected:
         why = f"{' '.join(inputs)}: no rows in the input"
         if result.rejected:
             where = result.dead_letter and state.catalog.full_path(result.dead_letter)
@@ -268,11 +268,17 @@ def parse_time(text: str, option: str) -> datetime:
 
 
 def say_nothing_applied(state: CliContext, record: dict[str, Any], why: str) -> None:
-    """Report a batch that committed nothing (exit status 0)."""
-    if state.output == "table":
-        echo(f"nothing to apply ({why}); no version was committed")
+    """Report a batch that applied no row (exit status 0): it committed nothing, or (every
+    row rejected) a version that records only its dead letters."""
+    version = record.get("version")
+    if version is None:
+        line = f"nothing to apply ({why}); no version was committed"
     else:
-        click.echo(f"nothing to apply ({why}); no version was committed", err=True)
+        line = f"nothing to apply ({why}); version {version} records them"
+    if state.output == "table":
+        echo(line)
+    else:
+        click.echo(line, err=True)
         echo(render_record(record, state.output))
 
 

@@ -81,6 +81,8 @@ class TableLayout:
         import_files: Commits a data collection's files into a table as they are (no Spark);
             ``None``: an import upserts the collection's rows through the engine.
         compaction_kinds: The ``--kind`` values ``compact`` accepts (empty: none).
+        live_rows: ``(files) -> int``: the live rows of a partition from its live catalog
+            files; ``None``: its stored rows less its entries (each retires exactly one).
         compaction_due: ``(write_ids, snapshot, thresholds) -> {partition id: why}``: the
             partitions a compaction with those thresholds would pick, from catalog metadata
             only (the metadata tables and ``versioned ui`` show it).
@@ -106,6 +108,7 @@ class TableLayout:
     import_files: str | None = None
     compaction_kinds: tuple[str, ...] = ()
     compaction_due: str | None = None
+    live_rows: str | None = None
     mutation_format: str | None = None
     _segment: re.Pattern[str] = field(init=False, repr=False, compare=False)
 

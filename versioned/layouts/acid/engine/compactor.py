@@ -45,6 +45,7 @@ from versioned.layouts.acid.engine.event_writer import WrittenFile, write_events
 from versioned.layouts.acid.engine.events import ROW_ID_FIELDS, read_events, valid_write_id
 from versioned.layouts.acid.engine.placement import place_folders, unplace_folders
 from versioned.layouts.acid.engine.tombstones import merge_tombstones
+from versioned.layouts.acid.key_filters import filter_key_columns
 from versioned.layouts.acid.paths import acid_dir_path
 from versioned.layouts.acid.snapshot_dirs import (
     DELETE_KIND,
@@ -109,7 +110,9 @@ def compact_acid_table(
         return CompactionResult(str(name), request.dry_run, (), _since(started))
     say(f"{name}: {len(plans)} partition(s) to compact")
     if request.dry_run:
-        return CompactionResult(str(name), True, tuple(_planned(p) for p in plans), _since(started))
+        filters = filter_key_columns(table.spec) is not None
+        planned = tuple(_planned(p, key_filters=filters) for p in plans)
+        return CompactionResult(str(name), True, planned, _since(started))
     job = _Compaction(ctx, request, layout, kind, rules)
     done = []
     for i, plan in enumerate(plans, 1):
@@ -146,7 +149,7 @@ def _stored_rows(snapshot: Snapshot, partition: PartitionInfo) -> int:
     )
 
 
-def _planned(plan: AcidCompactionPlan) -> PartitionCompaction:
+def _planned(plan: AcidCompactionPlan, *, key_filters: bool) -> PartitionCompaction:
     return PartitionCompaction(
         partition=plan.partition.path,
         status="planned",
@@ -154,6 +157,7 @@ def _planned(plan: AcidCompactionPlan) -> PartitionCompaction:
         versions_compacted=plan.versions,
         rows=sum(f.row_count for f in plan.inputs if f.kind != DELETE_KIND),
         files_removed=len(plan.retired),
+        files_added=plan.files_to_write(key_filters=key_filters),
         bytes_before=plan.input_bytes,
         message=f"{plan.kind}: {plan.reason}",
     )

@@ -131,7 +131,7 @@ def compact_table(ctx: EngineContext, request: CompactRequest) -> CompactionResu
                 versions_compacted=p.versions,
                 rows=p.estimated_rows,
                 files_removed=p.live_files,
-                files_added=p.files_to_write,
+                files_added=p.files_added_estimate,
                 bytes_before=p.data_bytes,
                 message="; ".join(p.reasons),
             )

@@ -17,10 +17,12 @@ from pybloom_live import BloomFilter
 from tests.support.jvm_processes import JvmProcesses
 from tests.support.typed_rows import TYPED_COLUMNS, typed_batch
 from versioned.api.catalog import Catalog, connect
-from versioned.errors import SchemaError
+from versioned.catalog.records import StreamMark
+from versioned.errors import SchemaError, StreamBatchCommittedError
 from versioned.keys.bloom import KeyBloomFilter
 from versioned.keys.encoding import encode_key
 from versioned.layouts.version_partition.table_rules import BULK_LOAD_MIN_BYTES_PROPERTY
+from versioned.options import WriteOptions
 
 BULK = "in bulk"
 NEVER = str(1 << 62)  # no batch is this large: the general path
@@ -336,3 +338,17 @@ def test_key_tasks_read_whole_partitions_unless_one_outweighs_a_task() -> None:
     assert max(loads) - min(loads) <= 3 * 1019  # within one partition of each other
     one_partition = [(f"f{i}", ("x",), 100) for i in range(6)]
     assert [len(t) for t in _assign(one_partition, 3)] == [2, 2, 2]
+
+
+def test_a_bulk_load_records_its_stream_mark(cat: Catalog) -> None:
+    """A stream sink's first micro-batch into an empty table may load in bulk: its mark is
+    recorded in the same commit, so a replay of the micro-batch is refused, not applied
+    twice."""
+    t = _table(cat, "s.bulk_mark")
+    mark = WriteOptions(stream_mark=StreamMark("etl", 0))
+    result, said = _upsert(t, _batch([("I", 1, "a", "x"), ("I", 2, "b", "y")]), options=mark)
+    assert any(BULK in m for m in said) and result.inserted == 2
+    assert t.stream_progress() == {"etl": 0}
+    with pytest.raises(StreamBatchCommittedError):
+        t.upsert(_batch([("I", 3, "c", "x")]), options=mark)
+    assert len(t.history()) == 1

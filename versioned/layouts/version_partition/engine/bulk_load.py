@@ -187,6 +187,7 @@ def _load(job: _Job, rows: DataFrame, tx: WriteTransaction) -> CommitResult:
         ],
         metrics=_metrics(result, dead_letters),
         expected_seq=snapshot.seq if spec.keys_move else None,
+        stream_mark=job.request.options.stream_mark,
     )
     job.say(f"committed version {tx.id}")
     return result

@@ -1,17 +1,21 @@
-"""Ctrl-C during `versioned upsert` through the installed console script, with its own JVM:
-Spark's job is cancelled, stderr ends with one line, the exit code is 130, nothing commits.
+"""Signals to the installed console script, with its own JVM.
 
-Soak only (`make soak`): the test starts a JVM of its own and runs a million-row first
-load, about a minute on CI's 2-core machine, which `make test` has no room for. The logic
-is tested without a JVM, and in-process on the shared session, in tests/cli/test_interrupts.py.
+While Spark starts (`make test`: a few seconds each, the JVM ends early): no process of the
+command survives it, stderr has one line after the progress line, the exit code is 130
+(143). During `versioned upsert` (soak only, `make soak`: a million-row first load, about a
+minute on CI's 2-core machine, which `make test` has no room for): Spark's job is cancelled,
+stderr ends with one line, the exit code is 130, nothing commits. The logic is tested without
+a JVM, and in-process on the shared session, in tests/cli/test_interrupts.py.
 """
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import threading
 import time
+import uuid
 from pathlib import Path
 
 import pyarrow as pa
@@ -19,7 +23,13 @@ import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 
-from tests.support.jvm_processes import SCRIPT, JvmProcesses, script_env
+from tests.support.jvm_processes import (
+    MARK,
+    SCRIPT,
+    JvmProcesses,
+    marked_processes,
+    script_env,
+)
 from versioned.catalog.store import MetaStore
 from versioned.cli.main import cli
 from versioned.layouts.version_partition.table_rules import BULK_LOAD_MIN_BYTES_PROPERTY
@@ -30,6 +40,61 @@ ROWS = 1_000_000
 # million rows runs for seconds more: the signal lands while Python waits on py4j, where
 # PySpark's own Ctrl-C handler printed py4j's tracebacks.
 RUNNING = "writing the batch"
+STARTING = "starting Spark"
+NOTHING = "interrupted: nothing was committed"
+
+
+@pytest.mark.parametrize(
+    ("signum", "delay_s"),
+    [(signal.SIGINT, 0.0), (signal.SIGINT, 0.5), (signal.SIGINT, 2.0), (signal.SIGTERM, 1.0)],
+    ids=["int-0s", "int-0.5s", "int-2s", "term-1s"],
+)
+def test_a_signal_while_spark_starts_leaves_no_jvm_and_prints_one_line(
+    jvm_processes: JvmProcesses, tmp_path: Path, signum: int, delay_s: float
+) -> None:
+    """The JVM PySpark launches waits for our connection while it starts; interrupted then,
+    it used to live on (holding the command's stdout) and its stack trace was printed."""
+    warehouse, catalog = str(tmp_path / "wh"), f"sqlite:///{tmp_path}/cat.db"
+    created = CliRunner().invoke(
+        cli,
+        ["--warehouse", warehouse, "--catalog", catalog, "--user", "alice",
+         "create-table", "test.t", "--columns", "k BIGINT, p STRING", "--primary-key", "k"],
+    )  # fmt: skip
+    assert created.exit_code == 0, created.output
+    mark = uuid.uuid4().hex
+    env = script_env(
+        VERSIONED_WAREHOUSE=warehouse, VERSIONED_CATALOG=catalog, VERSIONED_USER="alice"
+    )
+    proc = jvm_processes.popen(
+        [SCRIPT, "show", "test.t"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**env, MARK: mark},
+        cwd=tmp_path,
+    )
+    assert proc.stderr is not None and proc.stdout is not None
+    first = proc.stderr.readline()
+    assert first.startswith(STARTING), first
+    time.sleep(delay_s)  # 0: Python still imports PySpark; later: the JVM starts
+    proc.send_signal(signum)
+    assert proc.wait(timeout=120) == 128 + signum
+    left = _wait_gone(mark, timeout_s=30)
+    for pid in left:  # read the pipes below, which a JVM left behind keeps open
+        os.kill(pid, signal.SIGKILL)
+    assert left == [], "processes of the command outlived it"
+    stderr = first + proc.stderr.read()
+    assert stderr.splitlines()[1:] == [NOTHING], stderr
+    assert proc.stdout.read() == ""
+
+
+def _wait_gone(mark: str, *, timeout_s: float) -> list[int]:
+    """The marked processes still running after ``timeout_s`` (a JVM asked to end runs
+    Spark's shutdown hooks first)."""
+    deadline = time.monotonic() + timeout_s
+    while (left := marked_processes(mark)) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return left
 
 
 @pytest.mark.soak
@@ -85,7 +150,7 @@ def test_ctrl_c_during_an_upsert_prints_one_line_exits_130_and_commits_nothing(
     assert any(RUNNING in line for line in seen), stderr
     assert job_started, stderr  # the signal landed while Python waited on the Spark job
     assert proc.returncode == 130, stderr
-    assert stderr.splitlines()[-1] == "interrupted: nothing was committed", stderr
+    assert stderr.splitlines()[-1] == NOTHING, stderr
     for noise in ("Traceback", "py4j", "Exception", "ERROR", "WARN"):
         assert noise not in stderr, stderr
     assert out == ""

@@ -22,7 +22,7 @@ import tempfile
 import threading
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from versioned.config import ENV_LOG_LEVEL, log_level
 
@@ -154,7 +154,11 @@ def get_or_create_spark(
         from versioned.engine.spark.jvm_output import launch_gateway
 
         gateway = launch_gateway(spark_conf, forward=level is not None)
-        SparkContext(conf=spark_conf, gateway=gateway)
+        try:
+            SparkContext(conf=spark_conf, gateway=gateway)
+        except BaseException:
+            _forget_jvm(gateway)  # interrupted or failed: no half-started JVM stays behind
+            raise
     session = SparkSession.builder.config(conf=spark_conf).getOrCreate()
     session.sparkContext.setLogLevel(level or "ERROR")
     if level is None:
@@ -184,6 +188,20 @@ def cancel_all_jobs() -> None:
 def _cancel_jobs(context: SparkContext) -> None:
     with contextlib.suppress(Exception):  # the JVM may be gone already: nothing to cancel
         context.cancelAllJobs()
+
+
+def _forget_jvm(gateway: Any) -> None:
+    """Stop the JVM of a SparkContext whose start did not finish, and let the next session
+    launch a new one (PySpark keeps the gateway of a failed start)."""
+    from pyspark import SparkContext
+
+    from versioned.engine.spark.jvm_output import stop_jvm
+
+    stop_jvm(gateway)
+    with SparkContext._lock:
+        SparkContext._active_spark_context = None
+        SparkContext._gateway = None
+        SparkContext._jvm = None
 
 
 def _can_launch_jvm() -> bool:

@@ -201,15 +201,18 @@ class CatalogConnection:
         )
 
 
-def ensure_schema_when_reachable(engine: Engine, *, create: bool) -> None:
-    """`ensure_schema`, tried again for up to `outage_setting` seconds while the catalog's
-    server cannot be reached (down, restarting, its connection killed), as a unit of work is.
+def ensure_schema_when_reachable(
+    engine: Engine, *, create: bool, outage_s: float | None = None
+) -> None:
+    """`ensure_schema`, tried again for up to ``outage_s`` seconds (default `outage_setting`)
+    while the catalog's server cannot be reached (down, restarting, its connection killed),
+    as a unit of work is.
 
     Raises:
         CatalogUnavailableError: It could not be reached for that long (what a command that
             loses the catalog midway raises too).
     """
-    outage_s = outage_setting()
+    outage_s = outage_setting() if outage_s is None else outage_s
     started = time.monotonic()
     attempt = 0
     while True:

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from versioned.cli import tables
 from versioned.cli.main import cli
 
 SELL_COLUMNS = (
@@ -137,16 +138,36 @@ def test_permissions_through_grant_and_revoke(run):
     assert run("describe", "test.sell", user="mallory").exit_code == 77
 
 
-def test_drop_table_removes_catalog_entry_and_files(run, tmp_path: Path):
+def test_drop_table_removes_catalog_entry_and_files(
+    run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
     _create_sell(run)
     table_dir = tmp_path / "wh" / "test.db" / "sell"
     table_dir.mkdir(parents=True, exist_ok=True)
     (table_dir / "part-0.parquet").write_bytes(b"x")
-    assert run("drop-table", "test.sell", input="n\n").exit_code == 1  # declined
+    with monkeypatch.context() as terminal:
+        terminal.setattr(tables, "stdin_is_terminal", lambda: True)
+        declined = run("drop-table", "test.sell", input="n\n")
+    assert declined.exit_code == 1
+    said = declined.stderr.splitlines()[-1]
+    assert said == "Error: test.sell was not dropped (the answer was no)"
+    assert declined.stdout == ""  # the question is on stderr
     assert run("describe", "test.sell").exit_code == 0
     assert run("drop-table", "test.sell", "--yes").exit_code == 0
     assert run("describe", "test.sell").exit_code == 3
     assert not table_dir.exists()
+
+
+def test_drop_table_without_yes_and_without_a_terminal_says_to_pass_yes(run):
+    _create_sell(run)
+    refused = run("drop-table", "test.sell", input="")  # a script: stdin is no terminal
+    assert refused.exit_code == 2
+    assert refused.stderr.splitlines() == [
+        "Error: drop-table asks before it drops test.sell, and stdin is not a terminal: "
+        "pass --yes to drop it without asking"
+    ]
+    assert refused.stdout == ""
+    assert run("describe", "test.sell").exit_code == 0
 
 
 def test_help_teaches_configuration_and_examples(run):

@@ -220,6 +220,34 @@ def test_a_signal_commits_what_was_read_and_exits_cleanly(
     assert _stream_commits(table) == 1
 
 
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_as_the_input_ends_is_reported_as_an_interruption(
+    lake: Any, tmp_path: Path, signum: int
+) -> None:
+    """Ctrl-C on a terminal also ends the command feeding the pipe: the end of input that
+    follows the signal at once must not turn the stream's status into `end of input`."""
+    table = _events(lake)
+    proc = _spawn(lake, tmp_path, *DAY, "--create-partition", "--commit-seconds", "3600")
+    assert proc.stdin is not None
+    err = tmp_path / "err"
+    try:
+        proc.stdin.write(b"1,INFO,a\n2,INFO,b\n")
+        proc.stdin.flush()
+        _wait_for(lambda: "2 records read" in err.read_text(), "the records to be read")
+        proc.send_signal(signum)
+        proc.stdin.close()  # what the dying producer does
+        proc.wait(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 128 + signum, err.read_text()
+    summary = json.loads((tmp_path / "out").read_text())
+    assert (summary["status"], summary["records"]) == ("interrupted", 2)
+    version = table.history()[-1].version
+    last = err.read_text().splitlines()[-1]
+    assert last == f"interrupted after version {version} of {TABLE} was committed"
+
+
 def test_a_bad_record_aborts_its_transaction_and_exits_2_naming_the_line(
     cat: Any, tmp_path: Path
 ) -> None:

@@ -9,7 +9,7 @@ import click
 
 from versioned.api.catalog import layout_names
 from versioned.cli.context import CliContext, output_option, pass_cli
-from versioned.cli.render import echo, local_time, render_record, render_rows, utc_time
+from versioned.cli.render import echo, render_record, render_rows, utc_time
 from versioned.errors import InputError
 from versioned.schema import FILE_FORMATS
 
@@ -328,14 +328,13 @@ def stdin_is_terminal() -> bool:
 
 
 def describe_record(state: CliContext, name: str) -> dict[str, Any]:
-    """`Catalog.describe` with its times as ISO-8601: in the user's time zone for the table
-    view (people read it), UTC for csv and json (scripts compare them)."""
+    """`Catalog.describe` with its times as ISO-8601 in UTC in every output format, as
+    `history`, `partitions` and the metadata tables print them."""
     info = state.catalog.describe(name)
-    when = local_time if state.output == "table" else utc_time
     last = info.get("last_auto_compaction")
     if isinstance(last, dict) and "committed_at" in last:
-        info["last_auto_compaction"] = {**last, "committed_at": when(last["committed_at"])}
-    return {**info, "created_at": when(info.get("created_at"))}
+        info["last_auto_compaction"] = {**last, "committed_at": utc_time(last["committed_at"])}
+    return {**info, "created_at": utc_time(info.get("created_at"))}
 
 
 def _role(column: str, info: dict[str, Any]) -> str:

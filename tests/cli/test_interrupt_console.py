@@ -1,5 +1,6 @@
 """Signals to the installed console script, with its own JVM.
 
+While Python imports the command line (no JVM yet): the line and 130 (143), no traceback.
 While Spark starts (`make test`: a few seconds each, the JVM ends early): no process of the
 command survives it, stderr has one line after the progress line, the exit code is 130
 (143). During `versioned upsert` (soak only, `make soak`: a million-row first load, about a
@@ -86,6 +87,45 @@ def test_a_signal_while_spark_starts_leaves_no_jvm_and_prints_one_line(
     stderr = first + proc.stderr.read()
     assert stderr.splitlines()[1:] == [NOTHING], stderr
     assert proc.stdout.read() == ""
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_while_python_imports_the_command_line_prints_the_line(
+    tmp_path: Path, signum: int
+) -> None:
+    """Those imports take about a second, in which a Ctrl-C printed a KeyboardInterrupt's
+    traceback (and SIGTERM ended the process silently)."""
+    proc = subprocess.Popen(
+        [SCRIPT, "--warehouse", str(tmp_path / "wh"), "list-tables"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=script_env(SPARK_HOME=str(tmp_path / "no-spark")),
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not _handles_sigterm(proc.pid):  # the entry point's first statement ran
+            assert proc.poll() is None and time.monotonic() < deadline
+            time.sleep(0.001)
+        importing = "libarrow" not in Path(f"/proc/{proc.pid}/maps").read_text()
+        proc.send_signal(signum)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert importing, "no signal handler until the command line was imported (pyarrow loaded)"
+    assert proc.returncode == 128 + signum, err
+    assert err == f"{NOTHING}\n"
+    assert out == ""
+
+
+def _handles_sigterm(pid: int) -> bool:
+    """Whether process ``pid`` has a handler of SIGTERM (Python's default leaves it to the
+    system: only versioned's entry point catches it)."""
+    status = Path(f"/proc/{pid}/status").read_text()
+    caught = int(next(line for line in status.splitlines() if line.startswith("SigCgt:"))[7:], 16)
+    return bool(caught & (1 << (signal.SIGTERM - 1)))
 
 
 def _wait_gone(mark: str, *, timeout_s: float) -> list[int]:

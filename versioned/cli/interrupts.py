@@ -32,6 +32,7 @@ from typing import Any, NoReturn
 import click
 
 from versioned.api.catalog import CatalogChange, ChangeKind
+from versioned.cli.console import NOTHING
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
 _DOING: dict[ChangeKind, str] = {
@@ -70,7 +71,7 @@ def interrupted_line(
         making: The changes under way when it ended (their outcome is unknown).
     """
     if not made and not making:
-        return "interrupted: nothing was committed"
+        return NOTHING
     parts = []
     if made:
         parts.append(f"after {_and(_done(made))}")

@@ -42,19 +42,29 @@ ROWS = 1_000_000
 # PySpark's own Ctrl-C handler printed py4j's tracebacks.
 RUNNING = "writing the batch"
 STARTING = "starting Spark"
+CONTEXT = "the SparkContext"
 NOTHING = "interrupted: nothing was committed"
 
 
 @pytest.mark.parametrize(
-    ("signum", "delay_s"),
-    [(signal.SIGINT, 0.0), (signal.SIGINT, 0.5), (signal.SIGINT, 2.0), (signal.SIGTERM, 1.0)],
-    ids=["int-0s", "int-0.5s", "int-2s", "term-1s"],
+    ("signum", "after", "delay_s"),
+    [
+        (signal.SIGINT, STARTING, 0.0),
+        (signal.SIGINT, STARTING, 2.0),
+        (signal.SIGTERM, STARTING, 1.0),
+        (signal.SIGINT, CONTEXT, 0.0),
+        (signal.SIGINT, CONTEXT, 1.0),
+    ],
+    ids=["int-0s", "int-2s", "term-1s", "int-context", "int-context-1s"],
 )
 def test_a_signal_while_spark_starts_leaves_no_jvm_and_prints_one_line(
-    jvm_processes: JvmProcesses, tmp_path: Path, signum: int, delay_s: float
+    jvm_processes: JvmProcesses, tmp_path: Path, signum: int, after: str, delay_s: float
 ) -> None:
-    """The JVM PySpark launches waits for our connection while it starts; interrupted then,
-    it used to live on (holding the command's stdout) and its stack trace was printed."""
+    """``delay_s`` after the command says it starts Spark (Python imports PySpark, then the
+    JVM starts) or after the SparkContext made its block manager's folder (it then builds
+    the session). The JVM PySpark launches waits for our connection while it starts;
+    interrupted then, it used to live on (holding the command's stdout) and its stack trace
+    was printed; later, PySpark's own SIGINT handler printed py4j's tracebacks."""
     warehouse, catalog = str(tmp_path / "wh"), f"sqlite:///{tmp_path}/cat.db"
     created = CliRunner().invoke(
         cli,
@@ -63,8 +73,13 @@ def test_a_signal_while_spark_starts_leaves_no_jvm_and_prints_one_line(
     )  # fmt: skip
     assert created.exit_code == 0, created.output
     mark = uuid.uuid4().hex
+    local_dirs = tmp_path / "spark-local"
+    local_dirs.mkdir()
     env = script_env(
-        VERSIONED_WAREHOUSE=warehouse, VERSIONED_CATALOG=catalog, VERSIONED_USER="alice"
+        VERSIONED_WAREHOUSE=warehouse,
+        VERSIONED_CATALOG=catalog,
+        VERSIONED_USER="alice",
+        SPARK_LOCAL_DIRS=str(local_dirs),
     )
     proc = jvm_processes.popen(
         [SCRIPT, "show", "test.t"],
@@ -77,7 +92,12 @@ def test_a_signal_while_spark_starts_leaves_no_jvm_and_prints_one_line(
     assert proc.stderr is not None and proc.stdout is not None
     first = proc.stderr.readline()
     assert first.startswith(STARTING), first
-    time.sleep(delay_s)  # 0: Python still imports PySpark; later: the JVM starts
+    if after == CONTEXT:
+        deadline = time.monotonic() + 120
+        while not any(local_dirs.glob("blockmgr-*")):
+            assert proc.poll() is None and time.monotonic() < deadline, "no SparkContext"
+            time.sleep(0.01)
+    time.sleep(delay_s)
     proc.send_signal(signum)
     assert proc.wait(timeout=120) == 128 + signum
     left = _wait_gone(mark, timeout_s=30)

@@ -17,9 +17,11 @@ import atexit
 import contextlib
 import os
 import shutil
+import signal
 import sys
 import tempfile
 import threading
+from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -155,11 +157,13 @@ def get_or_create_spark(
 
         gateway = launch_gateway(spark_conf, forward=level is not None)
         try:
-            SparkContext(conf=spark_conf, gateway=gateway)
+            with _own_sigint_handler_kept():
+                SparkContext(conf=spark_conf, gateway=gateway)
         except BaseException:
             _forget_jvm(gateway)  # interrupted or failed: no half-started JVM stays behind
             raise
-    session = SparkSession.builder.config(conf=spark_conf).getOrCreate()
+    with _own_sigint_handler_kept():  # a context it starts (under spark-submit) takes it too
+        session = SparkSession.builder.config(conf=spark_conf).getOrCreate()
     session.sparkContext.setLogLevel(level or "ERROR")
     if level is None:
         _quiet_query_error_logs()
@@ -188,6 +192,24 @@ def cancel_all_jobs() -> None:
 def _cancel_jobs(context: SparkContext) -> None:
     with contextlib.suppress(Exception):  # the JVM may be gone already: nothing to cancel
         context.cancelAllJobs()
+
+
+@contextlib.contextmanager
+def _own_sigint_handler_kept() -> Iterator[None]:
+    """A SparkContext that starts puts PySpark's SIGINT handler in place, which cancels jobs
+    with a py4j call from the main thread: interrupting one, it fails with py4j's tracebacks.
+    A handler the application installed itself (the command line's) is put back at once,
+    so that a Ctrl-C while the session is still being built is the application's too;
+    Python's default one is left to PySpark."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.getsignal(signal.SIGINT)
+    try:
+        yield
+    finally:
+        if callable(previous) and previous is not signal.default_int_handler:
+            signal.signal(signal.SIGINT, previous)
 
 
 def _forget_jvm(gateway: Any) -> None:

@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 BENCH_STAMP := $(VENV)/.installed-bench
 
-.PHONY: demo check test test-spark test-cluster soak faults soak-long wheel-smoke lint docs bench bench-smoke bench-acid bench-acid-profile bench-streaming bench-mutation bench-caller bench-scaling bench-continuous bench-ui clean
+.PHONY: demo check test test-spark test-fresh test-cluster soak faults soak-long wheel-smoke lint docs bench bench-smoke bench-acid bench-acid-profile bench-streaming bench-mutation bench-caller bench-scaling bench-continuous bench-ui clean
 
 # The package and its development tools; the benchmarks' peers (delta-rs, pyiceberg,
 # matplotlib) only for the `bench*` targets (the tests need none of them: about 30 s of CI).
@@ -32,7 +32,7 @@ check: $(STAMP)
 	$(VENV)/bin/ruff check versioned tests benchmarks docs
 	$(VENV)/bin/ruff format --check --quiet versioned tests benchmarks docs
 	$(VENV)/bin/mypy
-	$(NO_JVM) $(PY) -m pytest -m 'not spark and not jvm and not soak and not faults' -n 2 -p no:cacheprovider --durations=15
+	$(NO_JVM) $(PY) -m pytest -m 'not spark and not jvm and not soak and not faults and not fresh' -n 2 -p no:cacheprovider --durations=15
 
 # Everything `make check` runs and every test on the shared SparkSession, the few that start
 # JVMs of their own, and PostgreSQL (CI's first stage). Two runs: the tests that need no JVM
@@ -48,11 +48,17 @@ test: $(STAMP)
 	$(VENV)/bin/ruff check versioned tests benchmarks docs
 	$(VENV)/bin/ruff format --check --quiet versioned tests benchmarks docs
 	$(VENV)/bin/mypy
-	$(NO_JVM) $(PY) -m pytest -m 'not spark and not jvm and not soak and not faults' -n 2 --durations=15
-	$(PY) -m pytest -m '(spark or jvm) and not soak and not faults' $(SPARK_SKIP)
+	$(NO_JVM) $(PY) -m pytest -m 'not spark and not jvm and not soak and not faults and not fresh' -n 2 --durations=15
+	$(PY) -m pytest -m '(spark or jvm) and not soak and not faults and not fresh' $(SPARK_SKIP)
 
 test-spark: $(STAMP)
-	$(PY) -m pytest -m '(spark or jvm) and not soak and not faults' $(SPARK_TESTS)
+	$(PY) -m pytest -m '(spark or jvm) and not soak and not faults and not fresh' $(SPARK_TESTS)
+
+# Every command as a scheduled job runs it: the installed `versioned` script in a new process
+# with nothing started (no SparkSession, no JVM, a scheduled job's environment), on each layout,
+# each answer checked against what the earlier commands wrote (tests/fresh; a few minutes).
+test-fresh: $(STAMP)
+	$(PY) -m pytest -p no:cacheprovider -m fresh tests/fresh
 
 # The long runs `make test` leaves out: the multi-process writers-and-compactor and crash tests
 # of every layout and catalog (one layout per catalog a run, by the run's seed), the killed bulk

@@ -15,7 +15,9 @@ class CommitResult:
 
     Attributes:
         version: The version the batch became (its transaction id); ``None`` when the batch
-            held no rows and nothing was committed (see `nothing_applied`).
+            held no rows and nothing was committed (see `nothing_applied`). A batch whose
+            every row was rejected commits a version that records only its dead letters
+            (see `all_rejected`).
         inserted: Rows whose key certainly did not exist before (Bloom filter negative).
         updated: Rows whose key may have existed (Bloom positive). Without an ordering
             column the write reads no old data, so a few inserts (about the filter's
@@ -63,6 +65,13 @@ class CommitResult:
         """The batch held no rows: no version was committed."""
         return self.version is None
 
+    @property
+    def all_rejected(self) -> bool:
+        """Every row of the batch was rejected: its version holds no row, only the record
+        of the dead letters."""
+        kept = (self.inserted, self.updated, self.deleted, self.stale, self.ignored_deletes)
+        return self.rejected > 0 and not any(kept) and not self.superseded
+
     def to_dict(self) -> dict[str, Any]:
         """Plain-data form (for JSON output); the maintenance as one line."""
         data = asdict(self)
@@ -101,7 +110,7 @@ class PartitionCompaction:
         tombstones: Delete tombstones carried into the new version (ordering column only).
         files_removed: Data, index and Bloom files retired (they stay for readers of older
             snapshots until vacuum's retention runs out).
-        files_added: Files written.
+        files_added: Files written (a dry run: the files it expects to write).
         bytes_before: Size of the retired data files.
         bytes_after: Size of the data files written.
         attempts: Planning and writing attempts (a lost commit race costs one).

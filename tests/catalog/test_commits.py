@@ -287,3 +287,27 @@ def test_a_live_file_grows_and_never_shrinks(store: MetaStore, part: PartitionIn
     _write(store, t4, part, t2, remove=[growing.path])
     with pytest.raises(CommitConflictError, match="not live"):
         _grow(store, t5, part, t4, FileGrowth(growing.path, 600, 41))
+
+
+def test_a_commit_in_commit_order_after_a_higher_version_takes_a_fresh_version(
+    store: MetaStore, orders: TableInfo
+) -> None:
+    early, late, other = store.begin(), store.begin(), store.begin()
+    a, b = store.add_partition(ORDERS, P1), store.add_partition(ORDERS, ["s2", "2024-01-01"])
+    c = store.add_partition(ORDERS, ["s3", "2024-01-01"])
+
+    def commit(txn: int, part: PartitionInfo, n: int, **kw: bool) -> CommitInfo:
+        add = FileAdd(part.id, f"{part.path}/f{n}.orc", "delta", txn, 10, 1)
+        change = PartitionCommit(part.id, check_head=False, new_head=txn, add=(add,))
+        return store.commit(txn, ORDERS, operation="upsert", partitions=[change], **kw)
+
+    assert commit(late, a, 1, in_commit_order=True).version == late  # in order: its id
+    kept = commit(other, b, 2)  # without it a commit keeps its id, whatever came first
+    assert kept.version == other
+    with pytest.raises(CommitConflictError, match="head"):  # heads guard the id planned
+        commit(early, b, 3, in_commit_order=True)
+    renumbered = commit(early, c, 4, in_commit_order=True)
+    assert renumbered.txn_id == early and renumbered.version > other
+    assert [i.version for i in store.history(ORDERS)] == [late, other, renumbered.version]
+    assert {p.id: p.head_version for p in store.partitions(ORDERS)}[c.id] == renumbered.version
+    assert store.transaction(renumbered.version).state == "committed"

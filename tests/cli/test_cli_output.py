@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 
 import click
@@ -25,6 +25,7 @@ from versioned.cli.main import cli
 from versioned.names import TableName
 
 ISO_UTC = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00$")
+ISO_UTC_MICROSECONDS = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}\+00:00$")
 
 
 @pytest.fixture
@@ -73,14 +74,17 @@ def test_describe_history_and_partitions_show_times_as_iso_8601_utc(
     info = json.loads(_cli(base, "describe", "test.t", "-o", "json"))
     assert seconds(info["created_at"]) == math.floor(created_at)
     (row,) = json.loads(_cli(base, "history", "test.t", "-o", "json"))
-    assert seconds(row["committed_at"]) == math.floor(commit.committed_at)
+    # history's commit times are to the microsecond, the precision of --as-of-time
+    assert ISO_UTC_MICROSECONDS.match(row["committed_at"]), row["committed_at"]
+    exact = datetime.fromtimestamp(commit.committed_at, UTC).isoformat(timespec="microseconds")
+    assert row["committed_at"] == exact
     assert (row["stale"], row["superseded"]) == (1, 2)
     (partition,) = json.loads(_cli(base, "partitions", "test.t", "-o", "json"))
-    assert partition["committed_at"] == row["committed_at"]
+    assert seconds(partition["committed_at"]) == math.floor(commit.committed_at)
 
     for command in ("describe", "history", "partitions"):
         text = _cli(base, command, "test.t")
-        assert re.search(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00", text), text
+        assert re.search(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{6})?\+00:00", text), text
         assert not re.search(r"\d{9,}\.\d", text), text  # no raw epoch seconds
     header = _cli(base, "history", "test.t").splitlines()[0].split()
     assert header.index("superseded") == header.index("stale") + 1

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -78,6 +80,39 @@ def test_write_with_partition_values_not_in_the_data_then_import_it(
     assert result.created and table.spec.file_format == "orc"
     assert table.spec.partition_by == ("datestamp",) and table.spec.sort_by == ()
     assert _sorted(table.read()) == [(1, "x", "20101109"), (2, "y", "20101109")]
+
+
+@contextmanager
+def _session_time_zone(spark: Any, zone: str) -> Iterator[None]:
+    before = spark.conf.get("spark.sql.session.timeZone")
+    spark.conf.set("spark.sql.session.timeZone", zone)
+    try:
+        yield
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", before)
+
+
+@pytest.mark.parametrize("zone", ["America/New_York", "UTC"])
+def test_write_refuses_a_timestamp_partition_column_in_any_session_time_zone(
+    spark: Any, tmp_path: Path, zone: str
+) -> None:
+    """Written from New York, a TIMESTAMP partition value was the New York wall-clock time
+    in the path, and a reader in UTC got an instant 4 or 5 hours off: refused as
+    `create-table` and `import` refuse it, before anything is written."""
+    with _session_time_zone(spark, zone):
+        frame = spark.sql("SELECT 1L AS id, TIMESTAMP'2024-01-15 12:00:00Z' AS ts, 'x' AS v")
+        path = tmp_path / "by-ts"
+        with pytest.raises(SchemaError, match="partition column ts is a TIMESTAMP") as caught:
+            collections.write(frame, str(path), primary_key="id", sort_by=None, partition_by="ts")
+        assert "partition by a DATE or STRING column derived from ts in UTC" in str(caught.value)
+        assert not path.exists() or not any(path.iterdir())
+        # a TIMESTAMP data column is fine: the same instant for a reader in another zone
+        meta = collections.write(frame, str(tmp_path / "ts-data"), primary_key="id", sort_by=None)
+        assert meta.partition_by == ()
+    other = "UTC" if zone != "UTC" else "America/New_York"
+    with _session_time_zone(spark, other):
+        back = collections.read(spark, str(tmp_path / "ts-data"))
+        assert [r.s for r in back.selectExpr("unix_timestamp(ts) AS s").collect()] == [1705320000]
 
 
 def test_write_refuses_a_folder_that_is_not_empty_and_unsupported_types(

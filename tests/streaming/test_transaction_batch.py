@@ -4,6 +4,7 @@ batches and connections, heartbeats and expiry, locks, primary keys, and I/O fai
 
 from __future__ import annotations
 
+import contextlib
 import time
 from pathlib import Path
 from typing import Any
@@ -382,6 +383,36 @@ def test_a_key_unique_per_partition_is_replaced_within_its_partition(
         ("Spain", 1, "spain second"),
         ("Spain", 2, "spain second"),
     ]
+
+
+def test_keys_that_move_away_and_back_retire_only_their_live_rows(lake: Any, layout: str) -> None:
+    """A key unique table-wide moves from the partition of one open batch to another's and
+    back: the batch it comes back to replaces only the row live now, not its own row that
+    the other batch retired already (acid wrote a second delete event for it)."""
+    table = _alerts(lake, layout)
+    batches = []
+    with contextlib.ExitStack() as stack:
+        for values in (PARTITION, ["Europe", "UK"]):
+            endpoint = vs.EndPoint(lake, TABLE, values)
+            writer = vs.DelimitedInputWriter(["id", "msg"], ",", endpoint=endpoint)
+            conn = stack.enter_context(endpoint.connect(create_partition=True))
+            batches.append(stack.enter_context(conn.fetch_transaction_batch(2, writer)))
+        asia, uk = batches
+        for batch, msg in ((asia, "asia"), (uk, "uk"), (asia, "back")):
+            batch.begin_next_transaction()
+            batch.write_many([f"1,{msg}", f"2,{msg}"])
+            batch.commit()
+    assert sorted((r["id"], r["msg"], r["country"]) for r in lake_rows(table)) == [
+        (1, "back", "India"),
+        (2, "back", "India"),
+    ]
+    counts = [(c.metrics["inserted"], c.metrics["updated"]) for c in table.history()[:3]]
+    assert counts == [(2, 0), (0, 2), (0, 2)]
+    parts = {p["partition"]: p for p in table.metadata("partitions").to_pylist()}
+    assert [p["live_rows_estimate"] for p in parts.values()] == [2, 0]
+    if layout == "acid":  # one delete event per retired row
+        asia_part = parts["continent=Asia/country=India"]
+        assert (asia_part["stored_rows"], asia_part["entries"]) == (4, 2)
 
 
 def test_a_drop_of_the_table_waits_for_open_streaming_transactions(lake: Any, layout: str) -> None:

@@ -111,6 +111,24 @@ def test_named_partitions_only_and_dry_run_writes_nothing(cat: Catalog, layout: 
         t.compact(["q=a"])
 
 
+def test_a_dry_run_counts_the_files_the_compaction_then_writes(cat: Catalog, layout: str) -> None:
+    """Issue: an acid dry run said ``files_to_write 0``, and the compaction then wrote seven
+    files a partition (a bucket file per bucket and the folder's markers)."""
+    extra = {"bucket_by": "id", "buckets": 4} if layout == "acid" else {}
+    t = make_table(cat, layout=layout, properties={"auto_compact": "false"}, **extra)
+    _three_versions(t)
+    kinds = [CompactionOptions()]
+    if layout == "acid":
+        kinds.insert(0, CompactionOptions(kind="minor"))
+    for options in kinds:
+        plan = t.compact(dry_run=True, options=options)
+        done = t.compact(options=options)
+        expected = [(p.partition, p.files_added) for p in done.partitions]
+        assert [(p.partition, p.files_added) for p in plan.partitions] == expected
+        assert all(added > 1 for _, added in expected)
+        t.upsert(batch([(i, 1.0, "U", "ab"[i % 2]) for i in range(0, 40, 4)]))
+
+
 def test_partition_spec_values_are_unescaped_and_may_hold_slashes(
     cat: Catalog, layout: str
 ) -> None:
@@ -194,6 +212,9 @@ def test_a_write_committed_during_a_compaction_and_the_compaction_both_commit(
     assert latest(t) == model_rows(model)
     ops = [c.operation for c in t.history()]
     assert ops[-2:] == ["upsert", "compact"]
+    # committed after the write's higher version, the compaction took a version above it
+    versions = [c.version for c in t.history()]
+    assert versions == sorted(versions) and part.version == versions[-1]
     # The write's files stay live beside the compacted ones.
     assert writes[0].version in {f.version for f in t.snapshot().files}
 
@@ -229,7 +250,7 @@ def test_a_write_planned_before_a_compaction_commits_on_its_first_attempt(
 ) -> None:
     """The writer planned against the old files; the compaction commits first; the write
     commits without re-planning (a compaction moves no key and no partition head, and its
-    rows keep versions below the write's), and its rows win."""
+    rows keep versions below the write's transaction id), and its rows win."""
     t = make_table(race_cat, layout=layout)
     model = _three_versions(t)
     other = _other(race_cat, spark)
@@ -246,7 +267,8 @@ def test_a_write_planned_before_a_compaction_commits_on_its_first_attempt(
     apply(model, rows)
     compacted = compactions[0].partitions[0]
     assert compacted.status == "compacted"
-    assert result.version is not None and result.version < compacted.version
+    (write,) = [c for c in t.history() if c.version == result.version]
+    assert write.txn_id < compacted.version  # opened before the compaction, committed after
     assert not [m for m in said if "retrying" in m], said
     assert (result.updated, result.deleted, result.inserted) == (1, 1, 1)
     assert latest(t) == model_rows(model)

@@ -9,19 +9,23 @@ nor its metadata; a table cannot take a metadata table's name.
 
 from __future__ import annotations
 
+import collections
 import itertools
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pytest
 
-from tests.table.sales import Row, apply, batch, make_table, model_rows
+from tests.table.sales import Row, apply, batch, latest, make_table, model_rows
 from versioned.api.catalog import Catalog, connect
 from versioned.api.catalog_overview import catalog_overview
 from versioned.api.metadata_tables import KINDS
 from versioned.catalog.records import StreamMark
 from versioned.errors import InvalidNameError, PermissionDeniedError
+from versioned.ui.health import health_marks
 
 FIRST: list[Row] = [(i, float(i), "I", "ab"[i % 2]) for i in range(30)]
 BAD: Row = (99, 1.0, "X", "a")  # an unknown op code: a dead letter
@@ -115,6 +119,34 @@ def test_metadata_tables_show_what_the_operations_did(
     assert _sql(cat, "SELECT reason FROM t.sales__dead_letters") == [(letters[0]["reason"],)]
 
 
+def test_a_write_whose_every_row_is_rejected_lists_its_dead_letters(
+    both: tuple[Catalog, Catalog], layout: str
+) -> None:
+    """Its dead letters are in ``__dead_letters``, and counted by the history (what the
+    page's "dead letters rising" mark sums), like those of a write with rows to apply."""
+    cat, _ = both
+    t = make_table(cat, layout=layout)
+    first = t.upsert(batch(FIRST))
+    files = sorted(f.path for f in t.snapshot().files)
+    null_key: Row = (None, 2.0, "I", "b")  # type: ignore[assignment]
+    result = t.upsert(batch([BAD, null_key]))
+    assert (result.inserted, result.rejected, result.all_rejected) == (0, 2, True)
+
+    letters = t.metadata("dead_letters").to_pylist()
+    assert len(letters) == 2 and {r["version"] for r in letters} == {result.version}
+    assert result.version is not None and result.version > first.version  # type: ignore[operator]
+    assert all(r["reason"] for r in letters)
+    history = t.metadata("history").to_pylist()
+    assert (history[-1]["version"], history[-1]["rejected"]) == (result.version, 2)
+    assert (history[-1]["inserted"], history[-1]["files_written"]) == (0, 0)
+    now = datetime.now(UTC)
+    assert [m.kind for m in health_marks(history, [], [], now)] == ["dead_letters"]
+    assert _sql(cat, "SELECT count(*) FROM t.sales__dead_letters") == [(2,)]
+    # A record of the rejection only: no file, no row changed.
+    assert sorted(f.path for f in t.snapshot().files) == files
+    assert len(latest(t)) == len(FIRST)
+
+
 def _stored_partitions(cat: Catalog, name: str) -> list[dict[str, Any]] | None:
     """The table's partition rows as its commits summarised them (None: not current)."""
     (facts,) = [f for f in catalog_overview(cat) if str(f.info.spec.name) == name]
@@ -146,6 +178,71 @@ def test_each_commit_stores_what_partitions_would_compute(
     t.upsert(batch([(i, 7.0, "U", "ab"[i % 2]) for i in range(4)]))
     assert _stored_partitions(cat, "t.sales") == _computed_partitions(t)
     assert catalog_overview(bob) == []
+
+
+def _live_per_partition(t: Any) -> dict[str, int]:
+    counts = collections.Counter(f"p={r.p}" for r in t.read().select("p").collect())
+    return {p: counts.get(p, 0) for p in ("p=a", "p=b")}
+
+
+def _estimates(cat: Catalog, t: Any) -> dict[str, int]:
+    """Each partition's live-row estimate, checked against its stored summary."""
+    computed = _computed_partitions(t)
+    assert _stored_partitions(cat, str(t.name)) == computed
+    return {p["partition"]: p["live_rows_estimate"] for p in computed}
+
+
+def test_the_live_row_estimate_follows_keys_that_move_and_come_back(
+    both: tuple[Catalog, Catalog], layout: str
+) -> None:
+    """Issue: partitions holding rows showed 0 live rows once keys had moved away and
+    back, been written again after they moved, deleted and inserted again, or compacted."""
+    cat, _ = both
+    t = make_table(cat, layout=layout, properties={"auto_compact": "false"})
+    moving = range(0, 20, 2)  # ten keys of partition a
+    steps: list[list[Row]] = [
+        [(i, 1.0, "I", "ab"[i % 2]) for i in range(40)],
+        [(i, 2.0, "U", "b") for i in moving],  # they move to b
+        [(i, 3.0, "U", "b") for i in moving],  # and are written there again
+        [(i, 4.0, "U", "b") for i in moving],
+        [(i, 5.0, "U", "a") for i in moving],  # and come back
+        [(i, None, "D", "b") for i in range(1, 11, 2)],  # five keys of b deleted...
+        [(i, 6.0, "I", "b") for i in range(1, 11, 2)],  # ...and inserted again
+        "compact",  # type: ignore[list-item]
+        [(i, 7.0, "U", "b") for i in moving],  # after a compaction: they move again...
+        [(i, 8.0, "U", "b") for i in moving],  # ...and are written there again
+    ]
+    for number, step in enumerate(steps):
+        if step == "compact":
+            t.compact()
+        else:
+            t.upsert(batch(step))
+        live = _live_per_partition(t)
+        assert _estimates(cat, t) == live, f"after step {number}"
+    assert sum(live.values()) == 40
+
+
+def test_the_live_row_estimate_leaves_out_tombstones(
+    both: tuple[Catalog, Catalog], layout: str
+) -> None:
+    cat, _ = both
+    t = make_table(
+        cat,
+        layout=layout,
+        columns="id BIGINT, amt DOUBLE, op STRING, p STRING, ts BIGINT",
+        ordering_column="ts",
+        properties={"auto_compact": "false"},
+    )
+
+    def upsert(rows: list[Row], ts: int) -> None:
+        t.upsert(batch(rows).append_column("ts", pa.array([ts] * len(rows), pa.int64())))
+
+    upsert([(i, 1.0, "I", "ab"[i % 2]) for i in range(40)], 1)
+    # Ten stored keys deleted, and five keys the table never had (tombstones only).
+    upsert([(i, None, "D", "a") for i in [*range(0, 20, 2), *range(100, 110, 2)]], 2)
+    assert _estimates(cat, t) == _live_per_partition(t) == {"p=a": 10, "p=b": 20}
+    t.compact()  # the tombstones stay (retention) beside the rows
+    assert _estimates(cat, t) == _live_per_partition(t) == {"p=a": 10, "p=b": 20}
 
 
 def test_open_transactions_locks_and_stream_writers(

@@ -134,6 +134,23 @@ def test_an_empty_micro_batch_commits_nothing_and_is_recorded(
     assert (sink.empty, sink.skipped) == (1, 1)
 
 
+def test_a_micro_batch_whose_every_row_is_rejected_commits_its_dead_letters_with_its_mark(
+    cat: Catalog, spark: Any, layout: str
+) -> None:
+    t = make_table(cat, layout=layout)
+    sink = t.stream_writer(writer_id="etl")
+    rejected = spark.createDataFrame([(1, 1.0, "X", "a"), (2, 2.0, "?", "b")], COLUMNS)
+    sink(rejected, 0)
+    assert (sink.applied, sink.empty, sink.skipped) == (1, 0, 0)
+    assert sink.last is not None and sink.last.result.all_rejected
+    (commit,) = t.history()
+    assert (commit.version, commit.metrics["rejected"]) == (sink.last.result.version, 2)
+    assert t.metadata("dead_letters").num_rows == 2
+    assert t.stream_progress() == {"etl": 0}
+    sink(rejected, 0)  # its replay
+    assert (sink.applied, sink.skipped) == (1, 1) and len(t.history()) == 1
+
+
 def test_an_explicit_writer_id_must_be_reset_before_its_batch_ids_restart(
     cat: Catalog, spark: Any, layout: str
 ) -> None:

@@ -28,7 +28,9 @@ def make_table(cat: Any, name: str, layout: str, **kwargs: Any) -> Any:
     )
 
 
-def stream(cat: Any, name: str, day: str, batches: Sequence[Sequence[str]], agent: str) -> None:
+def stream(
+    cat: Any, name: str, day: str | None, batches: Sequence[Sequence[str]], agent: str
+) -> None:
     """Each batch of ``id,msg`` lines as one streaming transaction into partition ``day``
     (lines that do not parse become dead letters)."""
     endpoint = vs.EndPoint(cat, name, partition_values=[day])

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import xml.etree.ElementTree as ET
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -11,10 +13,13 @@ import pytest
 
 pytest.importorskip("matplotlib")
 
-from versioned.ui.charts import commits_svg, partitions_svg
+from versioned.ui.charts import AXIS_NAME_WIDTH, CELL_NAME_WIDTH, commits_svg, partitions_svg
 from versioned.ui.health import IDLE_AFTER_S, WINDOW, health_marks
 
 NOW = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
+HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
+SVG = "{http://www.w3.org/2000/svg}"
+CITIES = ("東京", "서울")
 
 
 def _commit(seq: int, *, rejected: int | None = None, at: datetime = NOW) -> dict[str, Any]:
@@ -31,9 +36,11 @@ def _commit(seq: int, *, rejected: int | None = None, at: datetime = NOW) -> dic
     }
 
 
-def _partition(values: list[tuple[str, str]], amp: float | None, due: str | None = None) -> Any:
+def _partition(
+    values: list[tuple[str, str | None]], amp: float | None, due: str | None = None
+) -> Any:
     return {
-        "partition": "/".join(f"{k}={v}" for k, v in values),
+        "partition": "/".join(f"{k}={HIVE_NULL if v is None else v}" for k, v in values),
         "values": values,
         "read_amplification": amp,
         "compaction_due": due,
@@ -42,8 +49,31 @@ def _partition(values: list[tuple[str, str]], amp: float | None, due: str | None
 
 def _svg(data: bytes) -> ET.Element:
     root = ET.fromstring(data)
-    assert root.tag == "{http://www.w3.org/2000/svg}svg"
+    assert root.tag == f"{SVG}svg"
     return root
+
+
+def _texts(root: ET.Element) -> list[str]:
+    """Every line of text the chart shows, as the browser gets it."""
+    return [t.text or "" for t in root.iter(f"{SVG}text")]
+
+
+def _x_tick_labels(root: ET.Element) -> list[str]:
+    """The time axis's labels, their lines joined by newlines, left to right."""
+    ticks = [g for g in root.iter(f"{SVG}g") if g.get("id", "").startswith("xtick_")]
+    labels = ["\n".join(t.text or "" for t in g.iter(f"{SVG}text")) for g in ticks]
+    return [label for label in labels if label]
+
+
+def _titled(root: ET.Element) -> dict[str, str]:
+    """Each title and the text it is the title of."""
+    found = {}
+    for g in root.iter(f"{SVG}g"):
+        title = g.find(f"{SVG}title")
+        if title is not None:
+            (text,) = g.iter(f"{SVG}text")
+            found[title.text or ""] = text.text or ""
+    return found
 
 
 @pytest.mark.parametrize("commits", [0, 1, 3, 1000])
@@ -76,6 +106,84 @@ def test_the_commits_chart_draws_any_number_of_commits(commits: int) -> None:
 )
 def test_the_heat_map_draws_every_shape(partition_by: list[str], partitions: list[Any]) -> None:
     _svg(partitions_svg(partitions, partition_by))
+
+
+@pytest.mark.parametrize("commits", [1, 2, 3, 7])
+def test_the_time_axis_labels_each_commit_once(commits: int) -> None:
+    """One commit got six identical labels: fractional ticks, each rounded to it."""
+    labels = _x_tick_labels(_svg(commits_svg([_commit(i + 1) for i in range(commits)])))
+    at = f"{NOW.astimezone():%H:%M:%S}"
+    assert labels == [f"{i + 1}\n{at}" for i in range(commits)]
+
+
+def test_a_long_history_gets_a_few_distinct_time_labels() -> None:
+    labels = _x_tick_labels(_svg(commits_svg([_commit(i + 1) for i in range(1000)])))
+    assert 3 <= len(labels) <= 9 and len(set(labels)) == len(labels)
+
+
+@pytest.mark.parametrize("partition_by", [["city"], ["city", "day"]])
+def test_cjk_partition_values_are_text_the_browser_draws(partition_by: list[str]) -> None:
+    """Drawn as paths in DejaVu Sans, which has no CJK glyph, they were empty boxes."""
+    parts = [
+        _partition([("city", c), ("day", "2024-01-01")][: len(partition_by)], 1.5) for c in CITIES
+    ]
+    texts = _texts(_svg(partitions_svg(parts, partition_by)))
+    assert set(CITIES if partition_by == ["city"] else [f"city={c}" for c in CITIES]) <= set(texts)
+
+
+def test_charts_of_cjk_partition_values_write_no_font_warning_to_stderr() -> None:
+    """matplotlib warned `Glyph ... missing from font(s) DejaVu Sans` once per character."""
+    draw = """
+from versioned.ui.charts import partitions_svg
+for cities, by in ((("東京", "서울", "北京"), ["city"]), (("大阪", "부산"), ["city", "d"])):
+    parts = [
+        {"values": [("city", c), ("d", "1")][: len(by)], "read_amplification": 2.0,
+         "compaction_due": "due"}
+        for c in cities
+    ]
+    assert partitions_svg(parts, by).startswith(b"<?xml")
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", draw], capture_output=True, text=True, timeout=300, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    # (a first run may say matplotlib is building its font cache: not a warning about a font)
+    said = [line for line in done.stderr.splitlines() if "building the font cache" not in line]
+    assert not [line for line in said if "font" in line.lower() or "Glyph" in line], said
+
+
+@pytest.mark.parametrize("partition_by", [["city"], ["city", "day"]])
+def test_a_long_partition_value_is_cut_with_an_ellipsis_and_titled_in_full(
+    partition_by: list[str],
+) -> None:
+    long = "Llanfairpwllgwyngyll-" + "x" * 120
+    parts = [
+        _partition([("city", long), ("day", long)][: len(partition_by)], 2.0, "due"),
+        _partition([("city", "short"), ("day", "1")][: len(partition_by)], 1.0),
+    ]
+    root = _svg(partitions_svg(parts, partition_by))
+    texts = _texts(root)
+    assert not [t for t in texts if long in t]
+    one_column = partition_by == ["city"]
+    full = [long] if one_column else [f"city={long}", f"day={long}"]
+    width = CELL_NAME_WIDTH if one_column else AXIS_NAME_WIDTH
+    titled = _titled(root)
+    assert sorted(titled) == sorted(full)  # only what is cut has a title
+    for name, shown in titled.items():
+        assert shown.endswith("…") and len(shown) == width and name.startswith(shown[:-1])
+    assert ("short" if one_column else "city=short") in texts  # what fits stays whole
+    assert float(root.get("width", "").removesuffix("pt")) <= 12 * 72
+
+
+def test_a_null_partition_value_is_named_as_hive_names_it() -> None:
+    """As the partitions table under the chart and `versioned partitions` (its ``path``)
+    name it; the chart said ``None``."""
+    one = _texts(_svg(partitions_svg([_partition([("city", None)], 1.0)], ["city"])))
+    assert HIVE_NULL in one
+    parts = [_partition([("city", None), ("day", None)], 1.0)]
+    two = _texts(_svg(partitions_svg(parts, ["city", "day"])))
+    assert {f"city={HIVE_NULL}", f"day={HIVE_NULL}"} <= set(two)
+    assert not [t for t in one + two if "None" in t]
 
 
 def test_a_writer_is_idle_after_fifteen_quiet_minutes_without_a_commit_since() -> None:

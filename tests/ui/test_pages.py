@@ -139,6 +139,36 @@ def test_charts_are_svg_documents(filled: Any) -> None:
         assert len(list(root.iter())) > 50  # drawn, not an empty canvas
 
 
+def test_the_heat_map_names_partitions_as_the_partitions_table_does(tmp_path: Path) -> None:
+    """CJK values as text (not empty boxes), a null value by Hive's name (not ``None``), a
+    long value cut with its whole name as a title; each as the table under the chart (and
+    `versioned partitions`) names it."""
+    from versioned.api.catalog import connect
+
+    cat = connect(warehouse=str(tmp_path / "wh"), user="alice")
+    make_table(cat, "d.city", "versioned")
+    long = "Taumatawhakatangihangakoauauotamateaturipukakapikimaungahoronukupokaiwhenuakitanatahu"
+    for i, day in enumerate(["東京", "서울", None, long]):
+        stream(cat, "d.city", day, [[f"{i},x"]], agent="a")
+    client = _client(cat)
+    shown = cells(client.get("/table/d.city").text, "data-partition")
+    assert set(shown) == {
+        "day=東京",
+        "day=서울",
+        "day=__HIVE_DEFAULT_PARTITION__",
+        f"day={long}",
+    }
+    root = ET.fromstring(client.get("/table/d.city/partitions.svg").content)
+    ns = "{http://www.w3.org/2000/svg}"
+    texts = {t.text for t in root.iter(f"{ns}text")}
+    assert {"東京", "서울", "__HIVE_DEFAULT_PARTITION__"} <= texts
+    assert "None" not in texts and long not in texts
+    (cut,) = [t for t in texts if t and t.endswith("…")]
+    assert long.startswith(cut[:-1])
+    assert [t.text for t in root.iter(f"{ns}title")] == [long]
+    cat.close()
+
+
 def test_a_new_commit_shows_on_the_next_request(filled: Any) -> None:
     client = _client(filled)
     before = cells(client.get("/table/d.ev").text, "data-commit")

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from versioned.collections.folder import CollectionFolder
 from versioned.collections.metadata import CollectionMetadata
 from versioned.names import TableName
-from versioned.schema import TableSpec
+from versioned.schema import TableSpec, check_partition_types
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -80,7 +80,8 @@ def write(
         The metadata written.
 
     Raises:
-        SchemaError: The definition does not fit ``df`` (unknown key column, bad type, ...).
+        SchemaError: The definition does not fit ``df`` (unknown key column, bad type, a
+            TIMESTAMP partition column, ...).
         StorageError: ``path`` is a file or a folder that is not empty.
     """
     from versioned.engine.spark.collection_writer import (
@@ -103,6 +104,9 @@ def write(
         ordering_column=ordering_column,
         properties=properties,
     )
+    # refused as `create-table` and `import` refuse it: the path would hold the instant as
+    # wall-clock text of this session's time zone, read back in the reader's
+    check_partition_types(spec)
     header = CollectionMetadata.from_spec(
         spec,
         table=name,

@@ -22,6 +22,7 @@ import pyarrow as pa
 from versioned.api import metadata_rows as rows
 from versioned.errors import InvalidNameError
 from versioned.names import TableName
+from versioned.storage.partition_paths import DEFAULT_PARTITION_NAME
 
 if TYPE_CHECKING:
     from versioned.api.table import Table
@@ -30,6 +31,10 @@ SEPARATOR = "__"
 """Between a table's name and the kind of one of its metadata tables."""
 METADATA_FOLDER = "_versioned_metadata"
 """The warehouse folder where metadata views keep their rows when Spark is not local."""
+NULL_PARTITION_NAME = DEFAULT_PARTITION_NAME
+"""How a null partition value is named: Hive's name, as in the ``partition`` column of
+``__partitions`` and the ``path`` of ``versioned partitions`` (the ``values`` map holds
+null)."""
 
 _TS = pa.timestamp("us", tz="UTC")
 _I, _S, _F = pa.int64(), pa.string(), pa.float64()

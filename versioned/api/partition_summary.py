@@ -27,7 +27,7 @@ from versioned.catalog.records import (
 from versioned.layouts.base import layout_of
 from versioned.schema import TableSpec
 
-FORMAT = 1
+FORMAT = 2
 """Bumped when a summary's fields or their meaning change: older ones are computed again."""
 
 FIELDS = (
@@ -58,7 +58,10 @@ def summarise(
     data = [f for f in files if f.kind in layout.data_kinds]
     stored = sum(f.row_count for f in data)
     entries = sum(f.row_count for f in files if f.kind in entry_kinds)
-    live = max(stored - entries, 0)
+    if layout.has("live_rows"):
+        live = int(layout.hook("live_rows", "partitions", table.spec.name)(files))
+    else:
+        live = max(stored - entries, 0)
     return {
         "versions": len({f.version for f in data}),
         "data_files": len(data),

@@ -53,8 +53,9 @@ class BatchOutcome:
     """What the sink did with one micro-batch.
 
     Attributes:
-        outcome: ``applied`` (committed as one version), ``empty`` (no row to apply: nothing
-            committed, the batch recorded as done) or ``skipped`` (the writer had recorded
+        outcome: ``applied`` (committed as one version, also one that records only the
+            dead letters of a batch whose every row was rejected), ``empty`` (no row:
+            nothing committed, the batch recorded as done) or ``skipped`` (the writer had recorded
             this batch id or a later one: a replay, nothing written).
         result: The upsert's result; None when skipped.
     """

@@ -186,7 +186,7 @@ class Table(TableReads, TableStreams):
                 self._stale = True  # read again on first use: the write may have committed
         if feed.events is not None:
             result = replace(result, tombstones=feed.events.tombstones())
-        if result.version is not None:
+        if result.version is not None and not result.all_rejected:  # a commit with files
             from versioned.api.auto_maintenance import maintain
 
             done = maintain(self, access.table.spec, write.progress, write.options)

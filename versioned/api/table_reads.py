@@ -3,7 +3,6 @@ latest rows, rows matching a condition, and the net changes between two versions
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from versioned.errors import InputError
@@ -57,19 +56,30 @@ class TableReads:
         return metadata_table(self, kind)  # type: ignore[arg-type]  # self is a Table
 
     def snapshot(self, as_of: int | None = None, *, as_of_time: Any = None) -> Snapshot:
-        """The committed files of the latest version, of version ``as_of`` (the table's latest
-        version at or below it), or as of ``as_of_time`` (an aware `datetime`, or seconds
-        since the epoch: the last commit made in that second or before)."""
-        when = None if as_of_time is None else _epoch_seconds(as_of_time)
-        return self._store.snapshot(self.name, as_of=as_of, as_of_time=when)
+        """The committed files of the latest version, of the table right after the commit
+        of version ``as_of`` (the table's latest version at or below it), or as of
+        ``as_of_time``: an aware `datetime` or seconds since the epoch, read as the table's
+        last commit made at or before it, compared to the microsecond (the precision
+        `history` gives commit times).
 
-    def matching(self, where: str, as_of: int | None = None) -> DataFrame:
-        """The live rows (at version ``as_of``) matching the SQL condition ``where``.
+        Raises:
+            InputError: ``as_of`` is not an int, or ``as_of_time`` is none of those (naive,
+                NaN, infinite, outside the years 1 to 9999 in UTC).
+            NoSuchVersionError: The table has no version at or below ``as_of``, no commit
+                at or before ``as_of_time``, or vacuum removed that snapshot's files.
+        """
+        return self._store.snapshot(self.name, as_of=as_of, as_of_time=as_of_time)
+
+    def matching(
+        self, where: str, as_of: int | None = None, *, as_of_time: Any = None
+    ) -> DataFrame:
+        """The live rows (at version ``as_of``, or at time ``as_of_time``: see `snapshot`)
+        matching the SQL condition ``where``.
 
         Raises:
             QueryError: ``where`` does not parse or names unknown columns.
         """
-        return self._where(self.snapshot(as_of), where)
+        return self._where(self.snapshot(as_of, as_of_time=as_of_time), where)
 
     def _where(self, snapshot: Snapshot, where: str) -> DataFrame:
         """The live rows of ``snapshot`` matching ``where``."""
@@ -131,17 +141,3 @@ class TableReads:
                 until=until,
             )
         return engine.changes(self.catalog.engine_context, before, after)
-
-
-def _epoch_seconds(when: Any) -> float:
-    """An aware `datetime` or a number of seconds since the epoch, as seconds."""
-    if isinstance(when, datetime):
-        if when.tzinfo is None:
-            raise InputError(
-                f"as_of_time {when.isoformat()} has no time zone: give an aware datetime "
-                "(e.g. datetime(2024, 5, 1, 12, tzinfo=UTC))"
-            )
-        return when.timestamp()
-    if isinstance(when, int | float) and not isinstance(when, bool):
-        return float(when)
-    raise InputError(f"as_of_time must be an aware datetime or epoch seconds, got {when!r}")

@@ -57,6 +57,7 @@ def commit_as(
     stream_mark: StreamMark | None = None,
     unless_since: SinceCheck | None = None,
     summarise: PartitionSummariser | None = None,
+    in_commit_order: bool = False,
 ) -> CommitInfo:
     """``user`` commits ``changes`` to table ``name`` as transaction ``txn_id``.
 
@@ -95,6 +96,7 @@ def commit_as(
         expected_seq=expected_seq,
         unless_since=unless_since,
         summarise=summarise,
+        in_commit_order=in_commit_order,
     )
     if stream_mark is not None:
         stream_progress.record(session, table, stream_mark, info, now)
@@ -116,6 +118,7 @@ def apply(
     finish: bool = True,
     unless_since: SinceCheck | None = None,
     summarise: PartitionSummariser | None = None,
+    in_commit_order: bool = False,
 ) -> CommitInfo:
     """Commit ``changes`` to ``table`` as transaction ``txn`` (both rows locked by the caller).
 
@@ -129,6 +132,12 @@ def apply(
     only when this check, given every file the commits since then added or retired, returns
     a reason (it runs while the table row is locked, so nothing commits meanwhile).
 
+    ``version`` (default: the transaction id) is the commit's version. ``in_commit_order``
+    keeps the table's versions in commit order, for layouts whose files do not carry it:
+    when a commit of a higher version came first (a transaction opened later committed
+    earlier), the commit takes a fresh version above it (`_in_commit_order`). Head guards
+    still compare the version planned; a head it moves to that version moves to the new.
+
     Raises:
         CommitConflictError: A head, a removed file or the table moved since it was planned
             (with ``expected_seq``: any commit since that sequence, unless ``unless_since``
@@ -136,6 +145,8 @@ def apply(
     """
     metrics_data = _json_object(metrics or {}, "metrics")
     _validate(changes)
+    planned = txn.id if version is None else int(version)
+    version = _in_commit_order(session, table, planned, user, now) if in_commit_order else planned
     changes = _create_partitions(session, table, changes, now)
     _check_partitions(session, table, changes)
     old_seq = table.current_seq
@@ -163,7 +174,7 @@ def apply(
     set_committed_value(table, "current_seq", seq)
     touched: set[int] = set()
     for change in changes:
-        _move_head(session, table, txn, change)
+        _move_head(session, table, txn, change, version if change.new_head == planned else None)
         _retire(session, table, txn, change.remove, seq)
         _grow(session, table, txn, change)
         if change.add or change.remove or change.grow:
@@ -175,7 +186,7 @@ def apply(
         table_id=table.id,
         seq=seq,
         txn_id=txn.id,
-        version=txn.id if version is None else int(version),
+        version=version,
         operation=operation,
         user=user,
         committed_at=now,
@@ -190,6 +201,17 @@ def apply(
         transactions.finish(session, txn, transactions.COMMITTED, now, None)
     session.flush()
     return commit.info()
+
+
+def _in_commit_order(session: Session, table: TableRow, version: int, user: str, now: float) -> int:
+    """``version``, unless ``table`` has a commit of a higher version already: then a fresh
+    transaction id, above every version so far (the table row is locked)."""
+    highest = session.scalar(
+        sa.select(sa.func.max(CommitRow.version)).where(CommitRow.table_id == table.id)
+    )
+    if highest is None or highest <= version:
+        return version
+    return transactions.allocate_committed(session, user=user, now=now)
 
 
 def _changed_since(session: Session, table: TableRow, seq: int) -> list[DataFile]:
@@ -301,8 +323,14 @@ def _check_partitions(
 
 
 def _move_head(
-    session: Session, table: TableRow, txn: TransactionRow, change: PartitionCommit
+    session: Session,
+    table: TableRow,
+    txn: TransactionRow,
+    change: PartitionCommit,
+    moved_to: int | None = None,
 ) -> None:
+    """Guard and move the partition's head as ``change`` says; it moves to ``moved_to``
+    instead of ``change.new_head`` when given (a commit that took a fresh version)."""
     if change.partition_id is None or (not change.check_head and change.new_head is None):
         return
     head = PartitionRow.head_version
@@ -317,7 +345,7 @@ def _move_head(
         where.append(head.is_not_distinct_from(change.expected_head))
     else:
         where.append(sa.or_(head.is_(None), head < change.new_head))
-    new_value = head if change.new_head is None else change.new_head
+    new_value = head if change.new_head is None else (moved_to or change.new_head)
     result = session.execute(
         sa.update(PartitionRow)
         .where(*where)

@@ -70,6 +70,7 @@ def commit_tables_as(
             unless_since=commit.unless_since,
             finish=False,
             summarise=summarise,
+            in_commit_order=commit.in_commit_order,
         )
         for (name, commit), table in zip(ordered, rows, strict=True)
     }

@@ -218,6 +218,7 @@ class TableCommit:
     metrics: Mapping[str, Any] = field(default_factory=dict)
     expected_seq: int | None = None
     unless_since: SinceCheck | None = None
+    in_commit_order: bool = False
 
 
 @dataclass(frozen=True)
@@ -291,7 +292,8 @@ class TableWriteIds:
         high_water_mark: The highest write id the snapshot knows (0: none).
         open_ids: Write ids at or below the mark whose transaction had not committed.
         aborted_ids: Write ids at or below the mark whose transaction aborted.
-        versions: The version (committing transaction id) of every valid write id.
+        versions: The version of every valid write id: the version its transaction's
+            commit took (its id, or a fresh one when it committed after a higher version).
     """
 
     table: str

@@ -7,14 +7,12 @@ A file is live at commit ``seq`` when ``added_seq <= seq`` and it was not retire
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Sequence
-from datetime import UTC, datetime
 
 import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
-from versioned.catalog import retention, schemas
+from versioned.catalog import commit_times, retention, schemas
 from versioned.catalog.models import CommitRow, FileRow, PartitionRow, TableRow
 from versioned.catalog.records import CommitInfo, DataFile, Snapshot
 from versioned.errors import CatalogError, InputError, NoSuchVersionError
@@ -31,15 +29,17 @@ def history(session: Session, table_id: int) -> list[CommitInfo]:
 
 
 def snapshot(
-    session: Session, table: TableRow, as_of: int | None, as_of_time: float | None = None
+    session: Session, table: TableRow, as_of: int | None, as_of_time: object = None
 ) -> Snapshot:
-    """The table as of version ``as_of``, or as of the time ``as_of_time`` (seconds since the
-    epoch: its last commit made within that second or before), or latest.
+    """The table right after the commit of version ``as_of``, or as of the time
+    ``as_of_time`` (an aware `datetime` or seconds since the epoch: its last commit made at
+    or before it, to the microsecond: `commit_times`), or latest.
 
-    A version the table has no commit of stands for the table's latest version at or below
-    it: versions are catalog-wide transaction ids, so a table's own are not consecutive.
+    A version the table has no commit of stands for the table's latest version below it:
+    versions are catalog-wide transaction ids, so a table's own are not consecutive.
 
     Raises:
+        InputError: ``as_of`` is not a version number, or ``as_of_time`` not a time.
         NoSuchVersionError: The table has no version at or below ``as_of``, or no commit at
             or before ``as_of_time``, or that version was vacuumed.
     """
@@ -82,28 +82,25 @@ def _resolve(
     table: TableRow,
     name: str,
     as_of: int | None,
-    as_of_time: float | None,
+    as_of_time: object,
 ) -> tuple[int, int]:
     """``(seq, version)`` of the commit a time-travel read names."""
     commits = sa.select(CommitRow.seq, CommitRow.version).where(CommitRow.table_id == table.id)
     if as_of_time is not None:
-        if isinstance(as_of_time, bool) or not isinstance(as_of_time, int | float):
-            raise InputError(f"as_of_time must be seconds since the epoch, got {as_of_time!r}")
-        # To the second, as times are shown (`versioned history`): a commit at 12:00:09.7 is
-        # as of 12:00:09.
-        end_of_second = math.floor(as_of_time) + 1
+        # To the microsecond, as `history` shows commit times: a time copied from there
+        # reads exactly its commit, and the first of two commits in one second is reachable.
+        at = commit_times.as_of_micros(as_of_time)
         row = session.execute(
-            commits.where(CommitRow.committed_at < end_of_second)
+            commits.where(CommitRow.committed_at <= commit_times.latest_at(at))
             .order_by(CommitRow.seq.desc())
             .limit(1)
         ).first()
         if row is None:
-            when = datetime.fromtimestamp(as_of_time, UTC).isoformat(timespec="seconds")
             raise NoSuchVersionError(
-                f"{name} has no commit at or before {when}: `versioned history {name}` "
-                "lists its commits with their times",
+                f"{name} has no commit at or before {commit_times.time_text(at)}: "
+                f"`versioned history {name}` lists its commits with their times",
                 table=name,
-                as_of_time=as_of_time,
+                as_of_time=commit_times.time_text(at),
             )
         return int(row.seq), int(row.version)
     if isinstance(as_of, bool) or not isinstance(as_of, int):

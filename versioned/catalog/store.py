@@ -272,6 +272,7 @@ class MetaStore(TransactionStore, ChangeLogReads, SummaryReads):
         expected_seq: int | None = None,
         stream_mark: StreamMark | None = None,
         unless_since: SinceCheck | None = None,
+        in_commit_order: bool = False,
     ) -> CommitInfo:
         """Make a transaction's files visible, atomically, and commit the transaction.
 
@@ -288,6 +289,10 @@ class MetaStore(TransactionStore, ChangeLogReads, SummaryReads):
             unless_since: With ``expected_seq``: commits since it conflict only when this
                 check of the files they added or retired gives a reason (it runs with the
                 table row locked: keep it short, e.g. a probe of a few Bloom filters).
+            in_commit_order: Keep the table's versions in commit order: when a commit of a
+                higher version came first, this one takes a fresh version above it (for
+                layouts whose files do not carry the version:
+                `TableLayout.versions_follow_commits`).
 
         Raises:
             CommitConflictError: Another writer changed what this commit planned against;
@@ -310,6 +315,7 @@ class MetaStore(TransactionStore, ChangeLogReads, SummaryReads):
             stream_mark=stream_mark,
             unless_since=unless_since,
             summarise=self.summarise,
+            in_commit_order=in_commit_order,
         )
         with watched(self.watch, "commit", str(table_name)) as made:
             try:
@@ -359,13 +365,15 @@ class MetaStore(TransactionStore, ChangeLogReads, SummaryReads):
         return self._on_table(name, "read", lambda s, t: snapshots.history(s, t.id))
 
     def snapshot(
-        self, name: TableName, *, as_of: int | None = None, as_of_time: float | None = None
+        self, name: TableName, *, as_of: int | None = None, as_of_time: object = None
     ) -> Snapshot:
-        """Files and partitions of the table at version ``as_of`` (its latest version at or
-        below it), or at time ``as_of_time`` (seconds since the epoch), default latest;
-        needs read.
+        """Files and partitions of the table right after the commit of version ``as_of``
+        (its latest version at or below it), or at time ``as_of_time`` (an aware datetime or
+        seconds since the epoch: the last commit at or before it, to the microsecond),
+        default latest; needs read.
 
         Raises:
+            InputError: ``as_of`` or ``as_of_time`` is not a version or a time.
             NoSuchVersionError: The table has no version at or below ``as_of`` (no commit at
                 or before ``as_of_time``), or it was vacuumed.
         """

@@ -61,6 +61,14 @@ def allocate(session: Session, *, count: int, user: str, timeout_s: float, now: 
     return ids
 
 
+def allocate_committed(session: Session, *, user: str, now: float) -> int:
+    """A new transaction id, committed at once and empty: a fresh version for a commit that
+    keeps its table's versions in commit order (`commits.apply`)."""
+    (txn_id,) = allocate(session, count=1, user=user, timeout_s=1.0, now=now)
+    finish(session, get(session, txn_id), COMMITTED, now, None)
+    return txn_id
+
+
 def open_batch(
     session: Session, *, count: int, user: str, timeout_s: float, now: float
 ) -> list[int]:

@@ -73,7 +73,13 @@ def write_id_list(session: Session, table: TableRow, seq: int) -> TableWriteIds:
     (Hive's), for an older commit the highest valid one, so later write ids are above it.
     """
     rows = session.execute(
-        sa.select(WriteIdRow.write_id, WriteIdRow.txn_id, TransactionRow.state, CommitRow.seq)
+        sa.select(
+            WriteIdRow.write_id,
+            WriteIdRow.txn_id,
+            TransactionRow.state,
+            CommitRow.seq,
+            CommitRow.version,
+        )
         .join(TransactionRow, TransactionRow.id == WriteIdRow.txn_id)
         .outerjoin(
             CommitRow,
@@ -87,13 +93,13 @@ def write_id_list(session: Session, table: TableRow, seq: int) -> TableWriteIds:
     valid: dict[int, int] = {}
     open_ids: list[int] = []
     aborted: list[int] = []
-    for write_id, txn_id, state, commit_seq in rows:
+    for write_id, txn_id, state, commit_seq, version in rows:
         if state == transactions.ABORTED:
             aborted.append(int(write_id))
         elif state == transactions.OPEN or (commit_seq is not None and commit_seq > seq):
             open_ids.append(int(write_id))
-        else:
-            valid[int(write_id)] = int(txn_id)
+        else:  # a commit that came after a higher version's took a fresh version
+            valid[int(write_id)] = int(txn_id if version is None else version)
     allocated = int(rows[-1][0]) if rows else 0
     hwm = allocated if seq >= table.current_seq else max(valid, default=0)
     return TableWriteIds(

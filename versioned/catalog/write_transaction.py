@@ -120,12 +120,14 @@ class WriteTransaction:
         version: int | None = None,
         expected_seq: int | None = None,
         stream_mark: StreamMark | None = None,
+        in_commit_order: bool = False,
     ) -> CommitInfo:
         """Make the transaction's files visible, atomically (see `MetaStore.commit`).
 
         The compare-and-swap guards are the partitions' ``expected_head`` (and ``remove``)
         and, with ``expected_seq``, the table's commit sequence. ``stream_mark`` (the
         micro-batch the write applies) is recorded in the same SQL transaction.
+        ``in_commit_order``: see `MetaStore.commit`.
 
         Raises:
             CommitConflictError: Another commit changed what this one planned against;
@@ -147,6 +149,7 @@ class WriteTransaction:
                 version=version,
                 expected_seq=expected_seq,
                 stream_mark=stream_mark,
+                in_commit_order=in_commit_order,
             )
             self.state = "committed"
             self.committed = info
@@ -161,6 +164,7 @@ class WriteTransaction:
         metrics: Mapping[str, Any] | None = None,
         expected_seq: int | None = None,
         stream_mark: StreamMark | None = None,
+        in_commit_order: bool = False,
     ) -> CommitInfo:
         """`commit`; when the table-sequence guard fails and only compactions committed since
         ``expected_seq``, commit again against the new sequence instead of failing.
@@ -177,6 +181,7 @@ class WriteTransaction:
                     metrics=metrics,
                     expected_seq=expected_seq,
                     stream_mark=stream_mark,
+                    in_commit_order=in_commit_order,
                 )
             except CommitConflictError:
                 if expected_seq is None:

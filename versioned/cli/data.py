@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 import click
@@ -87,7 +87,7 @@ def upsert(
         progress=progress_printer(quiet),
         evolve=evolve,
     )
-    if result.nothing_applied:
+    if result.nothing_applied or result.all_rejected:
         why = f"{' '.join(inputs)}: no rows in the input"
         if result.rejected:
             where = result.dead_letter and state.catalog.full_path(result.dead_letter)
@@ -107,14 +107,15 @@ def upsert(
     type=int,
     default=None,
     metavar="V",
-    help="Read the table as of version V (its latest version at or below V).",
+    help="Read the table right after the commit of version V (its latest version at or below V).",
 )
 @click.option(
     "--as-of-time",
     default=None,
     metavar="TIME",
-    help="Read the table as of its last commit made in TIME's second or before (ISO-8601 "
-    "with a zone, e.g. 2024-05-01T12:00:00Z; `history` shows commit times to the second).",
+    help="Read the table as of its last commit made at TIME or before, to the microsecond "
+    "(ISO-8601 with a zone, e.g. 2024-05-01T12:00:00Z or 2024-05-01T14:00:00.25+02:00; "
+    "`history` shows commit times to the microsecond).",
 )
 @click.option("--where", "condition", default=None, help="SQL filter, e.g. \"store_id = '7'\".")
 @click.option("--limit", type=int, default=20, show_default=True, help="Rows to show (0: all).")
@@ -145,9 +146,14 @@ def show(
     table = state.table(name)
     if as_of is not None and as_of_time is not None:
         raise click.UsageError("give --as-of or --as-of-time, not both")
-    if as_of_time is not None:
-        as_of = table.snapshot(as_of_time=parse_time(as_of_time, "--as-of-time")).version
-    frame = table.matching(condition, as_of) if condition else table.read(as_of=as_of)
+    # The time itself, not the version of the commit it finds: the version names the
+    # commit only while versions follow the commit order.
+    when = None if as_of_time is None else parse_time(as_of_time, "--as-of-time")
+    frame = (
+        table.matching(condition, as_of, as_of_time=when)
+        if condition
+        else table.read(as_of=as_of, as_of_time=when)
+    )
     frame = frame.orderBy(*table.spec.primary_key)
     what = "--where" if condition else "show"
     print_frame(state, frame, limit, what, truncate=not no_truncate)
@@ -202,10 +208,12 @@ HISTORY_COLUMNS = [
 def history(state: CliContext, name: str) -> None:
     """List the versions of DB.TABLE, lowest (oldest) version first, with what each did.
 
-    A version is the id of the transaction that wrote it, and a higher version wins over
-    a lower one for the same key. `commit` numbers the commits in the order they became
-    visible: a write that began before another can commit after it, so the two orders
-    can differ.
+    A version is the id of the transaction that wrote it, or a fresh one when a higher
+    version committed first (a write's in its partition; on acid tables any), so a higher
+    version wins over a lower one for the same key. `commit` numbers the commits in the
+    order they became visible; on the version layout a write can commit after a higher
+    version of another partition or a compaction, so the two orders can differ there.
+    `committed_at` is to the microsecond: `show --as-of-time` with it reads that commit.
     """
     rows = []
     for c in sorted(state.table(name).history(), key=lambda c: (c.version, c.seq)):
@@ -215,7 +223,7 @@ def history(state: CliContext, name: str) -> None:
                 "version": c.version,
                 "commit": c.seq,
                 "operation": c.operation,
-                "committed_at": utc_time(c.committed_at),
+                "committed_at": utc_time(c.committed_at, timespec="microseconds"),
                 "user": c.user,
                 "inserted": m.get("inserted"),
                 "updated": m.get("updated"),
@@ -231,25 +239,46 @@ def history(state: CliContext, name: str) -> None:
     echo(render_rows(rows, state.output, HISTORY_COLUMNS))
 
 
+TIME_FORMS = (
+    "an ISO-8601 time with a zone, to the microsecond at most, from 0001-01-01T00:00:00Z to "
+    "9999-12-31T23:59:59Z (e.g. 2024-05-01T12:00:00Z or 2024-05-01T14:00:00.25+02:00)"
+)
+
+
 def parse_time(text: str, option: str) -> datetime:
     """An ISO-8601 time with a zone (``2024-05-01T12:00:00Z``, ``...+02:00``)."""
     try:
         when = datetime.fromisoformat(text)
     except ValueError as exc:
-        raise click.BadParameter(f"{text!r} is not an ISO-8601 time", param_hint=option) from exc
+        raise click.BadParameter(f"{text!r} is not {TIME_FORMS}", param_hint=option) from exc
     if when.tzinfo is None:
+        # The full form: Python reads a zone only after a time (not 2024-05-01Z).
         raise click.BadParameter(
-            f"{text!r} has no zone: add one, e.g. {text}Z for UTC", param_hint=option
+            f"{text!r} has no zone: add one, e.g. {when.isoformat()}Z for UTC",
+            param_hint=option,
         )
+    try:
+        when.astimezone(UTC)
+    except OverflowError:  # 0001-01-01T00:00:00+01:00 is in the year 0 in UTC
+        raise click.BadParameter(
+            f"{text!r} is outside the years 1 to 9999 in UTC: give {TIME_FORMS}",
+            param_hint=option,
+        ) from None
     return when
 
 
 def say_nothing_applied(state: CliContext, record: dict[str, Any], why: str) -> None:
-    """Report a batch that committed nothing (exit status 0)."""
-    if state.output == "table":
-        echo(f"nothing to apply ({why}); no version was committed")
+    """Report a batch that applied no row (exit status 0): it committed nothing, or (every
+    row rejected) a version that records only its dead letters."""
+    version = record.get("version")
+    if version is None:
+        line = f"nothing to apply ({why}); no version was committed"
     else:
-        click.echo(f"nothing to apply ({why}); no version was committed", err=True)
+        line = f"nothing to apply ({why}); version {version} records them"
+    if state.output == "table":
+        echo(line)
+    else:
+        click.echo(line, err=True)
         echo(render_record(record, state.output))
 
 

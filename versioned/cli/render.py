@@ -109,12 +109,13 @@ def render_record(record: Mapping[str, Any], fmt: OutputFormat) -> str:
     return "\n".join(f"{k.ljust(width)}  {_table_cell(v)}" for k, v in record.items())
 
 
-def utc_time(epoch: float | None) -> str | None:
+def utc_time(epoch: float | None, *, timespec: str = "seconds") -> str | None:
     """A catalog time (seconds since the epoch) as ISO-8601 UTC, to the second
-    (``2024-05-01T12:00:00+00:00``, the form `export` writes too); ``None`` stays ``None``."""
+    (``2024-05-01T12:00:00+00:00``, the form `export` writes too) or to ``timespec``;
+    ``None`` stays ``None``."""
     if epoch is None:
         return None
-    return datetime.fromtimestamp(epoch, UTC).isoformat(timespec="seconds")
+    return datetime.fromtimestamp(epoch, UTC).isoformat(timespec=timespec)
 
 
 def echo(text: str) -> None:

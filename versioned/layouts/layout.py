@@ -61,6 +61,11 @@ class TableLayout:
         data_kinds: Catalog file kinds that hold rows (``partitions`` counts them).
         entry_kinds: Catalog file kinds whose entries retire older rows, and the name
             ``partitions`` gives their count.
+        versions_follow_commits: Its files do not carry versions, so every commit keeps the
+            table's versions in commit order: one made after a commit of a higher version
+            (its transaction opened earlier) takes a fresh version (`MetaStore.commit`'s
+            ``in_commit_order``). A layout whose paths hold the version (``version_id=V``)
+            keeps a partition's versions in commit order itself.
 
     Hooks (``module:attr``, imported on first use by `hook`; ``None``: the layout does not
     do it, and asking raises `NotSupportedError`):
@@ -76,6 +81,8 @@ class TableLayout:
         import_files: Commits a data collection's files into a table as they are (no Spark);
             ``None``: an import upserts the collection's rows through the engine.
         compaction_kinds: The ``--kind`` values ``compact`` accepts (empty: none).
+        live_rows: ``(files) -> int``: the live rows of a partition from its live catalog
+            files; ``None``: its stored rows less its entries (each retires exactly one).
         compaction_due: ``(write_ids, snapshot, thresholds) -> {partition id: why}``: the
             partitions a compaction with those thresholds would pick, from catalog metadata
             only (the metadata tables and ``versioned ui`` show it).
@@ -93,6 +100,7 @@ class TableLayout:
     table_rules: str | None = None
     data_kinds: frozenset[str] = frozenset({"data"})
     entry_kinds: tuple[str, frozenset[str]] = ("index_entries", frozenset({"index"}))
+    versions_follow_commits: bool = False
     ingest_sink: str | None = None
     allocates_write_ids: bool = False
     change_files: str | None = None
@@ -100,6 +108,7 @@ class TableLayout:
     import_files: str | None = None
     compaction_kinds: tuple[str, ...] = ()
     compaction_due: str | None = None
+    live_rows: str | None = None
     mutation_format: str | None = None
     _segment: re.Pattern[str] = field(init=False, repr=False, compare=False)
 

@@ -26,6 +26,7 @@ from versioned.catalog.records import (
     Snapshot,
     TableCommit,
 )
+from versioned.layouts.base import layout_of
 from versioned.layouts.mutation_format import MutationFormat
 from versioned.mutation.errors import (
     MutationConflictError,
@@ -118,6 +119,7 @@ def _table_commit(
         _metrics(fmt, target, manifests),
         expected_seq=None if snapshot is None else snapshot.seq,
         unless_since=None if snapshot is None else _deleted_since(fmt, target, deleting, snapshot),
+        in_commit_order=layout_of(target.table.spec.layout).versions_follow_commits,
     )
 
 

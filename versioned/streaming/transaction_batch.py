@@ -76,11 +76,15 @@ class TransactionBatch:
         self._written = 0
         try:
             write_ids: tuple[int, ...] = ()
-            if layout_of(self._table.spec.layout).allocates_write_ids:
+            layout = layout_of(self._table.spec.layout)
+            # A later transaction of the batch may commit after another writer's higher
+            # version: on such a layout it then takes a fresh version above it.
+            self._in_commit_order = layout.versions_follow_commits
+            if layout.allocates_write_ids:
                 write_ids = tuple(self._store.allocate_write_ids(endpoint.table, self.txn_ids))
             self.write_ids = write_ids
             spec = self._table.spec
-            sink: SinkFactory = layout_of(spec.layout).hook("ingest_sink", "stream", spec.name)
+            sink: SinkFactory = layout.hook("ingest_sink", "stream", spec.name)
             self._sink: IngestSink = sink(
                 SinkContext(
                     self._store,
@@ -243,6 +247,7 @@ class TransactionBatch:
                         expected_seq=prepared.expected_seq,
                         version=prepared.version,
                         unless_since=prepared.unless_since,
+                        in_commit_order=self._in_commit_order,
                     )
                     break
                 except CommitConflictError:
@@ -422,6 +427,7 @@ class TransactionBatch:
                 operation="stream_close",
                 partitions=changes,
                 metrics={"agent": self.connection.agent},
+                in_commit_order=self._in_commit_order,
             )
         except BaseException:
             self._store.abort(txn_id, "closing the stream's files failed")

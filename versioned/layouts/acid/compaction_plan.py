@@ -34,6 +34,7 @@ from dataclasses import dataclass
 
 from versioned.catalog.records import DataFile, PartitionInfo, Snapshot, TableWriteIds
 from versioned.layouts.acid.acid_state import acid_state
+from versioned.layouts.acid.compacted_dirs import compaction_markers
 from versioned.layouts.acid.compaction_rules import (
     CompactionKind,
     InitiatorThresholds,
@@ -44,10 +45,12 @@ from versioned.layouts.acid.directories import AcidDir, BaseDir, DeltaDir, parse
 from versioned.layouts.acid.errors import AcidNameError
 from versioned.layouts.acid.key_filters import KEY_BLOOM_KIND
 from versioned.layouts.acid.snapshot_dirs import (
+    DELETE_KIND,
     EVENT_KINDS,
     MARKER_KIND,
     TOMBSTONE_DIR,
     TOMBSTONE_KIND,
+    bucket_file_ref,
     valid_write_id_list,
 )
 from versioned.layouts.acid.write_ids import ValidWriteIdList
@@ -104,6 +107,22 @@ class AcidCompactionPlan:
     def input_bytes(self) -> int:
         """Size of the bucket files read."""
         return sum(f.size_bytes for f in self.inputs)
+
+    def files_to_write(self, *, key_filters: bool) -> int:
+        """Files the compaction writes: one per bucket of the events it reads (a major
+        compaction: of the insert events; a minor one: of each kind, in its own folder),
+        with ``key_filters`` (`key_filters.filter_key_columns`) a filter beside each insert
+        bucket file, each output folder's markers (`compacted_dirs`) and the merged
+        tombstones.
+
+        Exact unless every event of a bucket is dropped (a major compaction's deleted rows,
+        aborted write ids): that bucket gets no file."""
+        inserts = {bucket_file_ref(f).bucket for f in self.inputs if f.kind != DELETE_KIND}
+        deletes = {bucket_file_ref(f).bucket for f in self.inputs if f.kind == DELETE_KIND}
+        buckets = len(inserts) * (2 if key_filters else 1)
+        buckets += len(deletes) if self.kind == "minor" else 0
+        markers = sum(len(compaction_markers(d, 0)) for d in self.outputs() if d is not None)
+        return buckets + markers + (1 if any(f.row_count for f in self.tombstones) else 0)
 
     def outputs(self) -> tuple[AcidDir, DeltaDir | None]:
         """The directories the compaction writes: where the insert events (or the base's

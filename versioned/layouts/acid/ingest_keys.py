@@ -1,7 +1,8 @@
 """Where the keys of a streamed transaction live now in an acid table (their ROW__IDs).
 
-Rows the batch itself committed are kept in memory (their key and ROW__ID). Stored rows
-are found as an upsert's key lookup finds them, without Spark: the key filters of the
+Rows the batch itself committed are kept in memory (their key and ROW__ID), less those
+other writers' delete events retired since (a key that moved to another partition). Stored
+rows are found as an upsert's key lookup finds them, without Spark: the key filters of the
 snapshot's insert files (partition, bucket, min/max key, Bloom filter; `file_pruning`)
 choose the files that may hold a key, and only those are read, only their key and event
 fields (`pyarrow`), less the rows their delete events removed. A key of a new record reads
@@ -10,6 +11,7 @@ no data file unless a Bloom filter gives a false positive.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import numpy as np
@@ -56,6 +58,7 @@ class StoredKeys:
         self._context = context
         self._spec = context.table.spec
         self._own = own.name
+        self._own_deletes = dataclasses.replace(own, delete=True).name
         self._keys = key_fields(self._spec)
         self._mine: pa.Table | None = None
         self.partitions: dict[int, PartitionInfo] = {}
@@ -69,11 +72,10 @@ class StoredKeys:
         """``#partition`` and ROW__ID of every live row that has the key of a row of
         ``rows`` (the data columns of one transaction, one row per key)."""
         keys = rows.select(self._keys)
-        found = [self._stored(keys)]
+        mine = None
         if self._mine is not None and self._mine.num_rows:
-            found.append(self._mine.join(keys, self._keys, join_type="left semi"))
-        columns = [self.PARTITION, *_ROW_ID]
-        return pa.concat_tables([f.select(columns) for f in found])
+            mine = self._mine.join(keys, self._keys, join_type="left semi")
+        return self._stored(keys, mine).select([self.PARTITION, *_ROW_ID])
 
     def committed(self, new: pa.Table | None) -> None:
         """The batch committed ``new`` (key columns and ROW__IDs of its inserted rows)."""
@@ -87,8 +89,12 @@ class StoredKeys:
         kept = self._mine.join(new.select(self._keys), self._keys, join_type="left anti")
         self._mine = pa.concat_tables([kept.select(new.schema.names), new])
 
-    def _stored(self, keys: pa.Table) -> pa.Table:
-        """Live stored rows (not of this batch's insert delta) with one of ``keys``."""
+    def _stored(self, keys: pa.Table, mine: pa.Table | None) -> pa.Table:
+        """Live rows with one of ``keys``: stored ones read from the files, and ``mine``
+        (rows this batch committed with them), both less the rows delete events retired.
+
+        Another batch may have retired a row of this one (its key moved to that batch's
+        partition): the delete events of other writers apply to this batch's rows too."""
         context = self._context
         spec = self._spec
         name = spec.name
@@ -118,11 +124,18 @@ class StoredKeys:
             context.fileio, location, inserts, probe, blooms, load=self._bloom
         ).kept
         empty = _empty(spec, self._keys, self.PARTITION)
-        if not kept:
-            return empty
         rows = [self._read(r, keys, ids) for r in kept]
+        deletes = {d.file.path: d for d in deletes_for(kept, in_scope.deletes)}
+        if mine is not None and mine.num_rows:
+            rows.append(mine.select(empty.schema.names).cast(empty.schema))
+            # This batch's own delete events are in ``mine`` already (`committed`).
+            own = [r for r in in_scope.inserts if r.directory == self._own]
+            others = [d for d in in_scope.deletes if d.directory != self._own_deletes]
+            deletes.update((d.file.path, d) for d in deletes_for(own, others))
+        if not rows:
+            return empty
         found = pa.concat_tables([empty, *rows])
-        deleted = [self._read_deletes(r, ids) for r in deletes_for(kept, in_scope.deletes)]
+        deleted = [self._read_deletes(r, ids) for r in deletes.values()]
         if not deleted:
             return found
         gone = pa.concat_tables(deleted)

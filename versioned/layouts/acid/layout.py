@@ -21,6 +21,7 @@ LAYOUT = TableLayout(
     table_rules="versioned.layouts.acid.table_rules:acid_table_settings",
     data_kinds=frozenset({"base", "delta"}),
     entry_kinds=("delete_events", frozenset({"delete_delta"})),
+    versions_follow_commits=True,
     ingest_sink="versioned.layouts.acid.ingest_sink:AcidIngestSink",
     allocates_write_ids=True,
     change_files="versioned.layouts.acid.change_images:changed_files",

@@ -28,6 +28,7 @@ from versioned.layouts.version_partition.paths import (
     version_dir,
 )
 from versioned.layouts.version_partition.probe import BLOOM_KIND, ProbeResult
+from versioned.layouts.version_partition.retired_rows import RETIRING_STAT
 from versioned.schema import TableSpec
 from versioned.storage.filesystem import FileIO
 from versioned.values.arrow_types import arrow_schema
@@ -63,6 +64,7 @@ def write_partition_version(
     *,
     key_columns: Sequence[str],
     error_rate: float,
+    retiring: int | None = None,
 ) -> PartitionVersion:
     """Write ``rows`` (one per key, the table's data columns) as version ``version``.
 
@@ -73,6 +75,8 @@ def write_partition_version(
             (`probe.probe_partition`, in the order of ``rows``).
         key_columns: The key columns stored in the index and filter (`index_key_columns`).
         error_rate: The Bloom filter's false-positive rate.
+        retiring: How many of the index entries (one per Bloom-positive key) may retire a
+            row (`retired_rows`; default: all).
 
     Raises:
         SchemaError: ``rows`` do not fit the table's data columns.
@@ -89,7 +93,14 @@ def write_partition_version(
     if may.any():
         adds.append(
             write_index_entries(
-                fileio, table_location, spec, partition, version, rows.filter(pa.array(may)), UPSERT
+                fileio,
+                table_location,
+                spec,
+                partition,
+                version,
+                rows.filter(pa.array(may)),
+                UPSERT,
+                retiring=retiring,
             )
         )
     bloom = KeyBloomFilter.build(probe.encoded, error_rate=error_rate, headroom=WRITE_HEADROOM)
@@ -149,12 +160,16 @@ def write_index_entries(
     version: int,
     keys: pa.Table,
     op: str,
+    *,
+    retiring: int | None = None,
 ) -> FileAdd:
     """Write one index file of version ``version`` in ``partition``: entry ``op`` (``U``,
-    or ``M`` where a key moved away from the partition) for every row of ``keys``."""
+    or ``M`` where a key moved away from the partition) for every row of ``keys``, of which
+    ``retiring`` may retire a row (`retired_rows`; default: all)."""
     if op not in (UPSERT, MOVED):
         raise SchemaError(f"streamed versions write U or M entries, not {op!r}")
     entries = build_index(spec, keys, version=version, ops=op)
     rel = f"{index_dir(partition.path, version)}/{index_file_name()}"
     size = write_index(fileio, f"{table_location}/{rel}", entries)
-    return FileAdd(partition.id, rel, "index", version, size, entries.num_rows)
+    stats = {} if retiring is None else {RETIRING_STAT: retiring}
+    return FileAdd(partition.id, rel, "index", version, size, entries.num_rows, stats)

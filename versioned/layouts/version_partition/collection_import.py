@@ -14,6 +14,7 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 
 from versioned.catalog.records import FileAdd, PartitionCommit, Snapshot, TableInfo
@@ -34,6 +35,11 @@ from versioned.layouts.version_partition.paths import (
     version_dir,
 )
 from versioned.layouts.version_partition.probe import BLOOM_KIND
+from versioned.layouts.version_partition.retired_rows import (
+    RETIRING_STAT,
+    KeyHomes,
+    row_versions_of,
+)
 from versioned.options import TXN_TIMEOUT_S
 from versioned.storage.filesystem import FileIO
 
@@ -153,6 +159,9 @@ def _retire_moved_keys(
     )
     changes = []
     ordering = spec.ordering_column
+    homes = KeyHomes.of(
+        np.full(keys.num_rows, -1, dtype=np.int64), probe, row_versions_of(snapshot.files)
+    )
     for pid, rows in probe.hits.items():
         part = snapshot.partitions[pid]
         moved = keys.take(pa.array(rows))
@@ -162,7 +171,8 @@ def _retire_moved_keys(
         tx.own_dir(f"{info.location}/{index_dir(part.path, tx.id)}")
         rel = f"{index_dir(part.path, tx.id)}/{index_file_name()}"
         size = write_index(fileio, f"{info.location}/{rel}", entries)
-        add = FileAdd(pid, rel, "index", tx.id, size, entries.num_rows)
+        stats = {RETIRING_STAT: homes.retiring_in(pid, rows)}
+        add = FileAdd(pid, rel, "index", tx.id, size, entries.num_rows, stats)
         changes.append(PartitionCommit(pid, part.head_version, tx.id, add=(add,)))
     return changes
 

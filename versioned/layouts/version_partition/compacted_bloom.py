@@ -3,7 +3,11 @@
 It must hold every key the compacted version has a row or a tombstone for. It is built from
 the key columns of the compacted versions' data files (read with Arrow while Spark writes the
 rows) and the carried tombstones: a superset of the live keys, as the filters it replaces
-were (they hold deleted keys too), so it only adds false positives, never misses a key.
+were (they hold deleted keys too), so it only adds false positives, never misses a key. When
+it holds more keys than the compacted version has rows and tombstones (keys deleted or moved
+away before the compaction) by more than its error rate, it is built again from the
+compacted version's own files (`without_retired_keys`): its keys are then where they live,
+which the estimate of a partition's live rows relies on (`retired_rows`).
 
 A filter built by compaction gets headroom (`HEADROOM` times its keys), and so, with less, does
 the filter written with every version (``bloom.WRITE_HEADROOM``). Compaction reuses the
@@ -65,7 +69,7 @@ def compacted_bloom_filter(
     """
     base_file = _reusable(bloom_files, error_rate)
     if base_file is not None:
-        rest = [f for f in data_files if f.version != base_file.version]
+        rest = [f.path for f in data_files if f.version != base_file.version]
         distinct, bounds = _distinct_keys(fileio, table_location, spec, rest, tombstones)
         bloom = KeyBloomFilter.read(fileio, f"{table_location}/{base_file.path}")
         try:
@@ -76,6 +80,51 @@ def compacted_bloom_filter(
         else:
             stats = bounds.merged_with(base_file.stats).stats(bloom.count)
             return bloom, {**stats, CAPACITY_STAT: bloom.capacity, ERROR_RATE_STAT: error_rate}
+    return _built(
+        fileio, table_location, spec, [f.path for f in data_files], tombstones, error_rate
+    )
+
+
+def without_retired_keys(
+    fileio: FileIO,
+    table_location: str,
+    spec: TableSpec,
+    built: tuple[KeyBloomFilter, dict[str, Any]],
+    data_files: Sequence[str],
+    rows: int,
+    tombstones: pa.Table,
+    error_rate: float,
+) -> tuple[KeyBloomFilter, dict[str, Any]]:
+    """The filter (and stats) ``built`` by `compacted_bloom_filter`, or, when it holds more
+    keys than the compacted version has rows and tombstones by more than its error rate, one
+    built again from those.
+
+    The surplus are keys deleted or moved away before the compaction: a later write of such
+    a key finds it here as it would a false positive, and writes an entry that retires
+    nothing; the estimate of the partition's live rows (`retired_rows`) would take this
+    filter for the key's home. As many as the filter's false positives are tolerated, so
+    that a partition with the odd delete keeps extending its filter.
+
+    Args:
+        data_files: The compacted version's data files (paths relative to the table).
+        rows: Their rows.
+    """
+    bloom = built[0]
+    surplus = bloom.count - rows - tombstones.num_rows  # live keys and tombstones differ
+    if surplus <= error_rate * bloom.count:
+        return built
+    return _built(fileio, table_location, spec, data_files, tombstones, error_rate)
+
+
+def _built(
+    fileio: FileIO,
+    table_location: str,
+    spec: TableSpec,
+    data_files: Sequence[str],
+    tombstones: pa.Table,
+    error_rate: float,
+) -> tuple[KeyBloomFilter, dict[str, Any]]:
+    """A new filter over the keys of ``data_files`` and ``tombstones``, with headroom."""
     distinct, bounds = _distinct_keys(fileio, table_location, spec, data_files, tombstones)
     capacity = max(math.ceil(len(distinct) * HEADROOM), MIN_CAPACITY)
     bloom = KeyBloomFilter(capacity, error_rate)
@@ -109,7 +158,7 @@ def _distinct_keys(
     fileio: FileIO,
     table_location: str,
     spec: TableSpec,
-    data_files: Sequence[DataFile],
+    data_files: Sequence[str],
     tombstones: pa.Table,
 ) -> tuple[pa.Array, KeyBounds]:
     """Encoded distinct keys of ``data_files`` and ``tombstones``, and their bounds."""
@@ -130,13 +179,13 @@ def _distinct_keys(
 def _key_chunks(
     fileio: FileIO,
     table_location: str,
-    files: Sequence[DataFile],
+    files: Sequence[str],
     file_format: str,
     keys: Sequence[str],
 ) -> Iterator[pa.Table]:
     """The key columns of ``files``, in chunks of at most `KEY_CHUNK_ROWS` rows."""
-    for data_file in files:
-        yield from key_chunks(fileio, f"{table_location}/{data_file.path}", file_format, keys)
+    for path in files:
+        yield from key_chunks(fileio, f"{table_location}/{path}", file_format, keys)
 
 
 def key_chunks(

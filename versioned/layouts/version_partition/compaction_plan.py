@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from versioned.catalog.records import DataFile, PartitionInfo, Snapshot
+from versioned.layouts.version_partition.retired_rows import live_rows_estimate
 from versioned.options import CompactionOptions, CompactionThresholds
 
 TOMBSTONE_RETENTION_PROPERTY = "tombstone_retention_hours"
@@ -33,6 +34,7 @@ class PartitionPlan:
         estimated_rows: Rows the compacted partition is expected to hold.
         files_to_write: Data files the compaction will write.
         reasons: Why the partition was picked.
+        kept_tombstones: An earlier compaction kept tombstones in the partition.
     """
 
     partition: PartitionInfo
@@ -48,11 +50,21 @@ class PartitionPlan:
     estimated_rows: int
     files_to_write: int
     reasons: tuple[str, ...]
+    kept_tombstones: bool = False
 
     @property
     def path(self) -> str:
         """The partition's directory (``""`` when the table is unpartitioned)."""
         return self.partition.path
+
+    @property
+    def files_added_estimate(self) -> int:
+        """Every file the compaction is expected to add: its data files (none when no row
+        is expected), its Bloom filter, and the index of the tombstones an earlier
+        compaction kept (new tombstones, and their retention, are known only when it
+        runs; Spark may roll a data file over into one more)."""
+        data = self.files_to_write if self.estimated_rows else 0
+        return data + 1 + (1 if self.kept_tombstones else 0)
 
     def to_dict(self) -> dict[str, object]:
         """Plain-data form (for output)."""
@@ -101,7 +113,7 @@ def plan_partition(
     data_rows = sum(f.row_count for f in data)
     data_bytes = sum(f.size_bytes for f in data)
     entries = sum(f.row_count for f in index)
-    estimated = max(data_rows - entries, 0)
+    estimated = live_rows_estimate(files)
     by_rows = math.ceil(estimated / options.rows_per_file)
     live_bytes = data_bytes * estimated / data_rows if data_rows else 0
     by_bytes = math.ceil(live_bytes / options.target_file_bytes)
@@ -164,6 +176,7 @@ def plan_partition(
         estimated_rows=estimated,
         files_to_write=to_write,
         reasons=tuple(reasons),
+        kept_tombstones=any("tombstones" in f.stats for f in index),
     )
 
 

@@ -43,12 +43,15 @@ class ElsewhereProbe:
         versions: Per partition id: versions whose filter matched some key.
         filters_read: Bloom files opened.
         partitions_probed: Partitions with at least one candidate key after pruning.
+        newest: Per partition id: the newest version whose filter matched each key of
+            ``hits`` (in the same order).
     """
 
     hits: Mapping[int, np.ndarray] = field(default_factory=dict)
     versions: Mapping[int, tuple[int, ...]] = field(default_factory=dict)
     filters_read: int = 0
     partitions_probed: int = 0
+    newest: Mapping[int, np.ndarray] = field(default_factory=dict)
 
     def may_exist(self, n: int) -> np.ndarray:
         """Per batch key: whether some other partition may hold it."""
@@ -98,6 +101,7 @@ def probe_elsewhere(
     ranges = KeyRangeTester(keys.column(key_columns[0])) if key_columns and n else None
     hits: dict[int, np.ndarray] = {}
     versions: dict[int, tuple[int, ...]] = {}
+    newest: dict[int, np.ndarray] = {}
     read = probed = 0
     for info in partitions:
         files = blooms.get(info.id, ())
@@ -107,9 +111,10 @@ def probe_elsewhere(
         if not base.any():
             continue
         found = np.zeros(n, dtype=bool)
+        found_in = np.full(n, -1, dtype=np.int64)
         matched: list[int] = []
         read_before = read
-        for bloom_file in files:
+        for bloom_file in sorted(files, key=lambda f: f.version, reverse=True):
             wanted = base & ~found
             if ranges is not None:
                 wanted &= ranges.within(bloom_file.stats)
@@ -121,13 +126,15 @@ def probe_elsewhere(
             positive = rows[bloom.might_contain_rows(digests, rows)]
             if len(positive):
                 found[positive] = True
+                found_in[positive] = bloom_file.version  # newest first: a key stops here
                 matched.append(bloom_file.version)
         if read > read_before:
             probed += 1
         if found.any():
             hits[info.id] = np.flatnonzero(found)
             versions[info.id] = tuple(sorted(matched))
-    return ElsewhereProbe(hits, versions, read, probed)
+            newest[info.id] = found_in[hits[info.id]]
+    return ElsewhereProbe(hits, versions, read, probed, newest)
 
 
 def _candidates(

@@ -34,6 +34,7 @@ import numpy as np
 import pyarrow as pa
 
 from versioned.catalog.records import (
+    DataFile,
     PartitionCommit,
     PartitionInfo,
     SinceCheck,
@@ -69,6 +70,7 @@ from versioned.layouts.version_partition.index import (
 )
 from versioned.layouts.version_partition.ingest_races import SincePlan, since_plan
 from versioned.layouts.version_partition.probe import BLOOM_KIND, ProbeResult, probe_partition
+from versioned.layouts.version_partition.retired_rows import KeyHomes, row_versions_of
 
 
 @dataclass(frozen=True)
@@ -82,6 +84,8 @@ class _Plan:
     partitions: dict[int, PartitionInfo]
     version: int
     """The version to write: the transaction id, or a fresh id above a head that passed it."""
+    snapshot_files: tuple[DataFile, ...] | None = None
+    """The files of the snapshot probed (a key unique table-wide), else None."""
 
 
 @dataclass(frozen=True)
@@ -178,6 +182,7 @@ class VersionIngestSink:
         rows, superseded = last_per_key(rows, self.key_columns)
         try:
             plan, keys = self._plan(txn_id, rows)
+            homes = self._homes(plan)
             version = write_partition_version(
                 self.context.fileio,
                 self.context.table.location,
@@ -188,8 +193,11 @@ class VersionIngestSink:
                 plan.probe,
                 key_columns=self.key_columns,
                 error_rate=self.bloom_error_rate,
+                retiring=None
+                if homes is None
+                else homes.retiring_here(np.flatnonzero(plan.probe.may_exist)),
             )
-            others = self._retire_elsewhere(txn_id, rows, plan)
+            others = self._retire_elsewhere(rows, plan, homes)
         except (StorageError, OSError) as exc:
             raise StreamingIOFailure(
                 f"writing transaction {txn_id} into {self.context.table.spec.name} failed: "
@@ -308,7 +316,9 @@ class VersionIngestSink:
         )
         heads = [live.head, *[snapshot.partitions[pid].head_version for pid in elsewhere.hits]]
         version = self._version(txn_id, heads)
-        plan = _Plan(live, probe, elsewhere, snapshot.seq, dict(snapshot.partitions), version)
+        plan = _Plan(
+            live, probe, elsewhere, snapshot.seq, dict(snapshot.partitions), version, snapshot.files
+        )
         return plan, _Keys(keys, digests)
 
     def _refresh(self, snapshot: Snapshot) -> LiveBlooms:
@@ -322,8 +332,17 @@ class VersionIngestSink:
             keep=[f.path for f in blooms] if self.context.table.spec.keys_move else (),
         )
 
+    def _homes(self, plan: _Plan) -> KeyHomes | None:
+        """Where the keys were written last (`retired_rows`); None without a snapshot (a
+        key unique per partition: only its filters were read)."""
+        if plan.snapshot_files is None:
+            return None
+        row_versions = row_versions_of(plan.snapshot_files)
+        own = np.full(len(plan.probe.newest), self.context.partition.id, dtype=np.int64)
+        return KeyHomes.of(plan.probe.newest, plan.elsewhere, row_versions, own)
+
     def _retire_elsewhere(
-        self, txn_id: int, rows: pa.Table, plan: _Plan
+        self, rows: pa.Table, plan: _Plan, homes: KeyHomes | None
     ) -> tuple[PartitionCommit, ...]:
         """``M`` entries where a streamed key may live in another partition."""
         ctx = self.context
@@ -338,6 +357,7 @@ class VersionIngestSink:
                 plan.version,
                 rows.take(pa.array(positions)),
                 MOVED,
+                retiring=None if homes is None else homes.retiring_in(pid, positions),
             )
             changes.append(
                 PartitionCommit(

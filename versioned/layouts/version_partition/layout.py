@@ -20,4 +20,5 @@ LAYOUT = TableLayout(
     change_images="versioned.layouts.version_partition.change_images:version_images",
     import_files="versioned.layouts.version_partition.collection_import:import_files",
     compaction_due="versioned.layouts.version_partition.compaction_plan:due_partitions",
+    live_rows="versioned.layouts.version_partition.retired_rows:live_rows_estimate",
 )

@@ -30,12 +30,14 @@ class ProbeResult:
         may_exist: Per key: true if some live version may hold it.
         candidate_versions: Versions whose filter matched at least one key.
         filters_read: Bloom filters tested (opened, unless ``load`` had them).
+        newest: Per key: the newest version whose filter matched it (-1: none).
     """
 
     encoded: list[bytes]
     may_exist: np.ndarray
     candidate_versions: tuple[int, ...]
     filters_read: int
+    newest: np.ndarray
 
 
 def probe_partition(
@@ -66,6 +68,7 @@ def probe_partition(
     load = load or read_filter
     encoded = encode_keys(keys, key_columns)
     may = np.zeros(len(encoded), dtype=bool)
+    newest = np.full(len(encoded), -1, dtype=np.int64)
     bounds = key_range(keys, key_columns)
     digests = KeyDigests(encoded)
     candidates: list[int] = []
@@ -78,5 +81,6 @@ def probe_partition(
         hits = np.fromiter(bloom.might_contain_many(digests), dtype=bool, count=len(encoded))
         if hits.any():
             candidates.append(bloom_file.version)
+            newest[hits & ~may] = bloom_file.version  # newest first: the first match
             may |= hits
-    return ProbeResult(encoded, may, tuple(candidates), read)
+    return ProbeResult(encoded, may, tuple(candidates), read, newest)

@@ -163,7 +163,10 @@ def test_a_write_planned_before_a_compaction_commits_after_it_without_replanning
 
     (compaction,) = compactions
     assert {p.status for p in compaction.partitions} == {"compacted"}
-    assert result.version < min(p.version for p in compaction.partitions)  # planned first
+    write = [c for c in table.history() if c.operation == "upsert"][-1]
+    assert write.txn_id < min(c.txn_id for c in table.history() if c.operation == "compact")
+    # planned first, committed last: its version follows the commit order
+    assert result.version == write.version > max(p.version for p in compaction.partitions)
     assert (result.updated, result.deleted, result.inserted) == (1, 1, 1)
     assert not any("conflict" in m for m in messages)  # committed on its first attempt
     expected = {(1, "A3", "x"), (2, "b2", "x"), (3, "c", "y"), (5, "e", "y"), (8, "h", "y")}

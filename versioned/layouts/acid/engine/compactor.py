@@ -45,6 +45,7 @@ from versioned.layouts.acid.engine.event_writer import WrittenFile, write_events
 from versioned.layouts.acid.engine.events import ROW_ID_FIELDS, read_events, valid_write_id
 from versioned.layouts.acid.engine.placement import place_folders, unplace_folders
 from versioned.layouts.acid.engine.tombstones import merge_tombstones
+from versioned.layouts.acid.key_filters import filter_key_columns
 from versioned.layouts.acid.paths import acid_dir_path
 from versioned.layouts.acid.snapshot_dirs import (
     DELETE_KIND,
@@ -109,7 +110,9 @@ def compact_acid_table(
         return CompactionResult(str(name), request.dry_run, (), _since(started))
     say(f"{name}: {len(plans)} partition(s) to compact")
     if request.dry_run:
-        return CompactionResult(str(name), True, tuple(_planned(p) for p in plans), _since(started))
+        filters = filter_key_columns(table.spec) is not None
+        planned = tuple(_planned(p, key_filters=filters) for p in plans)
+        return CompactionResult(str(name), True, planned, _since(started))
     job = _Compaction(ctx, request, layout, kind, rules)
     done = []
     for i, plan in enumerate(plans, 1):
@@ -146,7 +149,7 @@ def _stored_rows(snapshot: Snapshot, partition: PartitionInfo) -> int:
     )
 
 
-def _planned(plan: AcidCompactionPlan) -> PartitionCompaction:
+def _planned(plan: AcidCompactionPlan, *, key_filters: bool) -> PartitionCompaction:
     return PartitionCompaction(
         partition=plan.partition.path,
         status="planned",
@@ -154,6 +157,7 @@ def _planned(plan: AcidCompactionPlan) -> PartitionCompaction:
         versions_compacted=plan.versions,
         rows=sum(f.row_count for f in plan.inputs if f.kind != DELETE_KIND),
         files_removed=len(plan.retired),
+        files_added=plan.files_to_write(key_filters=key_filters),
         bytes_before=plan.input_bytes,
         message=f"{plan.kind}: {plan.reason}",
     )
@@ -228,7 +232,7 @@ def _compact_partition(
         staged = _staged(tx)
         placed = place_folders(ctx, table, staged, folders)
         try:
-            tx.commit(
+            committed = tx.commit(
                 operation="compact",
                 partitions=[
                     PartitionCommit(
@@ -249,17 +253,18 @@ def _compact_partition(
                     "tombstones": tombstones,
                     "trigger": job.request.trigger,
                 },
+                in_commit_order=job.layout.versions_follow_commits,
             )
         except CommitConflictError:  # nothing committed and T still open: hide them again
             unplace_folders(ctx.fileio, table, staged, placed)
             raise
     with suppress(StorageError):  # emptied by the moves; vacuum takes what stays
         ctx.fileio.delete_dir(staged, missing_ok=True)
-    say(f"committed version {tx.id}")
+    say(f"committed version {committed.version}")
     return PartitionCompaction(
         partition=ppath,
         status="compacted",
-        version=tx.id,
+        version=committed.version,
         high_water_mark=plan.high_water_mark,
         versions_compacted=plan.versions,
         rows=rows,
@@ -348,11 +353,12 @@ def _events(
     refs = [bucket_file_ref(f) for f in plan.inputs]
     inserts = [r for r in refs if r.file.kind != DELETE_KIND]
     deletes = [r for r in refs if r.file.kind == DELETE_KIND]
+    insert_events = read_events(ctx, snapshot, inserts)
+    delete_events = read_events(ctx, snapshot, deletes)
+    # Built only now: a Spark column needs the session the reads above started (a scheduled
+    # compaction is the first thing its process does).
     valid = valid_write_id(F.col(s.CURRENT_WRITE_ID), compactor)
-    return (
-        read_events(ctx, snapshot, inserts).where(valid),
-        read_events(ctx, snapshot, deletes).where(valid),
-    )
+    return insert_events.where(valid), delete_events.where(valid)
 
 
 def _labelled(say: Progress, label: str) -> Progress:

@@ -34,7 +34,8 @@ class AcidTransaction:
 
     @property
     def txn_id(self) -> int:
-        """The catalog transaction id (the version the write commits as)."""
+        """The catalog transaction id (the version the write commits as, unless a commit of
+        a higher version came first: `MetaStore.commit`'s ``in_commit_order``)."""
         return self.tx.id
 
     @property
@@ -51,6 +52,7 @@ class AcidTransaction:
         metrics: dict[str, Any],
         expected_seq: int | None,
         stream_mark: StreamMark | None = None,
+        in_commit_order: bool = False,
     ) -> CommitInfo:
         """List the files and commit; raises `CommitConflictError` when another writer won
         (with ``expected_seq``: a commit since that sequence other than a compaction), and
@@ -61,6 +63,7 @@ class AcidTransaction:
             metrics=metrics,
             expected_seq=expected_seq,
             stream_mark=stream_mark,
+            in_commit_order=in_commit_order,
         )
 
 

@@ -57,6 +57,7 @@ from versioned.layouts.acid.snapshot_dirs import MARKER_KIND
 from versioned.layouts.acid.table_rules import driver_write_max_events
 from versioned.layouts.engine_protocol import EngineContext
 from versioned.layouts.layout import TableLayout
+from versioned.layouts.rejected_batch import commit_rejected_batch
 from versioned.layouts.table_request import WriteRequest
 from versioned.results import CommitResult
 from versioned.schema import TableSpec
@@ -88,7 +89,8 @@ def write_batch(ctx: EngineContext, request: WriteRequest, layout: TableLayout) 
     """Apply the request's feed to its acid table as one commit and return what was
     committed.
 
-    A feed without a row to apply commits nothing (``version=None``).
+    A feed without a row to apply commits nothing (``version=None``) when it is empty, and
+    only the record of its dead letters when every row was rejected (`rejected_batch`).
     """
     say, table = request.say, request.table
     started = time.monotonic()
@@ -102,10 +104,7 @@ def write_batch(ctx: EngineContext, request: WriteRequest, layout: TableLayout) 
         rejected = write_dead_letters(request.feed, ctx.fileio, dead_letter_dir)
         if batch.isEmpty():
             say("nothing to apply")
-            seconds = round(time.monotonic() - started, 3)
-            return CommitResult(
-                None, 0, 0, 0, 0, rejected[0], seconds=seconds, dead_letter=rejected[1]
-            )
+            return commit_rejected_batch(ctx, request, rejected, started=started)
         job = _WriteJob(ctx, request, layout, batch, rejected, started)
 
         def attempt(number: int) -> CommitResult:
@@ -337,16 +336,17 @@ def _write(job: _WriteJob, txn: AcidTransaction, snapshot: Snapshot) -> CommitRe
         "files_written": len(data),
         "bytes_written": sum(a.size_bytes for a in data),
     }
-    txn.commit(
+    committed = txn.commit(
         operation=job.request.operation,
         partitions=changes,
         metrics=metrics,
         expected_seq=snapshot.seq if spec.keys_move else None,
         stream_mark=job.request.options.stream_mark,
+        in_commit_order=job.layout.versions_follow_commits,
     )
-    say(f"committed version {txn.txn_id} (write id {txn.write_id})")
+    say(f"committed version {committed.version} (write id {txn.write_id})")
     return CommitResult(
-        version=txn.txn_id,
+        version=committed.version,
         rejected=rejected[0],
         dead_letter=rejected[1],
         coerced=feed.coerced_count(),

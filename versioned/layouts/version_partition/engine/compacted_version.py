@@ -30,7 +30,10 @@ from versioned.catalog.records import DataFile, FileAdd, TableInfo
 from versioned.catalog.write_transaction import WriteTransaction
 from versioned.keys.bloom import KeyBloomFilter
 from versioned.layouts.version_partition.arrow_version import data_rows, write_data_file
-from versioned.layouts.version_partition.compacted_bloom import compacted_bloom_filter
+from versioned.layouts.version_partition.compacted_bloom import (
+    compacted_bloom_filter,
+    without_retired_keys,
+)
 from versioned.layouts.version_partition.compaction_plan import PartitionPlan
 from versioned.layouts.version_partition.index import VERSION_COLUMN, write_index
 from versioned.layouts.version_partition.paths import (
@@ -117,6 +120,7 @@ def write_compacted_version(
         spark_job.result()
     folders = _folders(ctx, target)
     data = folders.move_data_files(stage, spec.file_format)
+    bloom, stats = _live_keys_only(ctx, target, (bloom, stats), data, tombstones, bloom_error_rate)
     return _with_index_files(folders, data, tombstones, bloom, stats)
 
 
@@ -162,7 +166,30 @@ def write_compacted_rows(
             bloom_error_rate,
         )
         data = writing.result()
+    bloom, stats = _live_keys_only(ctx, target, (bloom, stats), data, tombstones, bloom_error_rate)
     return _with_index_files(folders, data, tombstones, bloom, stats)
+
+
+def _live_keys_only(
+    ctx: EngineContext,
+    target: CompactedVersion,
+    built: tuple[KeyBloomFilter, dict[str, Any]],
+    data: Sequence[FileAdd],
+    tombstones: pa.Table,
+    error_rate: float,
+) -> tuple[KeyBloomFilter, dict[str, Any]]:
+    """The filter ``built`` while the rows were written, unless it holds keys with neither
+    a row nor a tombstone in ``data`` (`compacted_bloom.without_retired_keys`)."""
+    return without_retired_keys(
+        ctx.fileio,
+        target.table.location,
+        target.table.spec,
+        built,
+        [a.path for a in data],
+        sum(a.row_count for a in data),
+        tombstones,
+        error_rate,
+    )
 
 
 def _folders(ctx: EngineContext, target: CompactedVersion) -> _VersionFolders:

@@ -131,7 +131,7 @@ def compact_table(ctx: EngineContext, request: CompactRequest) -> CompactionResu
                 versions_compacted=p.versions,
                 rows=p.estimated_rows,
                 files_removed=p.live_files,
-                files_added=p.files_to_write,
+                files_added=p.files_added_estimate,
                 bytes_before=p.data_bytes,
                 message="; ".join(p.reasons),
             )
@@ -242,7 +242,7 @@ def _compact_partition(
         part_snapshot = dataclasses.replace(snapshot, files=files)
         written = _write_partition(ctx, tx, part_snapshot, plan, history)
         ctx.say(f"committing {written.rows} rows, {written.tombstones} tombstones")
-        tx.commit(
+        committed = tx.commit(
             operation="compact",
             partitions=[
                 # Guarded by ``remove`` (each file still live: two compactions of the
@@ -266,12 +266,16 @@ def _compact_partition(
                 "bytes_written": sum(a.size_bytes for a in written.adds),
                 "trigger": ctx.request.trigger,
             },
+            # The compacted rows keep version hwm, and C names only folders (by its
+            # transaction id), so the commit may take a version above a write that
+            # committed meanwhile: the table's versions then stay in commit order.
+            in_commit_order=True,
         )
-    ctx.say(f"committed version {tx.id}")
+    ctx.say(f"committed version {committed.version}")
     return PartitionCompaction(
         partition=plan.path,
         status="compacted",
-        version=tx.id,
+        version=committed.version,
         high_water_mark=hwm,
         versions_compacted=plan.versions,
         rows=written.rows,

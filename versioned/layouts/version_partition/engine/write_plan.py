@@ -44,6 +44,11 @@ from versioned.layouts.version_partition.index import (
 )
 from versioned.layouts.version_partition.paths import bloom_file_name, index_dir, index_file_name
 from versioned.layouts.version_partition.probe import BLOOM_KIND, ProbeResult, probe_partition
+from versioned.layouts.version_partition.retired_rows import (
+    RETIRING_STAT,
+    KeyHomes,
+    row_versions_of,
+)
 from versioned.storage.filesystem import FileIO
 from versioned.storage.partition_paths import partition_path
 
@@ -137,6 +142,12 @@ def plan_version(
     plan = VersionPlan(_counts(may, stale, is_delete), stale)
     plan.filters_read = sum(g.probe.filters_read for g in own) + elsewhere.filters_read
     writer = _PlanWriter(fileio, table, keys, tx, plan, by_values)
+    newest_own = np.full(n, -1, dtype=np.int64)
+    named = np.full(n, -1, dtype=np.int64)
+    for group in own:
+        newest_own[group.rows] = group.probe.newest
+        named[group.rows] = -1 if group.info is None else group.info.id
+    homes = KeyHomes.of(newest_own, elsewhere, row_versions_of(snapshot.files), named)
     live = ~stale
     # Without an ordering column a delete of an absent key needs nothing; with one it
     # leaves a tombstone so that a late, older insert cannot resurrect the key.
@@ -148,13 +159,15 @@ def plan_version(
         if not (needs_entry.any() or lands.any()):
             continue  # nothing lands here: no partition is created for it
         entry_rows = rows[needs_entry]
-        writer.index(group.values, entry_rows, np.where(is_delete[entry_rows], DELETE, UPSERT))
+        ops_here = np.where(is_delete[entry_rows], DELETE, UPSERT)
+        writer.index(group.values, entry_rows, ops_here, homes.retiring_here(entry_rows))
         writer.bloom(group.values, rows, group.probe.encoded, bloom_error_rate, bloom_headroom)
     for pid, rows in elsewhere.hits.items():
         moving = rows[live[rows]]
         if len(moving):
             ops_here = np.where(is_delete[moving], DELETE, MOVED)
-            writer.index(snapshot.partitions[pid].values, moving, ops_here)
+            retiring = homes.retiring_in(pid, moving)
+            writer.index(snapshot.partitions[pid].values, moving, ops_here, retiring)
     return plan
 
 
@@ -220,8 +233,11 @@ class _PlanWriter:
         self.claim(f"{self.table.location}/{directory}")
         return pid, directory, self.plan.adds.setdefault(values, [])
 
-    def index(self, values: PartitionValues, rows: np.ndarray, ops: np.ndarray) -> None:
-        """Index entries for the keys at ``rows`` in the partition with ``values``."""
+    def index(
+        self, values: PartitionValues, rows: np.ndarray, ops: np.ndarray, retiring: int
+    ) -> None:
+        """Index entries for the keys at ``rows`` in the partition with ``values``, of
+        which ``retiring`` may retire a row (`retired_rows`)."""
         if len(rows) == 0:
             return
         pid, directory, adds = self._partition(values)
@@ -230,7 +246,8 @@ class _PlanWriter:
         )
         rel = f"{directory}/{index_file_name()}"
         size = write_index(self.fileio, f"{self.table.location}/{rel}", index)
-        adds.append(FileAdd(pid, rel, "index", self.version, size, index.num_rows))
+        stats = {RETIRING_STAT: retiring}
+        adds.append(FileAdd(pid, rel, "index", self.version, size, index.num_rows, stats))
 
     def bloom(
         self,

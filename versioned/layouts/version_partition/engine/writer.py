@@ -47,6 +47,7 @@ from versioned.keys.columns import (
     index_key_columns,
 )
 from versioned.layouts.layout import DEAD_LETTER_DIR
+from versioned.layouts.rejected_batch import commit_rejected_batch
 from versioned.layouts.table_request import WriteRequest
 from versioned.layouts.version_partition.engine.bulk_load import bulk_load_applies, load_in_bulk
 from versioned.layouts.version_partition.engine.staging import (
@@ -74,8 +75,8 @@ def write_batch(ctx: EngineContext, request: WriteRequest) -> CommitResult:
     """Apply the request's feed to its table as one new version and return what was
     committed.
 
-    A feed without a row to apply (empty, or every row rejected) commits nothing: the result
-    has ``version=None`` (and the rejected rows are in the dead-letter area).
+    A feed without a row to apply commits nothing (``version=None``) when it is empty, and
+    only the record of its dead letters when every row was rejected (`rejected_batch`).
     """
     started = time.monotonic()
     table, feed, say = request.table, request.feed, request.say
@@ -100,10 +101,7 @@ def write_batch(ctx: EngineContext, request: WriteRequest) -> CommitResult:
         rejected = dead_letters or _dead_letters(ctx, request)
         if keys.num_rows == 0:
             say("nothing to apply")
-            seconds = round(time.monotonic() - started, 3)
-            return CommitResult(
-                None, 0, 0, 0, 0, rejected[0], seconds=seconds, dead_letter=rejected[1]
-            )
+            return commit_rejected_batch(ctx, request, rejected, started=started)
         job = _WriteJob(ctx, request, batch, keys, groups, rejected, superseded, started)
         return retry_on_conflict(
             request.options.max_attempts,

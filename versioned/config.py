@@ -35,6 +35,8 @@ class Settings:
         user: The principal whose permissions are checked.
         log_level: log4j level of Spark's output on stderr (Spark's log and the JVM's own
             lines); ``None`` keeps Spark quiet.
+        catalog_outage_s: How long to keep trying a catalog that cannot be reached;
+            ``None``: ``VERSIONED_CATALOG_OUTAGE_S``, else 30 s.
     """
 
     catalog_url: str
@@ -42,6 +44,7 @@ class Settings:
     spark_master: str
     user: str
     log_level: str | None = None
+    catalog_outage_s: float | None = None
 
     @property
     def warehouse_is_local(self) -> bool:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import socket
 import sqlite3
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -15,6 +17,7 @@ from versioned.catalog.engine import SCHEMA_VERSION
 from versioned.errors import (
     CatalogError,
     CatalogSchemaVersionError,
+    CatalogUnavailableError,
     ConfigError,
     TableAlreadyExistsError,
 )
@@ -91,6 +94,25 @@ def test_unusable_urls_are_refused_with_advice(url: str) -> None:
 def test_an_unreachable_catalog_fails_with_a_catalog_error(tmp_path: object) -> None:
     with pytest.raises(CatalogError, match="cannot open the catalog"):
         MetaStore.connect("sqlite:////nonexistent-dir/sub/catalog.db", "alice")
+
+
+def test_a_catalog_server_that_refuses_is_unavailable_after_the_outage_wait(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """As when it goes away midway: retryable, exit code 75, one line (psycopg's reason has
+    two), after `VERSIONED_CATALOG_OUTAGE_S`."""
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    monkeypatch.setenv("VERSIONED_CATALOG_OUTAGE_S", "0.5")
+    started = time.monotonic()
+    with pytest.raises(CatalogUnavailableError) as failed:
+        MetaStore.connect(f"postgresql+psycopg://u@127.0.0.1:{port}/x", "alice")
+    assert time.monotonic() - started >= 0.5
+    message = str(failed.value)
+    assert failed.value.retryable and failed.value.exit_code == 75
+    assert "could not be reached" in message and "VERSIONED_CATALOG_OUTAGE_S" in message
+    assert "\n" not in message
 
 
 def test_creating_a_table_twice_fails(catalog_url: str) -> None:

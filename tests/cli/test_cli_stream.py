@@ -184,6 +184,20 @@ def test_an_idle_stream_closes_its_batch_after_batch_seconds(cat: Any, tmp_path:
     assert [r[0] for r in _rows(table)] == [1, 2]
 
 
+def _streaming_uncommitted(
+    cat: Any, tmp_path: Path, data: bytes, *, read: int
+) -> subprocess.Popen[bytes]:
+    """A stream into ``day=2024-01-01`` that commits only when stopped, fed ``data``, once
+    it read ``read`` records."""
+    proc = _spawn(cat, tmp_path, *DAY, "--create-partition", "--commit-seconds", "3600")
+    assert proc.stdin is not None
+    proc.stdin.write(data)
+    proc.stdin.flush()
+    err = tmp_path / "err"
+    _wait_for(lambda: f"{read} records read" in err.read_text(), "the records to be read")
+    return proc
+
+
 @pytest.mark.parametrize(
     ("signum", "code", "layout"),
     [(signal.SIGINT, 130, "acid"), (signal.SIGTERM, 143, "versioned")],
@@ -192,14 +206,11 @@ def test_a_signal_commits_what_was_read_and_exits_cleanly(
     cat: Any, tmp_path: Path, signum: int, code: int, layout: str
 ) -> None:
     table = _events(cat, layout)
-    args = [*DAY, "--create-partition", "--commit-seconds", "3600"]
-    proc = _spawn(cat, tmp_path, *args)
+    lines = b"1,INFO,a\n2,INFO,b\n3,INFO,c\n4,INFO,not a whole line yet"
+    proc = _streaming_uncommitted(cat, tmp_path, lines, read=3)
     assert proc.stdin is not None
     err = tmp_path / "err"
     try:
-        proc.stdin.write(b"1,INFO,a\n2,INFO,b\n3,INFO,c\n4,INFO,not a whole line yet")
-        proc.stdin.flush()
-        _wait_for(lambda: "3 records read" in err.read_text(), "the records to be read")
         assert _stream_commits(table) == 0
         proc.send_signal(signum)
         proc.wait(timeout=120)
@@ -218,6 +229,31 @@ def test_a_signal_commits_what_was_read_and_exits_cleanly(
     )
     assert [r[0] for r in _rows(table)] == [1, 2, 3]
     assert _stream_commits(table) == 1
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_as_the_input_ends_is_reported_as_an_interruption(
+    lake: Any, tmp_path: Path, signum: int
+) -> None:
+    """Ctrl-C on a terminal also ends the command feeding the pipe: the end of input that
+    follows the signal at once must not turn the stream's status into `end of input`."""
+    table = _events(lake)
+    proc = _streaming_uncommitted(lake, tmp_path, b"1,INFO,a\n2,INFO,b\n", read=2)
+    assert proc.stdin is not None
+    err = tmp_path / "err"
+    try:
+        proc.send_signal(signum)
+        proc.stdin.close()  # what the dying producer does
+        proc.wait(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 128 + signum, err.read_text()
+    summary = json.loads((tmp_path / "out").read_text())
+    assert (summary["status"], summary["records"]) == ("interrupted", 2)
+    version = table.history()[-1].version
+    last = err.read_text().splitlines()[-1]
+    assert last == f"interrupted after version {version} of {TABLE} was committed"
 
 
 def test_a_bad_record_aborts_its_transaction_and_exits_2_naming_the_line(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import subprocess
 import sys
@@ -10,6 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from versioned.cli import tables
 from versioned.cli.main import cli
 
 SELL_COLUMNS = (
@@ -70,9 +73,10 @@ def test_describe_as_table_marks_key_and_partition_columns(run):
     assert "partition" in next(x for x in result.output.splitlines() if x.startswith("store_id"))
 
 
-def test_describe_prints_times_in_the_users_zone_and_json_in_utc(run, monkeypatch):
+def test_describe_prints_times_in_utc_in_every_format_whatever_the_time_zone(run, monkeypatch):
+    """As `history`, `partitions` and the metadata tables do (README: ISO-8601 in UTC in
+    every output format), so that a time reads the same on every machine."""
     import time as clock
-    from datetime import datetime
 
     monkeypatch.setenv("TZ", "Asia/Kolkata")  # +05:30 all year: no daylight-saving guess
     clock.tzset()
@@ -80,11 +84,11 @@ def test_describe_prints_times_in_the_users_zone_and_json_in_utc(run, monkeypatc
         _create_sell(run)
         shown = run("describe", "test.sell").output
         line = next(x for x in shown.splitlines() if x.startswith("created_at"))
-        local = datetime.fromisoformat(line.split()[1])
-        assert local.utcoffset() is not None and local.utcoffset().total_seconds() == 19800
         as_json = json.loads(run("describe", "test.sell", "--output", "json").output)
-        utc = datetime.fromisoformat(as_json["created_at"])
-        assert utc.utcoffset().total_seconds() == 0 and utc == local
+        as_csv = run("describe", "test.sell", "--output", "csv").output
+        (created,) = csv.DictReader(io.StringIO(as_csv))
+        assert line.split()[1] == as_json["created_at"] == created["created_at"]
+        assert as_json["created_at"].endswith("+00:00")
     finally:
         monkeypatch.undo()
         clock.tzset()
@@ -137,16 +141,36 @@ def test_permissions_through_grant_and_revoke(run):
     assert run("describe", "test.sell", user="mallory").exit_code == 77
 
 
-def test_drop_table_removes_catalog_entry_and_files(run, tmp_path: Path):
+def test_drop_table_removes_catalog_entry_and_files(
+    run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
     _create_sell(run)
     table_dir = tmp_path / "wh" / "test.db" / "sell"
     table_dir.mkdir(parents=True, exist_ok=True)
     (table_dir / "part-0.parquet").write_bytes(b"x")
-    assert run("drop-table", "test.sell", input="n\n").exit_code == 1  # declined
+    with monkeypatch.context() as terminal:
+        terminal.setattr(tables, "stdin_is_terminal", lambda: True)
+        declined = run("drop-table", "test.sell", input="n\n")
+    assert declined.exit_code == 1
+    said = declined.stderr.splitlines()[-1]
+    assert said == "Error: test.sell was not dropped (the answer was no)"
+    assert declined.stdout == ""  # the question is on stderr
     assert run("describe", "test.sell").exit_code == 0
     assert run("drop-table", "test.sell", "--yes").exit_code == 0
     assert run("describe", "test.sell").exit_code == 3
     assert not table_dir.exists()
+
+
+def test_drop_table_without_yes_and_without_a_terminal_says_to_pass_yes(run):
+    _create_sell(run)
+    refused = run("drop-table", "test.sell", input="")  # a script: stdin is no terminal
+    assert refused.exit_code == 2
+    assert refused.stderr.splitlines() == [
+        "Error: drop-table asks before it drops test.sell, and stdin is not a terminal: "
+        "pass --yes to drop it without asking"
+    ]
+    assert refused.stdout == ""
+    assert run("describe", "test.sell").exit_code == 0
 
 
 def test_help_teaches_configuration_and_examples(run):

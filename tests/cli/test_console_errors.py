@@ -110,6 +110,22 @@ def test_empty_input_commits_nothing_and_says_so(setup, content: str | None) -> 
     assert history.returncode == 0 and history.stdout.strip() == "[]"
 
 
+def test_an_unreachable_catalog_at_start_is_one_line_and_exit_75(tmp_path: Path) -> None:
+    """What a catalog lost midway exits with (retryable); no waiting with the wait at 0."""
+    env = {**os.environ, "VERSIONED_CATALOG_OUTAGE_S": "0"}
+    proc = subprocess.run(
+        [SCRIPT, "--catalog", "postgresql+psycopg://u@127.0.0.1:1/x", "list-tables"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+        timeout=600,
+    )
+    assert proc.returncode == 75, proc.stderr
+    assert "could not be reached" in _one_error_line(proc.stderr)
+    assert proc.stdout == ""
+
+
 def test_the_no_spark_marker_does_stop_spark(setup) -> None:
     """Guards the tests above: with the marker, a command that needs Spark cannot run."""
     base, cwd = setup

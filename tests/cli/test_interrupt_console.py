@@ -1,17 +1,22 @@
-"""Ctrl-C during `versioned upsert` through the installed console script, with its own JVM:
-Spark's job is cancelled, stderr ends with one line, the exit code is 130, nothing commits.
+"""Signals to the installed console script, with its own JVM.
 
-Soak only (`make soak`): the test starts a JVM of its own and runs a million-row first
-load, about a minute on CI's 2-core machine, which `make test` has no room for. The logic
-is tested without a JVM, and in-process on the shared session, in tests/cli/test_interrupts.py.
+While Python imports the command line (no JVM yet): the line and 130 (143), no traceback.
+While Spark starts (`make test`: a few seconds each, the JVM ends early): no process of the
+command survives it, stderr has one line after the progress line, the exit code is 130
+(143). During `versioned upsert` (soak only, `make soak`: a million-row first load, about a
+minute on CI's 2-core machine, which `make test` has no room for): Spark's job is cancelled,
+stderr ends with one line, the exit code is 130, nothing commits. The logic is tested without
+a JVM, and in-process on the shared session, in tests/cli/test_interrupts.py.
 """
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import threading
 import time
+import uuid
 from pathlib import Path
 
 import pyarrow as pa
@@ -19,7 +24,13 @@ import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 
-from tests.support.jvm_processes import SCRIPT, JvmProcesses, script_env
+from tests.support.jvm_processes import (
+    MARK,
+    SCRIPT,
+    JvmProcesses,
+    marked_processes,
+    script_env,
+)
 from versioned.catalog.store import MetaStore
 from versioned.cli.main import cli
 from versioned.layouts.version_partition.table_rules import BULK_LOAD_MIN_BYTES_PROPERTY
@@ -30,6 +41,120 @@ ROWS = 1_000_000
 # million rows runs for seconds more: the signal lands while Python waits on py4j, where
 # PySpark's own Ctrl-C handler printed py4j's tracebacks.
 RUNNING = "writing the batch"
+STARTING = "starting Spark"
+CONTEXT = "the SparkContext"
+NOTHING = "interrupted: nothing was committed"
+
+
+@pytest.mark.parametrize(
+    ("signum", "after", "delay_s"),
+    [
+        (signal.SIGINT, STARTING, 0.0),
+        (signal.SIGINT, STARTING, 2.0),
+        (signal.SIGTERM, STARTING, 1.0),
+        (signal.SIGINT, CONTEXT, 0.0),
+        (signal.SIGINT, CONTEXT, 1.0),
+    ],
+    ids=["int-0s", "int-2s", "term-1s", "int-context", "int-context-1s"],
+)
+def test_a_signal_while_spark_starts_leaves_no_jvm_and_prints_one_line(
+    jvm_processes: JvmProcesses, tmp_path: Path, signum: int, after: str, delay_s: float
+) -> None:
+    """``delay_s`` after the command says it starts Spark (Python imports PySpark, then the
+    JVM starts) or after the SparkContext made its block manager's folder (it then builds
+    the session). The JVM PySpark launches waits for our connection while it starts;
+    interrupted then, it used to live on (holding the command's stdout) and its stack trace
+    was printed; later, PySpark's own SIGINT handler printed py4j's tracebacks."""
+    warehouse, catalog = str(tmp_path / "wh"), f"sqlite:///{tmp_path}/cat.db"
+    created = CliRunner().invoke(
+        cli,
+        ["--warehouse", warehouse, "--catalog", catalog, "--user", "alice",
+         "create-table", "test.t", "--columns", "k BIGINT, p STRING", "--primary-key", "k"],
+    )  # fmt: skip
+    assert created.exit_code == 0, created.output
+    mark = uuid.uuid4().hex
+    local_dirs = tmp_path / "spark-local"
+    local_dirs.mkdir()
+    env = script_env(
+        VERSIONED_WAREHOUSE=warehouse,
+        VERSIONED_CATALOG=catalog,
+        VERSIONED_USER="alice",
+        SPARK_LOCAL_DIRS=str(local_dirs),
+    )
+    proc = jvm_processes.popen(
+        [SCRIPT, "show", "test.t"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**env, MARK: mark},
+        cwd=tmp_path,
+    )
+    assert proc.stderr is not None and proc.stdout is not None
+    first = proc.stderr.readline()
+    assert first.startswith(STARTING), first
+    if after == CONTEXT:
+        deadline = time.monotonic() + 120
+        while not any(local_dirs.glob("blockmgr-*")):
+            assert proc.poll() is None and time.monotonic() < deadline, "no SparkContext"
+            time.sleep(0.01)
+    time.sleep(delay_s)
+    proc.send_signal(signum)
+    assert proc.wait(timeout=120) == 128 + signum
+    left = _wait_gone(mark, timeout_s=30)
+    for pid in left:  # read the pipes below, which a JVM left behind keeps open
+        os.kill(pid, signal.SIGKILL)
+    assert left == [], "processes of the command outlived it"
+    stderr = first + proc.stderr.read()
+    assert stderr.splitlines()[1:] == [NOTHING], stderr
+    assert proc.stdout.read() == ""
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_while_python_imports_the_command_line_prints_the_line(
+    tmp_path: Path, signum: int
+) -> None:
+    """Those imports take about a second, in which a Ctrl-C printed a KeyboardInterrupt's
+    traceback (and SIGTERM ended the process silently)."""
+    proc = subprocess.Popen(
+        [SCRIPT, "--warehouse", str(tmp_path / "wh"), "list-tables"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=script_env(SPARK_HOME=str(tmp_path / "no-spark")),
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not _handles_sigterm(proc.pid):  # the entry point's first statement ran
+            assert proc.poll() is None and time.monotonic() < deadline
+            time.sleep(0.001)
+        importing = "libarrow" not in Path(f"/proc/{proc.pid}/maps").read_text()
+        proc.send_signal(signum)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert importing, "no signal handler until the command line was imported (pyarrow loaded)"
+    assert proc.returncode == 128 + signum, err
+    assert err == f"{NOTHING}\n"
+    assert out == ""
+
+
+def _handles_sigterm(pid: int) -> bool:
+    """Whether process ``pid`` has a handler of SIGTERM (Python's default leaves it to the
+    system: only versioned's entry point catches it)."""
+    status = Path(f"/proc/{pid}/status").read_text()
+    caught = int(next(line for line in status.splitlines() if line.startswith("SigCgt:"))[7:], 16)
+    return bool(caught & (1 << (signal.SIGTERM - 1)))
+
+
+def _wait_gone(mark: str, *, timeout_s: float) -> list[int]:
+    """The marked processes still running after ``timeout_s`` (a JVM asked to end runs
+    Spark's shutdown hooks first)."""
+    deadline = time.monotonic() + timeout_s
+    while (left := marked_processes(mark)) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return left
 
 
 @pytest.mark.soak
@@ -85,7 +210,7 @@ def test_ctrl_c_during_an_upsert_prints_one_line_exits_130_and_commits_nothing(
     assert any(RUNNING in line for line in seen), stderr
     assert job_started, stderr  # the signal landed while Python waited on the Spark job
     assert proc.returncode == 130, stderr
-    assert stderr.splitlines()[-1] == "interrupted: nothing was committed", stderr
+    assert stderr.splitlines()[-1] == NOTHING, stderr
     for noise in ("Traceback", "py4j", "Exception", "ERROR", "WARN"):
         assert noise not in stderr, stderr
     assert out == ""

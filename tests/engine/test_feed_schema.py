@@ -100,3 +100,29 @@ def test_derived_and_ignored_columns() -> None:
     )
     assert set(mapping.present) == {"store_id", "sell_id", "qty"}
     assert mapping.filled == ("note",)
+
+
+def test_a_partial_update_may_lack_partition_columns_outside_the_key_for_its_deletes() -> None:
+    """SPEC's key is sell_id: a delete of it finds its row in any store_id."""
+    mapping = map_columns(["sell_id", "change_ts"], SPEC, source="f", partial=True)
+    assert set(mapping.present) == {"sell_id", "change_ts"}
+    assert mapping.filled == ("qty", "note")  # the partition column is not kept: it is absent
+    with pytest.raises(SchemaError) as caught:
+        map_columns(["sell_id", "qty", "note", "change_ts"], SPEC, source="f")
+    message = str(caught.value)
+    assert "missing key column(s) store_id" in message
+    assert "a file of deletes by key alone may leave out store_id as a partial update" in message
+
+
+def test_a_partition_column_in_the_key_is_needed_by_deletes_too() -> None:
+    spec = TableSpec.build(
+        "db.s", columns="store_id INT, sell_id BIGINT, qty INT", primary_key="store_id,sell_id",
+        partition_by="store_id",
+    )  # fmt: skip
+    with pytest.raises(SchemaError) as caught:
+        map_columns(["sell_id"], spec, source="f", partial=True)
+    message = str(caught.value)
+    assert "missing key column(s) store_id" in message
+    assert "store_id is a partition column in the primary key, so every row, deletes too" in (
+        message
+    )

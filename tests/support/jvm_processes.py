@@ -24,6 +24,9 @@ if TYPE_CHECKING:
 SCRIPT = str(Path(sys.executable).with_name("versioned"))
 # The JVM prints this notice itself when it starts (Spark 4's launcher adds the module).
 JVM_NOTICE = "WARNING: Using incubator modules"
+# An environment variable a test gives a process, which every process it starts inherits
+# (spark-submit, Spark's launcher, the JVM): `marked_processes` finds them, orphans too.
+MARK = "VERSIONED_TEST_PROCESS_MARK"
 
 
 def script_env(**overrides: str | None) -> dict[str, str]:
@@ -40,6 +43,24 @@ def script_env(**overrides: str | None) -> dict[str, str]:
         else:
             env[key] = value
     return env
+
+
+def marked_processes(mark: str) -> list[int]:
+    """The running processes (zombies excepted) whose environment has ``MARK=mark``: what a
+    process started with that mark left behind, wherever it was reparented (Linux)."""
+    needle = f"{MARK}={mark}".encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            environ = (entry / "environ").read_bytes().split(b"\0")
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:  # ended meanwhile, or not ours to read
+            continue
+        if needle in environ and state != "Z":
+            found.append(int(entry.name))
+    return found
 
 
 class JvmProcesses:

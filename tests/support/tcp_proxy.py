@@ -6,6 +6,9 @@ The client's bytes are forwarded as they come; when `drop_after_commit` is armed
 chunk holds PostgreSQL's simple-query message ``COMMIT`` (``Q``, length, ``COMMIT\\0``, as
 psycopg sends a commit), the chunk goes to the server and the server's next answer on that
 connection is thrown away with both sockets closed.
+
+`refuse` plays a catalog that went away (every connection closed, new ones closed as they
+come) without touching the server, which other tests share; `accept` brings it back.
 """
 
 from __future__ import annotations
@@ -33,7 +36,19 @@ class TcpProxy:
         self._lock = threading.Lock()
         self._sockets: set[socket.socket] = set()
         self._closed = False
+        self._refusing = False
         threading.Thread(target=self._accept, daemon=True).start()
+
+    def refuse(self) -> None:
+        """Close every connection, and each new one as it comes (the server seems down)."""
+        self._refusing = True
+        with self._lock:
+            for s in list(self._sockets):
+                _close(s)
+
+    def accept(self) -> None:
+        """Forward new connections again (after `refuse`)."""
+        self._refusing = False
 
     def drop_after_commit(self) -> None:
         """Cut the next connection that sends a COMMIT, after the server has it."""
@@ -53,6 +68,9 @@ class TcpProxy:
                 client, _ = self._listener.accept()
             except OSError:
                 return
+            if self._refusing:
+                _close(client)
+                continue
             try:
                 server = socket.create_connection(("127.0.0.1", self.upstream_port), timeout=10)
             except OSError:

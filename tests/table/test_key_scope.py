@@ -7,6 +7,7 @@ travel, `changes()` and compaction all see one row.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,7 @@ import pytest
 from versioned.api.catalog import Catalog, connect
 from versioned.api.collection_files import write as write_collection
 from versioned.collections.errors import CollectionError
-from versioned.errors import CommitConflictError
+from versioned.errors import CommitConflictError, SchemaError
 
 
 def _moving(cat: Catalog, layout: str, *, ordering: bool = False, name: str = "m.t") -> Any:
@@ -83,6 +84,53 @@ def test_a_delete_without_partition_values_finds_the_row(cat: Catalog, layout: s
     assert _rows(t.read()) == [(1, "a", "x")]
     # The delete named no partition and none held the key there: no phantom partition.
     assert [p.values for p in cat.engine_context.store.partitions(t.name)] == [("x",), ("y",)]
+
+
+def test_a_file_of_deletes_by_key_alone_deletes_wherever_the_rows_live(
+    cat: Catalog, layout: str, tmp_path: Path
+) -> None:
+    """docs/change-feeds.md: a delete needs only its key. A file of ``op,id`` lacks the
+    partition column: as a partial update its deletes find their rows in any partition; an
+    update in it cannot be placed and is dead-lettered, saying why."""
+    t = _moving(cat, layout)
+    t.upsert(_batch([("I", 1, "a", "x"), ("I", 2, "b", "y"), ("I", 3, "c", "z")]))
+    deletes = tmp_path / "deletes.csv"
+    deletes.write_text("op,id\nD,1\nD,3\nD,9\nU,2\n")
+    with pytest.raises(SchemaError, match="may leave out p as a partial update"):
+        t.upsert(str(deletes))  # not partial: the missing columns are refused, with the way
+    result = t.upsert(str(deletes), partial=True)
+    assert (result.deleted, result.ignored_deletes, result.rejected) == (2, 1, 1)
+    assert _rows(t.read()) == [(2, "b", "y")]
+    assert [p.values for p in cat.engine_context.store.partitions(t.name)] == [
+        ("x",),
+        ("y",),
+        ("z",),
+    ]
+    (letter,) = [
+        json.loads(line)
+        for path in (tmp_path / "wh").rglob("_dead_letter/**/*.json")
+        for line in path.read_text().splitlines()
+    ]
+    assert letter["_raw"] == "U,2"
+    assert letter["_reason"].startswith("partition column p is not in the feed")
+
+
+def test_deletes_by_key_alone_are_refused_when_the_partition_is_part_of_the_key(
+    cat: Catalog, layout: str, tmp_path: Path
+) -> None:
+    """Then the same id in two partitions is two records: the delete must say which."""
+    t = cat.create_table(
+        "m.s", columns="id INT, v STRING, p STRING", primary_key="p,id", partition_by="p",
+        op_code_column="op", layout=layout,
+    )  # fmt: skip
+    deletes = tmp_path / "deletes.csv"
+    deletes.write_text("op,id\nD,1\n")
+    with pytest.raises(SchemaError) as refused:
+        t.upsert(str(deletes), partial=True)
+    message = str(refused.value)
+    assert "missing key column(s) p" in message
+    assert "p is a partition column in the primary key, so every row, deletes too" in message
+    assert t.history() == []
 
 
 def test_moves_within_one_batch_keep_the_last(cat: Catalog, layout: str) -> None:

@@ -1,6 +1,7 @@
 """``versioned ui`` on the command line: its help, the one line it prints, serving until a
-signal, and its one-line error without the ``ui`` extra. No Spark starts: this tier runs
-with ``SPARK_HOME`` pointing nowhere, and the served process imports no pyspark."""
+signal, its one-line error without the ``ui`` extra, and its pages while the catalog cannot
+be reached. No Spark starts: this tier runs with ``SPARK_HOME`` pointing nowhere, and the
+served process imports no pyspark."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+import urllib.error
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -15,6 +17,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from tests.support.postgres import PgCluster
+from tests.support.tcp_proxy import TcpProxy
 from tests.ui.catalogs import fill, make_table
 from versioned.cli.main import cli
 
@@ -84,6 +88,60 @@ def test_it_serves_the_page_as_its_user_until_interrupted(tmp_path: Path) -> Non
     assert out == ""  # stdout carries answers only; the page is not one
     assert "interrupted: nothing was committed" in err
     assert "no pyspark" in err
+
+
+def test_while_the_catalog_is_unreachable_pages_say_so_with_503_and_it_recovers(
+    pg_cluster: PgCluster, tmp_path: Path
+) -> None:
+    """Each request that cannot reach the catalog answers 503 with a page that says so and
+    reloads itself, and prints one line on stderr (it was a bare 500 and uvicorn's
+    tracebacks); once the catalog is back, the pages are."""
+    from versioned.api.catalog import connect
+
+    proxy = TcpProxy(pg_cluster.port)  # between the page and the server, which others share
+    url = pg_cluster.create_database().replace(f":{pg_cluster.port}/", f":{proxy.port}/")
+    warehouse = str(tmp_path / "wh")
+    cat = connect(catalog=url, warehouse=warehouse, user="alice")
+    make_table(cat, "d.ev", "versioned")
+    fill(cat, "d.ev", commits=2)
+    cat.close()
+    args = ["--catalog", url, "--warehouse", warehouse, "--user", "alice", "ui", "--port", "0"]
+    process = subprocess.Popen(
+        [str(Path(sys.executable).with_name("versioned")), *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "SPARK_HOME": "/nonexistent/ui-starts-no-spark"},
+    )
+    try:
+        assert process.stderr is not None
+        base = process.stderr.readline().split()[2]
+        assert "d.ev" in _get(base)
+        proxy.refuse()
+        for path in ("", "table/d.ev"):
+            with pytest.raises(urllib.error.HTTPError) as failed:
+                _get(base + path)
+            assert failed.value.code == 503
+            assert failed.value.headers["Retry-After"] == "10"
+            page = failed.value.read().decode()
+            assert "Catalog unreachable" in page and "tries again every 10 seconds" in page
+            assert '<meta http-equiv="refresh" content="10">' in page
+        proxy.accept()
+        assert "d.ev" in _get(base)
+        assert "commits.svg" in _get(base + "table/d.ev")
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=30)
+    finally:
+        proxy.close()
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    lines = err.splitlines()
+    assert len(lines) == 3 and lines[-1] == "interrupted: nothing was committed", err
+    for line, path in zip(lines, ("/", "/table/d.ev"), strict=False):
+        assert line.startswith(f"versioned ui: {path}: the catalog "), err
+        assert "could not be reached" in line
+    assert out == ""
 
 
 def test_a_port_in_use_is_one_line(tmp_path: Path) -> None:

@@ -107,7 +107,9 @@ class Catalog:
         self._on_spark_ready = on_spark_ready
         self._fileio = FileIO.for_root(settings.warehouse)
         self._fileio.makedirs("")
-        self._store = MetaStore.connect(settings.catalog_url, settings.user)
+        self._store = MetaStore.connect(
+            settings.catalog_url, settings.user, outage_s=settings.catalog_outage_s
+        )
         self._store.watch = on_change
         self._store.summarise = summarise_partition
 

@@ -154,7 +154,7 @@ class CatalogConnection:
                 else:
                     if gone_since is None:
                         gone_since = time.monotonic()
-                        log.warning("lost the catalog connection (%s); trying again", exc.orig)
+                        log.warning("lost the catalog connection (%s); trying again", _reason(exc))
                     if committing and not idempotent:
                         if confirm is None:
                             raise self._unknown(exc) from exc
@@ -164,7 +164,7 @@ class CatalogConnection:
                             return found.value
                     waited = time.monotonic() - gone_since
                     if waited >= self.outage_s:
-                        raise self._unavailable(exc, waited) from exc
+                        raise unavailable(self.engine, exc, waited) from exc
                     time.sleep(min(1.0, 0.05 * attempt))
                     continue
             time.sleep(random.uniform(0.01, 0.05) * attempt)
@@ -192,15 +192,6 @@ class CatalogConnection:
     def _url(self) -> str:
         return self.engine.url.render_as_string(hide_password=True)
 
-    def _unavailable(self, exc: DBAPIError, waited: float) -> CatalogUnavailableError:
-        return CatalogUnavailableError(
-            f"the catalog {self._url()} could not be reached for {waited:.0f} s "
-            f"({_reason(exc)}); nothing was changed: retry when it is back "
-            f"({OUTAGE_ENV} sets how long to keep trying)",
-            url=self._url(),
-            waited_s=waited,
-        )
-
     def _unknown(self, exc: DBAPIError) -> CommitOutcomeUnknownError:
         return CommitOutcomeUnknownError(
             f"the connection to the catalog {self._url()} was lost while it committed "
@@ -210,20 +201,52 @@ class CatalogConnection:
         )
 
 
-def ensure_schema_when_reachable(engine: Engine, *, create: bool) -> None:
-    """`ensure_schema`, tried again for up to `outage_setting` seconds while the catalog's
-    server cannot be reached (restarting, its connection killed)."""
-    deadline = time.monotonic() + outage_setting()
+def ensure_schema_when_reachable(
+    engine: Engine, *, create: bool, outage_s: float | None = None
+) -> None:
+    """`ensure_schema`, tried again for up to ``outage_s`` seconds (default `outage_setting`)
+    while the catalog's server cannot be reached (down, restarting, its connection killed),
+    as a unit of work is.
+
+    Raises:
+        CatalogUnavailableError: It could not be reached for that long (what a command that
+            loses the catalog midway raises too).
+    """
+    outage_s = outage_setting() if outage_s is None else outage_s
+    started = time.monotonic()
+    attempt = 0
     while True:
+        attempt += 1
         try:
             ensure_schema(engine, create=create)
             return
         except CatalogError as exc:
             cause = exc.__cause__
-            lost = isinstance(cause, DBAPIError) and connection_lost(cause)
-            if not lost or time.monotonic() >= deadline:
+            if not (isinstance(cause, DBAPIError) and connection_lost(cause)):
                 raise
+            waited = time.monotonic() - started
+            if waited >= outage_s:
+                raise unavailable(engine, cause, waited) from cause
+            if attempt == 1:  # a wait of seconds: say why (the command line shows it)
+                log.warning(
+                    "cannot reach the catalog (%s); trying again for up to %.0f s (%s)",
+                    _reason(cause),
+                    outage_s,
+                    OUTAGE_ENV,
+                )
         time.sleep(0.2)
+
+
+def unavailable(engine: Engine, exc: DBAPIError, waited: float) -> CatalogUnavailableError:
+    """The error of a catalog that could not be reached for ``waited`` seconds, in one line."""
+    url = engine.url.render_as_string(hide_password=True)
+    return CatalogUnavailableError(
+        f"the catalog {url} could not be reached ({_reason(exc)}; tried for {waited:.0f} s); "
+        f"nothing was changed: retry when it is back ({OUTAGE_ENV} sets how long to keep "
+        "trying)",
+        url=url,
+        waited_s=waited,
+    )
 
 
 def outage_setting() -> float:

@@ -261,7 +261,8 @@ def _unopenable(engine: Engine, url: str, exc: OperationalError) -> CatalogError
         advice = "check the path, and that the file and its directory may be written"
     else:
         advice = "check the URL and that the database server is running"
-    return CatalogError(f"cannot open the catalog at {url}: {exc.orig}; {advice}", url=url)
+    reason = "; ".join(line.strip() for line in str(exc.orig).splitlines() if line.strip())
+    return CatalogError(f"cannot open the catalog at {url}: {reason}; {advice}", url=url)
 
 
 def _schema_version(engine: Engine) -> int | None:

@@ -80,8 +80,13 @@ class MetaStore(TransactionStore, ChangeLogReads, SummaryReads):
         self.summarise: PartitionSummariser | None = None
 
     @classmethod
-    def connect(cls, url: str, user: str, *, create: bool = True) -> MetaStore:
+    def connect(
+        cls, url: str, user: str, *, create: bool = True, outage_s: float | None = None
+    ) -> MetaStore:
         """Open the catalog at ``url`` as ``user``, creating its schema when missing.
+
+        ``outage_s`` is how long to keep trying a catalog that cannot be reached, now and
+        in every operation (default: `versioned.catalog.connection.outage_setting`).
 
         A SQLite catalog this process cannot write is opened read-only: reads work, writes
         raise `CatalogReadOnlyError`, and its schema is neither created nor upgraded.
@@ -94,11 +99,11 @@ class MetaStore(TransactionStore, ChangeLogReads, SummaryReads):
         who = names.principal(user)
         engine = create_engine(url)
         try:
-            ensure_schema_when_reachable(engine, create=create)
+            ensure_schema_when_reachable(engine, create=create, outage_s=outage_s)
         except BaseException:
             engine.dispose()
             raise
-        return cls(CatalogConnection(engine), url, who)
+        return cls(CatalogConnection(engine, outage_s=outage_s), url, who)
 
     def now(self) -> float:
         """The catalog's time (seconds since the epoch): what retention and deadlines are

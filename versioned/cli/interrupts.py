@@ -23,6 +23,7 @@ from __future__ import annotations
 import logging
 import os
 import signal
+import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -31,6 +32,7 @@ from typing import Any, NoReturn
 import click
 
 from versioned.api.catalog import CatalogChange, ChangeKind
+from versioned.cli.console import NOTHING
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
 _DOING: dict[ChangeKind, str] = {
@@ -69,7 +71,7 @@ def interrupted_line(
         making: The changes under way when it ended (their outcome is unknown).
     """
     if not made and not making:
-        return "interrupted: nothing was committed"
+        return NOTHING
     parts = []
     if made:
         parts.append(f"after {_and(_done(made))}")
@@ -242,7 +244,13 @@ def _exit_at_once(signum: int, frame: Any) -> None:
 
 
 def exit_process(code: int) -> NoReturn:
-    """End the process now: no cleanup, no waiting for threads (what a second Ctrl-C asks)."""
+    """End the process now: no cleanup, no waiting for threads (what a second Ctrl-C asks).
+
+    A Spark JVM this process launched is asked to end too: one still starting would not
+    notice that we are gone."""
+    jvm_output = sys.modules.get("versioned.engine.spark.jvm_output")
+    if jvm_output is not None:
+        jvm_output.terminate_launched()
     os._exit(code)
 
 

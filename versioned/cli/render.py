@@ -118,14 +118,6 @@ def utc_time(epoch: float | None, *, timespec: str = "seconds") -> str | None:
     return datetime.fromtimestamp(epoch, UTC).isoformat(timespec=timespec)
 
 
-def local_time(epoch: float | None) -> str | None:
-    """A catalog time as ISO-8601 in this process's time zone (``TZ``), to the second
-    (``2024-05-01T14:00:00+02:00``): what tables printed for people show; ``None`` stays."""
-    if epoch is None:
-        return None
-    return datetime.fromtimestamp(epoch, UTC).astimezone().isoformat(timespec="seconds")
-
-
 def echo(text: str) -> None:
     """Print a rendered result to standard output."""
     click.echo(text)

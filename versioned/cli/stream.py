@@ -148,8 +148,9 @@ def stream(state: CliContext, name: str, inputs: tuple[str, ...], **options: Any
     committed; earlier transactions stay), the summary is printed, and the error names the
     line; exit 2. With --dead-letter it is set aside with its reason and the stream goes
     on. Ctrl-C or SIGTERM commits the records read so far (an incomplete last line is
-    dropped), closes cleanly, prints the summary and exits 130 (SIGINT) or 143 (SIGTERM);
-    a second Ctrl-C stops at once and the open transaction expires uncommitted.
+    dropped), closes cleanly, prints the summary (status: interrupted) and the line saying
+    what was committed, and exits 130 (SIGINT) or 143 (SIGTERM); a second Ctrl-C stops at
+    once and the open transaction expires uncommitted.
 
     \b
     Examples:
@@ -177,7 +178,10 @@ def stream(state: CliContext, name: str, inputs: tuple[str, ...], **options: Any
         )
         try:
             reader = LineReader(inputs).start()
-            outcome = "end of input" if pump.run(reader) else "interrupted"
+            pump.run(reader)
+            # A signal decides, also when the input ended meanwhile: Ctrl-C on a terminal
+            # ends the command feeding the pipe too, and its end of input may come first.
+            outcome = "end of input" if signals.signum is None else "interrupted"
             if reader.partial and outcome == "interrupted":
                 say("an incomplete last line (no line end yet) was not written")
         finally:
@@ -190,6 +194,8 @@ def stream(state: CliContext, name: str, inputs: tuple[str, ...], **options: Any
         where = state.catalog.full_path(prepared.connection.endpoint.dead_letter_dir)
         say(f"{pump.counts.rejected:,} rejected records are in {where}/stream=<transaction>/")
     if signals.signum is not None:
+        if state.interrupts is not None:  # the line every interrupted command ends with
+            click.echo(state.interrupts.line(), err=True)
         click.get_current_context().exit(128 + signals.signum)
 
 

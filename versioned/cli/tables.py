@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import click
 
 from versioned.api.catalog import layout_names
 from versioned.cli.context import CliContext, output_option, pass_cli
-from versioned.cli.render import echo, local_time, render_record, render_rows, utc_time
+from versioned.cli.render import echo, render_record, render_rows, utc_time
+from versioned.errors import InputError
 from versioned.schema import FILE_FORMATS
 
 
@@ -295,29 +297,44 @@ def partitions(state: CliContext, name: str, as_of: int | None) -> None:
 
 @click.command("drop-table")
 @click.argument("name", metavar="DB.TABLE")
-@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation (needed in scripts).")
 @click.option("--keep-files", is_flag=True, help="Remove the table from the catalog only.")
 @pass_cli
 def drop_table(state: CliContext, name: str, yes: bool, keep_files: bool) -> None:
-    """Drop a table: its catalog entries and (unless --keep-files) all its files."""
+    """Drop a table: its catalog entries and (unless --keep-files) all its files.
+
+    Asks for confirmation on the terminal; where stdin is not a terminal (a script, a pipe)
+    there is nobody to ask, and --yes is required.
+    """
     table = state.catalog.table(name)
     state.catalog.require_writable()  # before asking, not after
     if not yes:
+        if not stdin_is_terminal():
+            raise InputError(
+                f"drop-table asks before it drops {table.name}, and stdin is not a terminal: "
+                "pass --yes to drop it without asking",
+                table=str(table.name),
+            )
         what = "from the catalog" if keep_files else "and delete all its files"
-        click.confirm(f"Drop {table.name} {what}?", abort=True)
+        if not click.confirm(f"Drop {table.name} {what}?", err=True):
+            raise click.ClickException(f"{table.name} was not dropped (the answer was no)")
     state.catalog.drop_table(table.name, purge=not keep_files)
     echo(f"dropped {table.name}")
 
 
+def stdin_is_terminal() -> bool:
+    """Whether a question can be asked: stdin is a terminal."""
+    return sys.stdin is not None and sys.stdin.isatty()
+
+
 def describe_record(state: CliContext, name: str) -> dict[str, Any]:
-    """`Catalog.describe` with its times as ISO-8601: in the user's time zone for the table
-    view (people read it), UTC for csv and json (scripts compare them)."""
+    """`Catalog.describe` with its times as ISO-8601 in UTC in every output format, as
+    `history`, `partitions` and the metadata tables print them."""
     info = state.catalog.describe(name)
-    when = local_time if state.output == "table" else utc_time
     last = info.get("last_auto_compaction")
     if isinstance(last, dict) and "committed_at" in last:
-        info["last_auto_compaction"] = {**last, "committed_at": when(last["committed_at"])}
-    return {**info, "created_at": when(info.get("created_at"))}
+        info["last_auto_compaction"] = {**last, "committed_at": utc_time(last["committed_at"])}
+    return {**info, "created_at": utc_time(info.get("created_at"))}
 
 
 def _role(column: str, info: dict[str, Any]) -> str:

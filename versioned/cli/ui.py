@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import logging
 import threading
+from dataclasses import replace
 
 import click
 
+from versioned.catalog.connection import outage_setting
 from versioned.cli.context import CliContext, pass_cli
-from versioned.ui import INSTALL_HINT, missing_requirements
+from versioned.ui import CATALOG_WAIT_S, INSTALL_HINT, missing_requirements
 from versioned.ui.server import DEFAULT_HOST, DEFAULT_PORT
 
 
@@ -44,7 +47,9 @@ def ui(state: CliContext, host: str, port: int) -> None:
     The page only reads. Grants apply exactly as on the command line: it acts as --user
     (else VERSIONED_USER, else the OS user) and shows only the tables that principal may
     read; any other table's page answers 404, whether or not it exists. One line on stderr
-    says the URL; Ctrl-C stops the server. Needs the ui extra: pip install 'versioned[ui]'.
+    says the URL; Ctrl-C stops the server. While the catalog cannot be reached, pages
+    answer 503 saying so and reload themselves until it is back (one line on stderr per
+    request). Needs the ui extra: pip install 'versioned[ui]'.
 
     \b
     Example, on the warehouse `make demo` leaves:
@@ -57,6 +62,12 @@ def ui(state: CliContext, host: str, port: int) -> None:
     from versioned.ui.app import create_app
     from versioned.ui.server import listen, server, url_of
 
+    # A page waits for an unreachable catalog a moment, not a command's half minute (it
+    # tries again by itself), and says so in one line (`create_app`), not in the catalog's
+    # "trying again" notices.
+    wait_s = min(outage_setting(), CATALOG_WAIT_S)
+    state.settings = replace(state.settings, catalog_outage_s=wait_s)
+    logging.getLogger("versioned.catalog").setLevel(logging.ERROR)
     catalog = state.catalog
     sock = listen(host, port)
     app = create_app(catalog)

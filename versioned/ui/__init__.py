@@ -15,6 +15,12 @@ from importlib import import_module
 REQUIREMENTS = ("starlette", "jinja2", "uvicorn", "matplotlib")
 """The modules the page needs (the ``ui`` extra of the package)."""
 INSTALL_HINT = "pip install 'versioned[ui]'"
+CATALOG_WAIT_S = 2.0
+"""How long a request keeps trying a catalog that cannot be reached (at most: a shorter
+``VERSIONED_CATALOG_OUTAGE_S`` wins) before its page says so: the page tries again by
+itself, so it need not ride out an outage the way a command does."""
+RETRY_S = 10
+"""Seconds after which a page that could not reach the catalog reloads itself."""
 
 
 def missing_requirements() -> list[str]:

@@ -4,11 +4,13 @@ Read-only by construction: every route answers GET (and HEAD) only, and every pa
 from `Table.metadata` rows. A table the user may not read, and one that does not exist, get
 the same 404 page, so the page does not tell them apart. Responses forbid everything but
 this server's own styles and images (``Content-Security-Policy``): the page runs no script
-and loads nothing from elsewhere.
+and loads nothing from elsewhere. While the catalog cannot be reached, every route answers
+503 with a page that says so and reloads itself (`RETRY_S`), and one line on stderr.
 """
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Awaitable, Callable, MutableMapping
 from datetime import UTC, datetime
@@ -26,8 +28,13 @@ from starlette.templating import Jinja2Templates
 from versioned.api.catalog import Catalog
 from versioned.api.catalog_overview import catalog_overview
 from versioned.api.table import Table
-from versioned.errors import InvalidNameError, NotFoundError, PermissionDeniedError
-from versioned.ui import charts, formatting
+from versioned.errors import (
+    CatalogUnavailableError,
+    InvalidNameError,
+    NotFoundError,
+    PermissionDeniedError,
+)
+from versioned.ui import RETRY_S, charts, formatting
 from versioned.ui.health import IDLE_AFTER_S, LEGEND, WINDOW
 from versioned.ui.metadata_cache import MetadataCache
 from versioned.ui.pages import (
@@ -74,7 +81,10 @@ def create_app(catalog: Catalog, *, cache: MetadataCache | None = None) -> Starl
             Route("/table/{name}/partitions.svg", pages.partitions_chart, methods=["GET"]),
             Mount("/static", StaticFiles(packages=[("versioned.ui", "static")]), name="static"),
         ],
-        exception_handlers={HTTPException: pages.error},
+        exception_handlers={
+            HTTPException: pages.error,
+            CatalogUnavailableError: pages.unavailable,
+        },
     )
     app.add_middleware(_Headers)
     app.state.warm_up = pages.warm_up
@@ -163,6 +173,8 @@ class _Pages:
                     self.cache.rows(Table(self.catalog, facts.info), "partitions")
                 except (NotFoundError, PermissionDeniedError):
                     continue
+                except CatalogUnavailableError:
+                    return  # the pages compute what they need when it is back
 
     def error(self, request: Request, exc: Exception) -> Response:
         assert isinstance(exc, HTTPException)
@@ -170,6 +182,20 @@ class _Pages:
             name = request.path_params.get("name")
             return self._page(request, "not_found.html", name=name, status_code=404)
         return Response(exc.detail, status_code=exc.status_code, headers=exc.headers)
+
+    def unavailable(self, request: Request, exc: Exception) -> Response:
+        """The catalog could not be reached: a page saying so that reloads itself, and
+        one line on stderr (uvicorn would print the traceback of each request)."""
+        print(f"versioned ui: {request.url.path}: {exc}", file=sys.stderr, flush=True)
+        return self._page(
+            request,
+            "unavailable.html",
+            reason=str(exc),
+            retry_s=RETRY_S,
+            now=datetime.now(UTC),
+            status_code=503,
+            headers={"Retry-After": str(RETRY_S)},
+        )
 
     def _readable(self, request: Request) -> Table:
         """The table the path names, checked for ``read``; 404 when it does not exist or
@@ -180,10 +206,18 @@ class _Pages:
             raise HTTPException(404) from None
 
     def _page(
-        self, request: Request, template: str, *, status_code: int = 200, **context: Any
+        self,
+        request: Request,
+        template: str,
+        *,
+        status_code: int = 200,
+        headers: dict[str, str] | None = None,
+        **context: Any,
     ) -> Response:
         context.update(user=self.catalog.user, warehouse=self.catalog.settings.warehouse)
-        return self.templates.TemplateResponse(request, template, context, status_code=status_code)
+        return self.templates.TemplateResponse(
+            request, template, context, status_code=status_code, headers=headers
+        )
 
 
 class _Headers:

@@ -27,13 +27,16 @@ formats are documented in docs/input-formats.md):
   name of the null partition, which reads back as null) and its escaped directory name must
   fit a file name (255 bytes).
 * A delete needs only its primary key, partition and ordering columns; its other values are
-  neither checked nor used.
+  neither checked nor used. A partial update may lack the partition columns outside the
+  primary key (`versioned.engine.feeds.schema`): its deletes are found in any partition,
+  its other rows cannot be placed and are rejected.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
+from functools import partial
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
@@ -161,6 +164,8 @@ def _checked_columns(
         target = spark_type(column.type)
         if column.name not in present:
             out.values.append(F.lit(None).cast(target).alias(column.name))
+            if column.name in spec.partition_by:  # only a delete goes without it
+                out.problems.append(Problem(~is_delete, partial(_unplaced, column.name)))
             continue
         src = F.col(column.name)
         converted = convert_value(src, input_types[column.name], target, lenience)
@@ -187,6 +192,13 @@ def _checked_columns(
             if lenient and coerced is not None:
                 out.coerced.append(checked(coerced))
     return out
+
+
+def _unplaced(name: str) -> Column:
+    return F.lit(
+        f"partition column {name} is not in the feed: an insert or update names its "
+        "partition (only a delete may leave it out: it finds its key's row in any partition)"
+    )
 
 
 def _split_checked(

@@ -7,7 +7,11 @@ written, naming every offending column.
 
 A feed must carry every column of the table, unless it is a partial update (``partial``):
 then the columns it lacks keep the stored values of each key, and a key that does not exist
-yet gets NULL in them. Key, partition and ordering columns are always needed.
+yet gets NULL in them. Key, partition and ordering columns are always needed, with one
+exception: a partial update may lack the partition columns that are not part of the primary
+key (key scope ``table``), for its deletes, which find their key's row in whichever
+partition it lives; its inserts and updates cannot be placed without them and are
+dead-lettered (`versioned.engine.feeds.rows`).
 """
 
 from __future__ import annotations
@@ -32,6 +36,12 @@ class ColumnMapping:
     present: Mapping[str, str] = field(default_factory=dict)
     filled: tuple[str, ...] = ()
     op_column: str | None = None
+
+
+def omissible_partition_columns(spec: TableSpec) -> tuple[str, ...]:
+    """Partition columns a partial update may lack: those outside the primary key, whose
+    deletes are found in any partition (none when every partition column is in the key)."""
+    return tuple(p for p in spec.partition_by if p not in spec.primary_key)
 
 
 def required_columns(spec: TableSpec) -> tuple[str, ...]:
@@ -64,7 +74,8 @@ def map_columns(
         ignore: Input columns for which this returns true are neither matched nor unknown
             (e.g. Debezium's ``__op``, ``__deleted``).
         partial: The input is a partial update: table columns it lacks (other than key,
-            partition and ordering columns) keep their stored values instead of failing.
+            partition and ordering columns) keep their stored values instead of failing,
+            and it may lack the partition columns of `omissible_partition_columns`.
 
     Returns:
         The mapping.
@@ -86,9 +97,11 @@ def map_columns(
     unknown = _unknown_columns(by_lower, spec, op_column, ignore)
     absent = [n for n in spec.column_names if n not in present and n not in derived]
     required = set(required_columns(spec))
+    if partial:
+        required -= set(omissible_partition_columns(spec))
     missing_keys = [n for n in absent if n in required]
-    missing_others = [n for n in absent if n not in required]
-    problems += _fit_problems(missing_keys, [] if partial else missing_others, unknown)
+    missing_others = [n for n in absent if n not in required and n not in spec.partition_by]
+    problems += _fit_problems(spec, missing_keys, [] if partial else missing_others, unknown)
     if problems:
         raise SchemaError(
             f"{source} does not fit table {spec.name}: {'; '.join(problems)}",
@@ -98,6 +111,30 @@ def map_columns(
         )
     filled = tuple(missing_others) if partial else ()
     return ColumnMapping(present=present, filled=filled, op_column=op_column)
+
+
+def _deletes_by_key(spec: TableSpec, missing: list[str]) -> str:
+    """What the message says of missing partition columns: which a file of deletes by key
+    alone may leave out, and which it may not (they are part of the primary key)."""
+    parts = [p for p in spec.partition_by if p in missing]
+    if not parts:
+        return ""
+    omissible = [p for p in parts if p in omissible_partition_columns(spec)]
+    in_key = [p for p in parts if p not in omissible]
+    notes = []
+    if in_key:
+        one = len(in_key) == 1
+        notes.append(
+            f"{', '.join(in_key)} {'is a partition column' if one else 'are partition columns'}"
+            f" in the primary key, so every row, deletes too, must name {'it' if one else 'them'}"
+        )
+    if omissible:
+        notes.append(
+            f"a file of deletes by key alone may leave out {', '.join(omissible)} as a partial "
+            "update (versioned upsert --partial, upsert(..., partial=True)): a delete finds "
+            "its key's row in any partition"
+        )
+    return f" ({'; '.join(notes)})"
 
 
 def _names_by_lower_case(input_columns: Iterable[str]) -> dict[str, list[str]]:
@@ -143,7 +180,7 @@ def _unknown_columns(
 
 
 def _fit_problems(
-    missing_keys: list[str], missing_others: list[str], unknown: list[str]
+    spec: TableSpec, missing_keys: list[str], missing_others: list[str], unknown: list[str]
 ) -> list[str]:
     """What to tell the user about missing and unknown columns (``missing_others`` only when
     the feed is not a partial update)."""
@@ -151,7 +188,7 @@ def _fit_problems(
     if missing_keys:
         problems.append(
             f"missing key column(s) {', '.join(missing_keys)}; primary key, partition and "
-            "ordering columns must be in every feed"
+            f"ordering columns must be in every feed{_deletes_by_key(spec, missing_keys)}"
         )
     if missing_others:
         problems.append(

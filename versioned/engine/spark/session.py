@@ -17,12 +17,14 @@ import atexit
 import contextlib
 import os
 import shutil
+import signal
 import sys
 import tempfile
 import threading
+from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from versioned.config import ENV_LOG_LEVEL, log_level
 
@@ -154,8 +156,14 @@ def get_or_create_spark(
         from versioned.engine.spark.jvm_output import launch_gateway
 
         gateway = launch_gateway(spark_conf, forward=level is not None)
-        SparkContext(conf=spark_conf, gateway=gateway)
-    session = SparkSession.builder.config(conf=spark_conf).getOrCreate()
+        try:
+            with _own_sigint_handler_kept():
+                SparkContext(conf=spark_conf, gateway=gateway)
+        except BaseException:
+            _forget_jvm(gateway)  # interrupted or failed: no half-started JVM stays behind
+            raise
+    with _own_sigint_handler_kept():  # a context it starts (under spark-submit) takes it too
+        session = SparkSession.builder.config(conf=spark_conf).getOrCreate()
     session.sparkContext.setLogLevel(level or "ERROR")
     if level is None:
         _quiet_query_error_logs()
@@ -184,6 +192,38 @@ def cancel_all_jobs() -> None:
 def _cancel_jobs(context: SparkContext) -> None:
     with contextlib.suppress(Exception):  # the JVM may be gone already: nothing to cancel
         context.cancelAllJobs()
+
+
+@contextlib.contextmanager
+def _own_sigint_handler_kept() -> Iterator[None]:
+    """A SparkContext that starts puts PySpark's SIGINT handler in place, which cancels jobs
+    with a py4j call from the main thread: interrupting one, it fails with py4j's tracebacks.
+    A handler the application installed itself (the command line's) is put back at once,
+    so that a Ctrl-C while the session is still being built is the application's too;
+    Python's default one is left to PySpark."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.getsignal(signal.SIGINT)
+    try:
+        yield
+    finally:
+        if callable(previous) and previous is not signal.default_int_handler:
+            signal.signal(signal.SIGINT, previous)
+
+
+def _forget_jvm(gateway: Any) -> None:
+    """Stop the JVM of a SparkContext whose start did not finish, and let the next session
+    launch a new one (PySpark keeps the gateway of a failed start)."""
+    from pyspark import SparkContext
+
+    from versioned.engine.spark.jvm_output import stop_jvm
+
+    stop_jvm(gateway)
+    with SparkContext._lock:
+        SparkContext._active_spark_context = None
+        SparkContext._gateway = None
+        SparkContext._jvm = None
 
 
 def _can_launch_jvm() -> bool:

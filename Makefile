@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 BENCH_STAMP := $(VENV)/.installed-bench
 
-.PHONY: demo check test test-spark test-fresh test-cluster soak faults soak-long wheel-smoke lint docs bench bench-smoke bench-acid bench-acid-profile bench-streaming bench-mutation bench-caller bench-scaling bench-continuous bench-ui clean
+.PHONY: demo check test test-spark test-fresh test-cluster soak faults soak-long wheel-smoke lint docs bench bench-smoke bench-acid bench-acid-profile bench-streaming bench-mutation bench-caller bench-scheduled-job bench-scaling bench-continuous bench-ui clean
 
 # The package and its development tools; the benchmarks' peers (delta-rs, pyiceberg,
 # matplotlib) only for the `bench*` targets (the tests need none of them: about 30 s of CI).
@@ -142,6 +142,12 @@ bench-mutation: $(BENCH_STAMP)
 # MERGE: bulk load, upserts of DataFrame / Parquet / CSV input, reads, fixed cost (issue 15).
 bench-caller: $(BENCH_STAMP)
 	$(PY) -m benchmarks.caller_session --rows 1000000 --rows 10000000
+
+# The fixed cost of a scheduled job: a new process's `versioned upsert` of a 10-row CSV, per
+# layout, against a new process that only starts the same SparkSession (issue 44; writes
+# benchmarks/results/scheduled_job.{json,md}; about 3 minutes).
+bench-scheduled-job: $(BENCH_STAMP)
+	$(PY) -m benchmarks.scheduled_job --runs 5
 
 # A fixed 100,000-row batch on tables of 3M, 10M and 30M rows, STRING and INT partitions, and
 # each table's bulk load next to a plain partitioned write (issue 15; long-running).

@@ -138,6 +138,16 @@ SCENARIOS: tuple[Scenario, ...] = (
         work=False,
     ),
     Scenario(
+        "scheduled_job",
+        "a new process's 10-row upsert per layout against one that only starts Spark",
+        ("--runs", "1", "--layout", "versioned"),
+        _as_committed(),
+        make="bench-scheduled-job",
+        spark=False,
+        writes="scheduled_job.{json,md}",
+        work=False,
+    ),
+    Scenario(
         "compaction",
         "version-partition compaction vs a plain Spark rewrite of the live rows, then reads",
         (*SMALL, "--batches", "1", "--reads", "1", "--repeat", "1", "--warm-up-rows", "0"),
@@ -264,6 +274,7 @@ HELPERS: dict[str, str] = {
     "continuous_reads": "continuous's reads: a table's queries vs a plain copy of its live rows",
     "continuous_report": "continuous.md (summary against the targets, batch tables)",
     "continuous_plots": "continuous's plot: read ratios and cumulative cost over the batches",
+    "scheduled_job_probe": "scheduled_job's child: one command in a new process, timed by phase",
     "ui_catalog": "ui_latency's catalog: tables streamed for real, copied in the catalog database",
 }
 

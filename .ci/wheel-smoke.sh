@@ -46,6 +46,7 @@ cd "$run/cwd"  # the commands' working directory: it must stay empty
 unset PYTHONPATH SPARK_HOME PYSPARK_PYTHON VERSIONED_CATALOG VERSIONED_USER \
     VERSIONED_SPARK_MASTER VERSIONED_LOG_LEVEL
 export VERSIONED_WAREHOUSE="$run/wh"
+export VERSIONED_CLASS_ARCHIVE="$run/classes"  # init makes Spark's class archive here
 versioned() { "$work/venv/bin/versioned" --spark-master 'local[1]' "$@"; }
 
 where=$("$work/venv/bin/python" -c 'import versioned; print(versioned.__file__)')
@@ -66,7 +67,11 @@ id,name,region,op
 EOF
 
 step "create-table, upsert, upsert"
-versioned init >/dev/null
+versioned init >../init.out 2>../init.err || fail "versioned init exited $?: $(cat ../init.err)"
+# init prepares the class archive (a probe of its own, once); every later command maps it.
+archive=$(sed -n 's/^classes *//p' ../init.out)
+[[ $archive == "$run/classes/"*.jsa && -s $archive ]] \
+    || fail "versioned init made no class archive: $(cat ../init.out ../init.err)"
 versioned create-table smoke.t --columns "id BIGINT, name STRING, region STRING" \
     --primary-key id --partition-by region --op-code-column op >/dev/null
 versioned upsert smoke.t ../batch1.csv --output json >../upsert.json 2>../upsert.err \

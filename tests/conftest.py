@@ -87,7 +87,8 @@ def spark() -> Iterator[Any]:
         conf["spark.driver.extraJavaOptions"] = f"{SHORT_LIVED_JVM} {ensure_archive()}"
     elif not master:  # the cluster's driver has its options from cluster_conf
         conf["spark.driver.extraJavaOptions"] = f"{SHARED_SESSION_JVM} {ensure_archive()}"
-    session = get_or_create_spark(master or "local[2]", "versioned-tests", conf=conf)
+    # archive=False: the tests map their own archive, never one a user made
+    session = get_or_create_spark(master or "local[2]", "versioned-tests", conf=conf, archive=False)
     if master:
         wait_for_executors(session, EXECUTORS)
     yield session

@@ -111,6 +111,7 @@ def _probe(dump_to: str) -> None:
             "spark.driver.extraJavaOptions": f"{SHORT_LIVED_JVM} -XX:ArchiveClassesAtExit="
             f"{dump_to} -Xlog:cds=off -Xlog:cds+dynamic=off",
         },
+        archive=False,
     )
     with tempfile.TemporaryDirectory() as scratch:
         catalog = versioned.connect(warehouse=scratch, spark=spark, user="probe")

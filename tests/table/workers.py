@@ -70,6 +70,7 @@ def serve(url: str, warehouse: str, table_name: str, layout: str, txn_timeout_s:
             **hive_common_first(),  # the classpath of the class archive (its test made it)
             "spark.driver.extraJavaOptions": f"{SHORT_LIVED_JVM} {archive_options()}",
         },
+        archive=False,
     )
     catalog = versioned.connect(catalog=url, warehouse=warehouse, spark=spark, user="alice")
     table = catalog.table(table_name)

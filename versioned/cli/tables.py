@@ -15,13 +15,34 @@ from versioned.schema import FILE_FORMATS
 
 
 @click.command("init")
+@click.option(
+    "--no-class-archive",
+    is_flag=True,
+    help="Do not prepare Spark's class archive (see below).",
+)
 @pass_cli
-def init(state: CliContext) -> None:
-    """Create the warehouse directory and the catalog (safe to run again)."""
+def init(state: CliContext, no_class_archive: bool) -> None:
+    """Create the warehouse directory and the catalog, and prepare Spark's class archive
+    (safe to run again).
+
+    The class archive (Java's AppCDS) holds the classes of Spark that commands load, parsed
+    and verified once: every later command that starts Spark on this machine maps it and
+    starts seconds sooner (a scheduled job's whole run: about 3 s less). Making it runs a
+    probe in a scratch folder once, about a minute on 2 cores; it is kept in
+    ~/.cache/versioned (VERSIONED_CLASS_ARCHIVE=DIR names another folder, =off turns it
+    off), one per Java and PySpark.
+    """
+    from versioned.engine.spark.class_archive import enabled, make_archive
+
     cat = state.catalog
     echo(f"catalog   {_redact(cat.settings.catalog_url)}")
     echo(f"warehouse {cat.settings.warehouse}")
     echo(f"user      {cat.user}")
+    if no_class_archive or not enabled():
+        echo("classes   (no archive)")
+        return
+    made = make_archive(lambda message: click.echo(message, err=True))
+    echo(f"classes   {made if made is not None else '(no archive)'}")
 
 
 @click.command("create-table")

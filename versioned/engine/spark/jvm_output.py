@@ -178,6 +178,11 @@ def stop_process(process: subprocess.Popen[bytes]) -> None:
         process.wait()
 
 
+def launched_process() -> subprocess.Popen[bytes] | None:
+    """The JVM process (``spark-submit``) this process launched last, if any."""
+    return _launched[-1] if _launched else None
+
+
 def terminate_launched() -> None:
     """Ask the JVM this process launched, if it still runs, to end (SIGTERM, no waiting):
     for a process about to end without unwinding."""

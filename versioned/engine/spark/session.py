@@ -100,14 +100,22 @@ def session_log_level(requested: str | None = None) -> str | None:
 
 
 def session_conf(
-    extra: dict[str, str] | None = None, *, level: str | None = None
+    extra: dict[str, str] | None = None, *, level: str | None = None, archive: bool = True
 ) -> dict[str, str]:
-    """The configuration a session built by versioned starts with (``extra`` wins)."""
+    """The configuration a session built by versioned starts with (``extra`` wins).
+
+    ``archive``: the driver JVM maps the class-data archive, when one was made
+    (`versioned.engine.spark.class_archive`)."""
+    from versioned.engine.spark.class_archive import java_options as archive_options
+
     home = private_dir()
     java_options = (
         f"-Dlog4j2.configurationFile={log4j_config(level).as_uri()} "
         f"-Dderby.system.home={home / 'derby'} -Dderby.stream.error.file={home / 'derby.log'}"
     )
+    mapped = archive_options() if archive else ""
+    if mapped:
+        java_options = f"{java_options} {mapped}"
     conf = {
         **DEFAULT_CONF,
         "spark.sql.warehouse.dir": (home / "spark-warehouse").as_uri(),
@@ -134,11 +142,13 @@ def get_or_create_spark(
     conf: dict[str, str] | None = None,
     *,
     log_level: str | None = None,
+    archive: bool = True,
 ) -> SparkSession:
     """Return the active SparkSession, or build one for ``master`` with sensible defaults.
 
     ``log_level`` (a log4j level; default ``VERSIONED_LOG_LEVEL``) asks for Spark's output on
     stderr at that level; without one the session is quiet (see the module's docstring).
+    ``archive``: map the class-data archive when one was made (`session_conf`).
     """
     from pyspark import SparkConf, SparkContext
     from pyspark.sql import SparkSession
@@ -148,7 +158,7 @@ def get_or_create_spark(
         return active
     level = session_log_level(log_level)
     spark_conf = SparkConf().setMaster(master).setAppName(app_name)
-    spark_conf.setAll(list(session_conf(conf, level=level).items()))
+    spark_conf.setAll(list(session_conf(conf, level=level, archive=archive).items()))
     # Python workers (``mapInArrow``: the acid layout's bucket hash) run this interpreter,
     # which has versioned's dependencies, unless PYSPARK_PYTHON names another.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)

@@ -256,7 +256,14 @@ def test_only_schema_work_runs_spark_jobs(spark: Any, tmp_path: Path) -> None:
             context.setLocalProperty("spark.jobGroup.id", None)
 
     assert jobs("feed-frame", lambda: read_feed(spark, frame, SALES)) == 0
-    assert jobs("feed-csv", lambda: read_feed(spark, csv_files, SALES)) == 2  # the headers
+    # Plain local files' headers are read without Spark; others by a job each.
+    assert jobs("feed-csv", lambda: read_feed(spark, csv_files, SALES)) == 0
+    gzipped = []
+    for n in "ab":
+        gzipped.append(str(tmp_path / f"{n}.csv.gz"))
+        with gzip.open(gzipped[-1], "wt") as out:
+            out.write("id,name,total_amt,op\n1,a,2,I\n")
+    assert jobs("feed-csv-gz", lambda: read_feed(spark, gzipped, SALES)) == 2  # the headers
     # the keys: one scan, whose small shuffle (distinct keys) AQE runs as a job of its own
     assert jobs("feed-json", lambda: read_feed(spark, json_file, SALES)) <= 2
 

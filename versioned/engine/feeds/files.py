@@ -79,13 +79,19 @@ def format_from_names(paths: Sequence[str]) -> str:
 def list_feed_files(spark: SparkSession, paths: Sequence[str]) -> list[str]:
     """The data files under ``paths`` as Spark URIs, in input order (listing only, no job).
 
-    Hidden files (``_SUCCESS``, ``.crc``) are skipped as Spark skips them.
+    Hidden files (``_SUCCESS``, ``.crc``) are skipped as Spark skips them. Plain local files
+    are named without asking Spark (`local_file_uri`): its Hadoop file system takes a
+    second or more to start in a new process.
 
     Raises:
         InputError: A path does not exist or cannot be listed.
     """
     files: dict[str, None] = {}
     for path in paths:
+        uri = local_file_uri(path)
+        if uri is not None:
+            files[uri] = None
+            continue
         try:
             listed = spark.read.text(path).inputFiles()
         except AnalysisException as error:
@@ -93,6 +99,44 @@ def list_feed_files(spark: SparkSession, paths: Sequence[str]) -> list[str]:
             raise InputError(f"cannot read feed {path}: {first_line}", path=path) from error
         files.update(dict.fromkeys(sorted(listed)))
     return list(files)
+
+
+_PLAIN = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-+=,@~/")
+"""Characters a local path may hold for `local_file_uri` to name it as Spark does (Hadoop
+writes others percent-encoded, or reads them as glob patterns)."""
+
+
+def local_file_uri(path: str) -> str | None:
+    """``file:///abs/path`` for ``path`` when it is a plain local file, named as Spark names it
+    (a path of plain characters, no compression suffix, not hidden); else None (Spark lists
+    it: a directory, a glob, a URI, another file system)."""
+    if path.startswith("file:"):
+        path = path[len("file:") :]
+        if path.startswith("//"):  # file:///abs: an empty authority
+            path = path[2:]
+        if not path.startswith("/"):
+            return None
+    elif ":" in path:
+        return None
+    absolute = os.path.abspath(path)
+    name = os.path.basename(absolute)
+    if not set(absolute) <= _PLAIN or name.startswith(("_", ".")):
+        return None
+    if name.lower().endswith(_COMPRESSIONS) or not os.path.isfile(absolute):
+        return None
+    return f"file://{absolute}"
+
+
+def local_path(uri: str) -> str | None:
+    """The local path of a ``file:`` URI (``file:///abs`` or ``file:/abs``) of a plain local
+    file (as `local_file_uri` sees it: one Python reads as Spark does); None for any other."""
+    if uri.startswith("file:///"):
+        path = uri[len("file://") :]
+    elif uri.startswith("file:/") and not uri.startswith("file://"):
+        path = uri[len("file:") :]
+    else:
+        return None
+    return path if local_file_uri(path) is not None else None
 
 
 def describe(files: Sequence[str], fmt: str) -> str:

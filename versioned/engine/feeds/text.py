@@ -28,7 +28,7 @@ from pyspark.sql import types as T
 
 from versioned.engine.feeds.debezium import debezium_shape, text_schema
 from versioned.engine.feeds.debezium_options import DebeziumOptions
-from versioned.engine.feeds.files import scan_in_order
+from versioned.engine.feeds.files import local_path, scan_in_order
 from versioned.engine.feeds.rows import (
     IN_COERCED,
     IN_KEEP,
@@ -138,20 +138,26 @@ def read_csv(
 
 def csv_header(spark: SparkSession, path: str) -> list[str]:
     """The column names of a CSV file's header (its first non-blank line; a UTF-8 BOM is
-    skipped), or ``[]`` for a file without one. One small Spark job.
+    skipped), or ``[]`` for a file without one. One small Spark job, or none for a plain
+    local file (`files.local_path`), which is read here.
 
     Raises:
         SchemaError: The header is not valid UTF-8, spans lines, or names a column twice.
     """
-    lines = spark.read.text(path)
-    first = lines.where(F.trim(F.col("value")) != F.lit("")).select(
-        F.col("value").cast("binary").alias("b")
-    )
-    row = first.first()
-    if row is None:
+    local = local_path(path)
+    if local is not None:
+        header = first_nonblank_line(local)
+    else:
+        lines = spark.read.text(path)
+        first = lines.where(F.trim(F.col("value")) != F.lit("")).select(
+            F.col("value").cast("binary").alias("b")
+        )
+        row = first.first()
+        header = None if row is None else bytes(row["b"])
+    if header is None:
         return []
     try:
-        text = bytes(row["b"]).decode("utf-8-sig")
+        text = header.decode("utf-8-sig")
     except UnicodeDecodeError as error:
         raise SchemaError(
             f"the header of {path} is not valid UTF-8 ({error.reason} at byte {error.start}); "
@@ -177,6 +183,31 @@ def csv_header(spark: SparkSession, path: str) -> list[str]:
             source=path,
         )
     return names
+
+
+def first_nonblank_line(path: str, chunk: int = 1 << 16) -> bytes | None:
+    """The first line of a local file that holds more than spaces, split as Spark's text
+    reader splits lines (at ``\\n``, ``\\r\\n`` or ``\\r``), without its end; None if none."""
+    buffered = b""
+    with open(path, "rb") as stream:
+        while True:
+            data = stream.read(chunk)
+            at_end = not data
+            buffered += data
+            lines = buffered.splitlines(keepends=True)
+            buffered = b""
+            for i, line in enumerate(lines):
+                unfinished = not line.endswith((b"\n", b"\r"))
+                # Until the file ends, a last line may go on, and a last "\\r" may be half
+                # of a "\\r\\n".
+                if not at_end and i == len(lines) - 1 and (unfinished or line.endswith(b"\r")):
+                    buffered = line
+                    break
+                content = line.rstrip(b"\r\n")
+                if content.strip(b" "):
+                    return content
+            if at_end:
+                return None
 
 
 def read_json_lines(

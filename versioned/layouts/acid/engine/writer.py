@@ -100,9 +100,13 @@ def write_batch(ctx: EngineContext, request: WriteRequest, layout: TableLayout) 
     batch = with_buckets(batch, spec).persist(StorageLevel.MEMORY_AND_DISK)
     try:
         say("reading the batch")
+        # One job reads (and keeps) the whole batch: the feed's rejected rows are counted on
+        # the way (`Feed.rejected_count`), so a batch without any is not parsed a second
+        # time to count them.
+        empty = batch.count() == 0
         dead_letter_dir = layout.dead_letter_dir(table.location)
         rejected = write_dead_letters(request.feed, ctx.fileio, dead_letter_dir)
-        if batch.isEmpty():
+        if empty:
             say("nothing to apply")
             return commit_rejected_batch(ctx, request, rejected, started=started)
         job = _WriteJob(ctx, request, layout, batch, rejected, started)

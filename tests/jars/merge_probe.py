@@ -1,7 +1,9 @@
 """A Spark session of its own with one table format's jars: it creates a table, applies a
-change batch with ``MERGE INTO`` (an update, a delete, an insert) and prints what it reads back
-as JSON. tests/jars/test_runtimes.py runs it with the Python of the format's Spark line
-(benchmarks/harness/jars.py: `spark_python`); it needs nothing but PySpark.
+change batch with ``MERGE INTO`` (an update, a delete, an insert), has versioned upsert the same
+rows and batch in the same session, and prints what each reads back as JSON.
+tests/jars/test_runtimes.py runs it with the Python of the format's Spark line
+(benchmarks/harness/jars.py: `spark_python`), whose virtualenv holds that line's PySpark and
+versioned: the peer and versioned run side by side there, as the benchmarks run them.
 
     python merge_probe.py delta|iceberg SPARK_JARS WAREHOUSE
 """
@@ -28,6 +30,25 @@ def settings(fmt: str, warehouse: str) -> tuple[dict[str, str], str]:
         "spark.sql.catalog.lake.type": "hadoop",
         "spark.sql.catalog.lake.warehouse": warehouse,
     }, "lake.db.t"
+
+
+def upserted(spark: SparkSession, warehouse: str) -> list[list[object]]:
+    """The rows of a versioned table after the probe's first rows and change batch."""
+    import versioned
+
+    catalog = versioned.connect(warehouse=warehouse, spark=spark)
+    table = catalog.create_table(
+        "probe.t", columns="id BIGINT, v STRING", primary_key=["id"], op_code_column="op"
+    )
+    table.upsert(
+        spark.sql(
+            "SELECT * FROM VALUES (1, 'a', 'I'), (2, 'a', 'I'), (3, 'a', 'I') AS s(id, v, op)"
+        )
+    )
+    table.upsert(spark.table("changes"))
+    rows = sorted([row.id, row.v] for row in table.read().collect())
+    catalog.close()
+    return rows
 
 
 def main(fmt: str, jars: str, warehouse: str) -> None:
@@ -61,7 +82,16 @@ def main(fmt: str, jars: str, warehouse: str) -> None:
     else:
         snapshots = spark.sql(f"SELECT * FROM {table}.snapshots ORDER BY committed_at").collect()
         operations = [row.operation for row in snapshots]
-    print(json.dumps({"spark": spark.version, "rows": rows, "operations": operations}))
+    print(
+        json.dumps(
+            {
+                "spark": spark.version,
+                "rows": rows,
+                "operations": operations,
+                "versioned": upserted(spark, f"{warehouse}/versioned"),
+            }
+        )
+    )
     spark.stop()
 
 

@@ -1,7 +1,8 @@
 """The cached jar sets work in a Spark of their own: Delta's and Iceberg's runtimes create a
 table and apply a change batch with MERGE INTO on the Spark line each is built for (their
-own virtualenvs: jars/pins.toml says why), and Spark reads a file through S3A and the AWS SDK
-on our PySpark. Each runs a JVM in a process of its own, its jars from .jars/ only.
+own virtualenvs: jars/pins.toml says why), where versioned upserts the same batch in the same
+session and reads the same rows; and Spark reads a file through S3A and the AWS SDK on our
+PySpark. Each runs a JVM in a process of its own, its jars from .jars/ only.
 
 A test whose set is not in the cache (or whose Spark line has no virtualenv) is skipped,
 saying what to run, unless ``VERSIONED_REQUIRE_JARS=1`` (CI sets it after `make jars` and
@@ -52,25 +53,27 @@ def run_probe(jvm_processes: JvmProcesses, name: str, *args: str) -> dict[str, A
 
 
 @needs("delta")
-def test_delta_merges_a_change_batch_on_its_spark_line(
+def test_delta_merges_a_change_batch_on_its_spark_line_as_versioned_upserts_it(
     jvm_processes: JvmProcesses, tmp_path: Path
 ) -> None:
     probe = str(HERE / "merge_probe.py")
     result = run_probe(jvm_processes, "delta", probe, "delta", spark_jars("delta"), str(tmp_path))
     assert result["rows"] == [[1, "a"], [2, "b"], [4, "b"]]  # 2 updated, 3 deleted, 4 inserted
+    assert result["versioned"] == result["rows"]  # versioned on the same Spark, the same batch
     assert result["operations"] == ["CREATE TABLE", "WRITE", "MERGE"]
     assert str(result["spark"]).startswith("4.2.")
     assert (tmp_path / "t" / "_delta_log" / f"{2:020d}.json").is_file()
 
 
 @needs("iceberg")
-def test_iceberg_merges_a_change_batch_on_its_spark_line(
+def test_iceberg_merges_a_change_batch_on_its_spark_line_as_versioned_upserts_it(
     jvm_processes: JvmProcesses, tmp_path: Path
 ) -> None:
     probe = str(HERE / "merge_probe.py")
     jars = spark_jars("iceberg")
     result = run_probe(jvm_processes, "iceberg", probe, "iceberg", jars, str(tmp_path))
     assert result["rows"] == [[1, "a"], [2, "b"], [4, "b"]]
+    assert result["versioned"] == result["rows"]
     assert result["operations"] == ["append", "overwrite"]  # the insert, then the merge
     assert str(result["spark"]).startswith("4.1.")
     assert list((tmp_path / "db" / "t" / "metadata").glob("v*.metadata.json"))

@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 BENCH_STAMP := $(VENV)/.installed-bench
 
-.PHONY: demo check test test-spark test-fresh test-cluster soak faults soak-long wheel-smoke lint docs bench bench-smoke bench-acid bench-acid-profile bench-streaming bench-mutation bench-caller bench-scheduled-job bench-scaling bench-continuous bench-ui clean
+.PHONY: demo jars jars-lock spark-venvs check test test-spark test-fresh test-cluster soak faults soak-long wheel-smoke lint docs bench bench-smoke bench-acid bench-acid-profile bench-streaming bench-mutation bench-caller bench-scheduled-job bench-scaling bench-continuous bench-ui clean
 
 # The package and its development tools; the benchmarks' peers (delta-rs, pyiceberg,
 # matplotlib) only for the `bench*` targets (the tests need none of them: about 30 s of CI).
@@ -21,6 +21,34 @@ $(BENCH_STAMP): $(STAMP)
 
 demo: $(STAMP)
 	$(PY) -m versioned.demo
+
+# The JVM libraries the tests and benchmarks put on Spark's classpath (Delta's and Iceberg's
+# Spark runtimes, Hadoop's S3A with its AWS SDK, ...): the sets of jars/pins.toml resolved with
+# Maven into .jars/<set>/ (git-ignored), each jar checked against jars/pins.lock; when they are
+# all there and match, no Maven and no network (about a second). SETS="delta s3a" takes some.
+# `make jars-lock` resolves anew and rewrites the lock: the way to change a pin. Tests and
+# benchmarks read the cache only (benchmarks/harness/jars.py). Needs Maven and a JDK, not the
+# virtualenv.
+SETS ?=
+JARS := $(PYTHON) -m benchmarks.harness.jar_resolver
+jars:
+	$(JARS) resolve $(SETS)
+
+jars-lock:
+	$(JARS) resolve --lock $(SETS)
+
+# A set built for another Spark line than the virtualenv's PySpark (jars/pins.toml: Delta on
+# 4.2, Iceberg on 4.1) runs in .venv-spark<line>: that line's PySpark (the release [spark]
+# names) and versioned, nothing else. One per line the pins name; about 40 s each when pip's
+# cache has PySpark.
+spark-venvs:
+	@for line in $$($(JARS) lines); do $(MAKE) --no-print-directory .venv-spark$$line/.installed || exit 1; done
+
+.venv-spark%/.installed: pyproject.toml jars/pins.toml
+	@test -x .venv-spark$*/bin/python || $(PYTHON) -m venv .venv-spark$*
+	.venv-spark$*/bin/python -m pip install --quiet --upgrade pip
+	.venv-spark$*/bin/python -m pip install --quiet "pyspark==$$($(JARS) pyspark $*)" -e .
+	@touch $@
 
 # The tiers (README, Development). `make check` before each commit: ruff, mypy and every test
 # that needs no JVM (tests/conftest.py marks `spark` and `jvm` from the fixtures a test uses),
@@ -167,4 +195,4 @@ bench-ui: $(STAMP)
 	$(PY) -m benchmarks.ui_latency
 
 clean:
-	rm -rf $(VENV) warehouse .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .venv-spark* .jars warehouse .pytest_cache .mypy_cache .ruff_cache

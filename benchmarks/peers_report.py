@@ -74,6 +74,13 @@ def read_ratios(run: dict[str, Any], label: str, query: str) -> list[float]:
     return [step["reads"][label][query]["ratio"] for step in run["steps"]]
 
 
+def took_part(run: dict[str, Any], label: str | None) -> bool:
+    """Whether writer ``label`` was fed the batches of ``run`` (``delta``: delta-rs)."""
+    if label == "delta":
+        return "merge" in run["steps"][0]
+    return label is not None and label in run["tables"]
+
+
 def _marked(ratio: float | None, peer: bool) -> str:
     """A write ratio; bold with "faster" where the peer beats versioned."""
     if ratio is None:
@@ -83,13 +90,16 @@ def _marked(ratio: float | None, peer: bool) -> str:
 
 def _reads(run: dict[str, Any] | None, row: Row, query: str) -> str:
     """``median / worst`` read ratio; "better" where it beats versioned's in its session."""
-    if run is None or row.label is None:
+    label = row.label
+    if run is None or label is None or not took_part(run, label):
         return "1.00x (it is the plain copy)" if row.engine == "plain" and run else "-"
-    if row.label not in run["steps"][0].get("reads", {}):
+    if label not in run["steps"][0].get("reads", {}):
         return "- (the copy's source)"
-    values = read_ratios(run, row.label, query)
+    if query not in run["queries"]:
+        return "-"
+    values = read_ratios(run, label, query)
     text = f"{median(values):.2f}x / {max(values):.2f}x"
-    if row.label != REFERENCE:
+    if label != REFERENCE:
         ours = median(read_ratios(run, REFERENCE, query))
         if median(values) < ours:
             text = f"**{text} better**"
@@ -161,7 +171,7 @@ def side_by_side(doc: dict[str, Any]) -> list[str]:
             run = runs[phase]
             if not peer:
                 cost = "ref."
-            elif run is None or row.label is None:
+            elif run is None or row.label is None or not took_part(run, row.label):
                 cost = "-"
             else:
                 cost = _marked(cost_curve(run, row.label)[-1], peer)

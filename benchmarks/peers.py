@@ -311,15 +311,38 @@ def main(argv: list[str] | None = None) -> None:
         parser().error("batches and --repeat must be >= 1")
     previous = read_json(path, {"entries": {}})
     entries = {k: v for k, v in previous.get("entries", {}).items() if same_size(v, args)}
+    kept = bool(entries)
     pythons = {g.name: python_of(g) for g in GROUPS if g.name in args.groups}
     for name, python in pythons.items():
         if isinstance(python, str):
             log(f"{name}: {python}")
     shutil.rmtree(Path(args.work), ignore_errors=True)
+    started = time.perf_counter()
     data = generate(args)
     logs = Path(args.work) / "children"
-    failures, skipped = [], {n: p for n, p in pythons.items() if isinstance(p, str)}
-    started = time.perf_counter()
+    this = {
+        "command": command_line(f"benchmarks.{NAME}", argv),
+        "groups": args.groups,
+        "phases": args.phases,
+        "skipped": {n: p for n, p in pythons.items() if isinstance(p, str)},
+        "failures": [],
+        "wall_s": 0.0,
+        "stamp": stamp(),
+    }
+    invocations = [*(previous.get("invocations", []) if kept else []), this]
+
+    def document() -> dict[str, Any]:
+        this["wall_s"] = time.perf_counter() - started
+        return {
+            "machine": machine(),
+            "config": {k: v for k, v in vars(args).items() if k not in ("out", "report_only")},
+            "hudi": HUDI,
+            "skipped": this["skipped"],
+            "invocations": invocations,
+            "entries": dict(sorted(entries.items())),
+            "stamp": stamp(),
+        }
+
     for item in plan(args, data):
         group: Group = item["group"]
         python = pythons[group.name]
@@ -334,7 +357,7 @@ def main(argv: list[str] | None = None) -> None:
             records = run_child(python, spec, logs, name)
         except RuntimeError as exc:
             log(f"FAILED {exc}")
-            failures.append(str(exc))
+            this["failures"].append(str(exc))
             continue
         for run, record in zip(item["runs"], records, strict=True):
             record["python"] = str(python)
@@ -344,23 +367,15 @@ def main(argv: list[str] | None = None) -> None:
             else:
                 record["rows"] = args.rows
             entries[record_key(run["key"], group.name, record)] = record
-    doc = {
-        "machine": machine(),
-        "command": command_line(f"benchmarks.{NAME}", argv),
-        "config": {k: v for k, v in vars(args).items() if k not in ("out", "report_only")},
-        "hudi": HUDI,
-        "skipped": skipped,
-        "failures": failures,
-        "wall_s": time.perf_counter() - started,
-        "entries": dict(sorted(entries.items())),
-        "stamp": stamp(),
-    }
+        write_json(path, document())  # each process's record as soon as it is there
+    doc = document()
     disagreements = check(doc)
     doc["disagreements"] = disagreements
     write_json(path, doc)
     render(doc, out)
     shutil.rmtree(Path(args.work), ignore_errors=True)
-    log(f"done in {doc['wall_s']:.0f}s; results in {out}")
+    log(f"done in {this['wall_s']:.0f}s; results in {out}")
+    failures = this["failures"]
     if failures or disagreements:
         raise AssertionError("; ".join(failures + disagreements)[:2000])
 

@@ -362,16 +362,21 @@ def render(doc: dict[str, Any] | None, out: Path) -> None:
         "```",
         "",
         f"Machine: {m.get('cpu')}, {m.get('cores')} cores, {m.get('memory_gb')} GB RAM; "
-        f"Spark `local[2]`, driver memory {config.get('driver_memory')}. Command: "
-        f"`{doc.get('command', '')}`; whole run {doc.get('wall_s', 0) / 60:.0f} min.",
+        f"Spark `local[2]`, driver memory {config.get('driver_memory')}.",
+        "",
+        *(
+            f"- `{run['command']}`: {run['wall_s'] / 60:.0f} min, {run['stamp']['date']}, "
+            f"commit {run['stamp']['commit'][:10]}"
+            for run in doc.get("invocations", [])
+        ),
         "",
         *side_by_side(doc),
         "",
     ]
     for name, why in doc.get("skipped", {}).items():
         lines += [f"The {name} group did not run: {why}", ""]
-    for failure in doc.get("failures", []):
-        lines += [f"FAILED: {failure}", ""]
+    for run in doc.get("invocations", []):
+        lines += [f"FAILED: {failure}" for failure in run["failures"]]
     lines += [HOW_TO_READ, "## Upsert: one engine a fresh process", "", *upsert_lines(doc), ""]
     for phase, title in (("continuous", "Continuous"), ("tpch", "TPC-H")):
         runs = {k.split("/")[1]: v for k, v in doc["entries"].items() if k.startswith(phase)}

@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 BENCH_STAMP := $(VENV)/.installed-bench
 
-.PHONY: demo jars jars-lock spark-venvs check test test-spark test-fresh test-cluster soak faults soak-long wheel-smoke lint docs bench bench-smoke bench-acid bench-acid-profile bench-streaming bench-mutation bench-caller bench-scheduled-job bench-scaling bench-continuous bench-ui clean
+.PHONY: demo jars jars-lock spark-venvs check test test-spark test-fresh test-cluster soak faults soak-long wheel-smoke lint docs bench bench-smoke bench-acid bench-acid-profile bench-streaming bench-mutation bench-caller bench-scheduled-job bench-scaling bench-continuous bench-peers bench-ui clean
 
 # The package and its development tools; the benchmarks' peers (delta-rs, pyiceberg,
 # matplotlib) only for the `bench*` targets (the tests need none of them: about 30 s of CI).
@@ -187,6 +187,15 @@ bench-scaling: $(BENCH_STAMP)
 # delta-rs MERGE, both layouts (issue 30; writes benchmarks/results/continuous.md; long-running).
 bench-continuous: $(BENCH_STAMP)
 	$(PY) -m benchmarks.continuous --rows 10000000
+
+# versioned next to its peers on the same Spark (issue 45): Delta MERGE (copy-on-write, deletion
+# vectors) on PySpark 4.2 and Iceberg MERGE (copy-on-write, merge-on-read) on 4.1, each beside
+# versioned in one session of a process of that line's virtualenv; versioned, delta-rs and the
+# plain write on ours. Upsert at 10M rows (first batch of a fresh session, median of 3), 30
+# batches of 1 % with reads after each, TPC-H SF 1 with Q1/Q6; the groups run one after
+# another (writes benchmarks/results/peers.{json,md,png}; long-running: peers.md says how long).
+bench-peers: $(BENCH_STAMP) jars spark-venvs
+	$(PY) -m benchmarks.peers
 
 # `versioned ui`'s page latency on a catalog of 100 tables x 1,000 commits (10 streamed for real,
 # the rest copied in the catalog database; no Spark, about 3 minutes; writes

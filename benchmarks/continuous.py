@@ -33,7 +33,7 @@ from __future__ import annotations
 import argparse
 import shutil
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -43,8 +43,8 @@ from pyspark.sql import SparkSession
 
 from benchmarks import continuous_data, continuous_tpch
 from benchmarks.continuous_data import Workload
-from benchmarks.continuous_engines import DeltaMerge, Subject, create_subject
-from benchmarks.continuous_reads import compare, write_plain_copies
+from benchmarks.continuous_engines import DeltaMerge, Writer, bench_catalog, create_subject
+from benchmarks.continuous_reads import compare, delta_rs_live, write_plain_copies
 from benchmarks.continuous_report import maintenance_text, render
 from benchmarks.harness import (
     ResultsFile,
@@ -55,7 +55,6 @@ from benchmarks.harness import (
     spark_session,
     warm_up,
 )
-from versioned import connect
 
 NAME = "continuous"
 DRIVER_MEMORY = "6g"
@@ -102,15 +101,16 @@ def _tables(args: argparse.Namespace) -> list[tuple[str, bool]]:
 
 
 def apply_batch(
-    caller: SparkSession, subjects: list[Subject], delta: DeltaMerge, path: str, k: int
+    caller: SparkSession, writers: Sequence[Writer], delta: DeltaMerge | None, path: str, k: int
 ) -> dict[str, Any]:
-    """Batch ``k`` to every writer, in an order rotating with ``k``."""
+    """Batch ``k`` to every writer (and delta-rs, unless None), in an order rotating with
+    ``k``."""
     batch = pq.read_table(path)  # delta-rs merges an Arrow table in memory: read untimed
-    writers = ["delta", *(s.label for s in subjects)]
-    by_label = {s.label: s for s in subjects}
+    names = [*(["delta"] if delta is not None else []), *(w.label for w in writers)]
+    by_label = {w.label: w for w in writers}
     step: dict[str, Any] = {"batch": k, "rows": batch.num_rows, "upserts": {}}
-    for name in rotated(writers, k - 1):
-        if name == "delta":
+    for name in rotated(names, k - 1):
+        if name == "delta" and delta is not None:
             step["merge"] = delta.apply(batch)
         else:
             step["upserts"][name] = by_label[name].apply(caller, path)
@@ -118,17 +118,24 @@ def apply_batch(
 
 
 def run_workload(
-    caller: SparkSession, workload: Workload, work: Path, args: argparse.Namespace
+    caller: SparkSession,
+    workload: Workload,
+    work: Path,
+    args: argparse.Namespace,
+    *,
+    peers: Sequence[Writer] = (),
+    delta_rs: bool = True,
 ) -> dict[str, Any]:
-    """Load, then every batch to every writer and the reads after each; the run's record."""
-    warehouse = work / "warehouse"
-    warehouse.mkdir(parents=True, exist_ok=True)
-    catalog = connect(
-        catalog=f"sqlite:///{warehouse}/catalog.db",
-        warehouse=str(warehouse),
-        spark=caller,
-        user="bench",
-    )
+    """Load, then every batch to every writer and the reads after each; the run's record.
+
+    The writers are the versioned tables ``args`` asks for, then ``peers`` (other formats'
+    tables in the same session: `benchmarks.peers`), and delta-rs MERGE unless ``delta_rs``
+    is false. The plain copies the reads compare with are written from delta-rs's live rows,
+    else from the first peer's: never from a versioned table's own.
+    """
+    if not delta_rs and not peers:
+        raise ValueError("the plain copies need delta-rs or a peer: a writer not versioned")
+    catalog = bench_catalog(caller, work)
     subjects = [
         create_subject(
             catalog,
@@ -140,23 +147,26 @@ def run_workload(
         )
         for layout, auto in _tables(args)
     ]
-    delta = DeltaMerge(work / "delta", workload)
+    writers: list[Writer] = [*subjects, *peers]
+    delta = DeltaMerge(work / "delta", workload) if delta_rs else None
     log(f"{workload.label}: loading {workload.rows:,} rows")
-    loads = {"delta": delta.load()}
-    for subject in subjects:
-        loads[subject.label] = subject.load(caller, workload.base)
+    loads = {"delta": delta.load()} if delta is not None else {}
+    for writer in writers:
+        loads[writer.label] = writer.load(caller, workload.base)
     steps = []
+    formats = tuple(sorted({w.plain for w in writers}))
     for k, path in enumerate(workload.batches, start=1):
-        step = apply_batch(caller, subjects, delta, path, k)
-        formats = tuple(sorted({s.plain for s in subjects}))
-        plain = write_plain_copies(
-            caller, workload, delta.files(), delta.path, work / "plain", formats
-        )
+        step = apply_batch(caller, writers, delta, path, k)
+        if delta is not None:
+            live = delta_rs_live(caller, workload, delta.files(), delta.path)
+        else:
+            live = peers[0].live()
+        plain = write_plain_copies(workload, live, work / "plain", formats)
         step["reads"] = {
-            s.label: compare(
-                catalog, caller, workload, s.name, (s.plain, plain[s.plain]), args.repeat
+            w.label: compare(
+                w.sql, caller, workload, w.label, (w.plain, plain[w.plain]), args.repeat
             )
-            for s in subjects
+            for w in writers
         }
         steps.append(step)
         log(_line(step))
@@ -170,7 +180,7 @@ def run_workload(
         "columns": workload.columns,
         "queries": dict(workload.queries),
         "repeat": args.repeat,
-        "tables": {s.label: s.describe() for s in subjects},
+        "tables": {w.label: w.describe() for w in writers},
         "load": loads,
         "steps": steps,
     }
@@ -178,7 +188,8 @@ def run_workload(
 
 def _line(step: dict[str, Any]) -> str:
     """One batch in the log."""
-    parts = [f"batch {step['batch']}: MERGE {step['merge']['seconds']:.2f}s"]
+    merge = f"MERGE {step['merge']['seconds']:.2f}s" if "merge" in step else "no delta-rs"
+    parts = [f"batch {step['batch']}: {merge}"]
     for label, upsert in step["upserts"].items():
         ratios = ", ".join(f"{q} {r['ratio']:.2f}x" for q, r in step["reads"][label].items())
         ran = maintenance_text(upsert)

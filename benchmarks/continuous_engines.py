@@ -1,5 +1,8 @@
 """The writers of the continuous benchmark: versioned tables and delta-rs MERGE, any workload.
 
+A writer (`Writer`: a versioned table here, a Spark peer's table in `benchmarks.peer_engines`)
+loads the base table, applies one change batch at a time and answers the workload's queries.
+
 `Subject` is one versioned table fed every batch through the public API (``Table.upsert`` of
 the batch's Parquet file read as a DataFrame of the caller's session), with its layout
 (``versioned`` version partitions or ``acid``) and its own maintenance on (the default: a new
@@ -18,17 +21,45 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
 
 from benchmarks.continuous_data import OP, Workload
 from benchmarks.harness import Meter
 
 AUTO_COMPACT = "auto_compact"
 """The table property that turns a table's own maintenance off (``"false"``)."""
+
+
+class Writer(Protocol):
+    """A table the continuous benchmark feeds every change batch and reads after each."""
+
+    label: str
+    plain: str
+    """The format of the plain copy its reads are compared with (``parquet``, ``orc``)."""
+
+    def load(self, spark: SparkSession, path: str) -> dict[str, Any]:
+        """The base table's Parquet file into the empty table (timed)."""
+        ...
+
+    def apply(self, spark: SparkSession, path: str) -> dict[str, Any]:
+        """One change batch's Parquet file (timed, with any maintenance it runs)."""
+        ...
+
+    def sql(self, text: str) -> DataFrame:
+        """A query of the workload, the table standing for ``{t}``."""
+        ...
+
+    def live(self) -> DataFrame:
+        """The table's live rows."""
+        ...
+
+    def describe(self) -> dict[str, Any]:
+        """What the report says about the table."""
+        ...
 
 
 @dataclass
@@ -43,9 +74,21 @@ class Subject:
     """The format of its plain copy: ``parquet`` (version layout) or ``orc`` (acid)."""
     table: Any
     name: str
+    catalog: Any = None
+    """The `versioned.Catalog` its queries run through (``Catalog.sql``)."""
     seen: int = 0
     """The history's last commit sequence number already accounted for."""
     extra: dict[str, Any] = field(default_factory=dict)
+
+    def sql(self, text: str) -> DataFrame:
+        """A query through ``Catalog.sql``, the table standing for ``{t}``."""
+        frame: DataFrame = self.catalog.sql(text.replace("{t}", self.name))
+        return frame
+
+    def live(self) -> DataFrame:
+        """The table's latest view (``Table.read``)."""
+        frame: DataFrame = self.table.read()
+        return frame
 
     def describe(self) -> dict[str, Any]:
         """What the report says about the table."""
@@ -108,6 +151,20 @@ def maintenance(result: Any) -> dict[str, Any] | None:
     }
 
 
+def bench_catalog(spark: SparkSession, work: Path) -> Any:
+    """A `versioned.Catalog` of the run: SQLite and the warehouse in ``work/warehouse``."""
+    from versioned import connect
+
+    warehouse = work / "warehouse"
+    warehouse.mkdir(parents=True, exist_ok=True)
+    return connect(
+        catalog=f"sqlite:///{warehouse}/catalog.db",
+        warehouse=str(warehouse),
+        spark=spark,
+        user="bench",
+    )
+
+
 def create_subject(
     catalog: Any,
     workload: Workload,
@@ -138,7 +195,7 @@ def create_subject(
     described = table.describe()  # key_scope: table (the partition is not part of the key)
     extra.update(key_scope=described["key_scope"], properties=described.get("properties", {}))
     plain = "orc" if layout == "acid" else "parquet"
-    return Subject(label, layout, auto_compact, plain, table, name, extra=extra)
+    return Subject(label, layout, auto_compact, plain, table, name, catalog=catalog, extra=extra)
 
 
 class DeltaMerge:

@@ -1,16 +1,18 @@
 """The reads of the continuous benchmark: each table's latest view against a plain copy.
 
-After every batch the live rows of delta-rs's table (its data files, read by Spark) are
-written by Spark as plain copies partitioned like the table, one file per partition
-(``repartition`` by the partition column): Parquet for the version layout's tables, ORC for
-the acid ones (not timed). delta-rs is another engine: when a table's answer agrees with its
-plain copy's, versioned and delta-rs hold the same rows.
+After every batch the live rows of another engine's table (delta-rs's data files read by
+Spark, `delta_rs_live`; in `benchmarks.peers`, a Spark peer's table) are written by Spark as
+plain copies partitioned like the table, one file per partition (``repartition`` by the
+partition column): Parquet for the version layout's tables and the peers, ORC for the acid
+ones (not timed). That engine is not versioned: when a table's answer agrees with its plain
+copy's, versioned and the other engine hold the same rows.
 
-Each query of the workload then runs through ``Catalog.sql`` on the table and through the
-caller's session on its plain copy, alternately, ``repeat`` times each (medians). The plain
-side reads its folder inside the timed call (file listing included), as ``Catalog.sql``
-resolves the table's snapshot inside its own. Each side's answer is collected to Python and
-must agree with the other's (sums of doubles to a cent), or the benchmark fails.
+Each query of the workload then runs on the table (a versioned table through
+``Catalog.sql``, a peer's through its session) and through the caller's session on its plain
+copy, alternately, ``repeat`` times each (medians). The plain side reads its folder inside the
+timed call (file listing included), as ``Catalog.sql`` resolves the table's snapshot inside
+its own. Each side's answer is collected to Python and must agree with the other's (sums of
+doubles to a cent), or the benchmark fails.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
 
 from benchmarks.acid_reads import same_answer
 from benchmarks.continuous_data import Workload
@@ -29,18 +31,23 @@ from benchmarks.harness import interleave, median
 FORMATS = ("parquet", "orc")
 
 
+def delta_rs_live(
+    spark: SparkSession, workload: Workload, files: list[str], base: str
+) -> DataFrame:
+    """The live rows of delta-rs's table: its data ``files`` (under ``base``), read by Spark
+    (delta-rs rewrites files on MERGE: no deletion vectors to apply)."""
+    return spark.read.schema(workload.columns).option("basePath", base).parquet(*files)
+
+
 def write_plain_copies(
-    spark: SparkSession,
     workload: Workload,
-    files: list[str],
-    base: str,
+    live: DataFrame,
     root: Path,
     formats: tuple[str, ...] = FORMATS,
 ) -> dict[str, str]:
-    """The live rows of ``files`` (delta-rs data files under ``base``) as plain folders of
-    each of ``formats`` (Parquet, ORC) under ``root``; their paths by format."""
+    """The rows of ``live`` as plain folders of each of ``formats`` (Parquet, ORC) under
+    ``root``, partitioned like the table; their paths by format."""
     shutil.rmtree(root, ignore_errors=True)
-    live = spark.read.schema(workload.columns).option("basePath", base).parquet(*files)
     live = live.repartition(workload.partition)
     paths = {fmt: str(root / fmt) for fmt in formats}
     for fmt, path in paths.items():
@@ -60,14 +67,15 @@ def agree(ours: Iterable[tuple[Any, ...]], theirs: Iterable[tuple[Any, ...]]) ->
 
 
 def compare(
-    catalog: Any,
+    query: Callable[[str], DataFrame],
     caller: SparkSession,
     workload: Workload,
     table: str,
     plain: tuple[str, str],
     repeat: int,
 ) -> dict[str, Any]:
-    """Every query of ``workload`` on ``table`` and on its plain copy ``(format, path)``.
+    """Every query of ``workload`` on the table ``table`` (``query`` runs a query's text, the
+    table standing for ``{t}``) and on its plain copy ``(format, path)``.
 
     Returns, per query: median seconds of each side, their ratio (table / plain), every
     timing and the answer.
@@ -79,7 +87,7 @@ def compare(
     view = f"plain_{fmt}"
 
     def ours(sql: str) -> Callable[[], Any]:
-        return lambda: rows(catalog.sql(sql.replace("{t}", table)))
+        return lambda: rows(query(sql))
 
     def theirs(sql: str) -> Callable[[], Any]:
         def run() -> Any:

@@ -243,6 +243,19 @@ SCENARIOS: tuple[Scenario, ...] = (
         writes="continuous.{json,md,png}",
     ),
     Scenario(
+        "peers",
+        "Delta and Iceberg MERGE on their Spark lines, delta-rs and a plain write vs versioned",
+        (
+            *("--rows", "2000", "--partitions", "4", "--upsert-batches", "2", "--batches", "1"),
+            *("--tpch-scale", "0.001", "--tpch-batches", "1", "--repeat", "1", "--every", "1"),
+            *("--driver-memory", "1g", "--one-process-per-group", "--smoke-jvm"),
+        ),
+        {"10M": ()},  # the committed run: 10M rows, 30 batches, TPC-H SF 1 (issue 45)
+        make="bench-peers",
+        spark=False,
+        writes="peers.{json,md,png}",
+    ),
+    Scenario(
         "streaming",
         "streaming ingest: records/s and commit latency per catalog and layout, vs delta-rs",
         (
@@ -274,6 +287,10 @@ HELPERS: dict[str, str] = {
     "continuous_reads": "continuous's reads: a table's queries vs a plain copy of its live rows",
     "continuous_report": "continuous.md (summary against the targets, batch tables)",
     "continuous_plots": "continuous's plot: read ratios and cumulative cost over the batches",
+    "peer_engines": "peers' Delta and Iceberg tables fed by MERGE INTO, with their upkeep",
+    "peer_child": "peers' child process: one phase on one Spark line, its record as JSON",
+    "peers_report": "peers.md (the side-by-side table, each phase) from peers.json",
+    "peers_plots": "peers' plot: upsert ratios, cumulative cost and read ratios per batch",
     "scheduled_job_probe": "scheduled_job's child: one command in a new process, timed by phase",
     "ui_catalog": "ui_latency's catalog: tables streamed for real, copied in the catalog database",
 }

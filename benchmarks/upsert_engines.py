@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import shutil
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, cast
 
@@ -112,24 +113,38 @@ class VersionedEngine:
 
 
 class NaiveEngine:
-    """The blog's starting point: union table + batch, latest per key, rewrite everything."""
+    """The blog's starting point: union table + batch, latest per key, rewrite everything.
+
+    The upsert benchmark's table by default; ``key``, ``partition`` and ``columns`` name
+    another's (`benchmarks.peers`: the continuous benchmark's 6 columns).
+    """
 
     name = "naive rewrite"
 
-    def __init__(self, spark: SparkSession, work: Path) -> None:
+    def __init__(
+        self,
+        spark: SparkSession,
+        work: Path,
+        *,
+        key: Sequence[str] = (KEY,),
+        partition: str = PARTITION,
+        columns: Sequence[str] = COLUMN_NAMES,
+    ) -> None:
         self.spark = spark
         self.root = work / "naive"
         self.current: str | None = None
         self.generation = 0
+        self.key, self.partition, self.columns = tuple(key), partition, tuple(columns)
 
     def _next_dir(self) -> str:
         self.generation += 1
         return str(self.root / f"gen_{self.generation:03d}")
 
-    def load(self, data: BenchData) -> dict[str, Any]:
+    def load(self, data: BenchData | Any) -> dict[str, Any]:
+        """A plain partitioned Parquet write of ``data.base`` (timed)."""
         target = self._next_dir()
         with Meter() as meter:
-            self.spark.read.parquet(data.base).write.partitionBy(PARTITION).parquet(target)
+            self.spark.read.parquet(data.base).write.partitionBy(self.partition).parquet(target)
         self.current = target
         return meter.result()
 
@@ -137,20 +152,20 @@ class NaiveEngine:
         assert self.current is not None
         target = self._next_dir()
         with Meter() as meter:
-            table = self.spark.read.parquet(self.current).select(*COLUMN_NAMES)
-            changes = self.spark.read.parquet(batch)
+            table = self.spark.read.parquet(self.current).select(*self.columns)
+            changes = self.spark.read.parquet(batch).select(*self.columns, OP)
             both = (
                 table.withColumn(OP, F.lit("I"))
                 .withColumn("_seq", F.lit(0))
                 .unionByName(changes.withColumn("_seq", F.lit(1)))
             )
-            latest = Window.partitionBy(PARTITION, KEY).orderBy(F.col("_seq").desc())
+            latest = Window.partitionBy(self.partition, *self.key).orderBy(F.col("_seq").desc())
             kept = (
                 both.withColumn("_rn", F.row_number().over(latest))
                 .where((F.col("_rn") == 1) & (F.col(OP) != "D"))
-                .select(*COLUMN_NAMES)
+                .select(*self.columns)
             )
-            kept.write.mode("overwrite").partitionBy(PARTITION).parquet(target)
+            kept.write.mode("overwrite").partitionBy(self.partition).parquet(target)
         old, self.current = self.current, target
         shutil.rmtree(old, ignore_errors=True)  # keep the disk footprint flat (not timed)
         return meter.result()

@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 BENCH_STAMP := $(VENV)/.installed-bench
 
-.PHONY: demo jars jars-lock spark-venvs check test test-spark test-fresh test-cluster soak faults soak-long wheel-smoke lint docs bench bench-smoke bench-acid bench-acid-profile bench-streaming bench-mutation bench-caller bench-scheduled-job bench-scaling bench-continuous bench-peers bench-ui clean
+.PHONY: demo jars jars-lock spark-venvs check test test-spark test-fresh test-oldest-spark test-cluster soak faults soak-long wheel-smoke lint docs bench bench-smoke bench-acid bench-acid-profile bench-streaming bench-mutation bench-caller bench-scheduled-job bench-scaling bench-continuous bench-peers bench-ui clean
 
 # The package and its development tools; the benchmarks' peers (delta-rs, pyiceberg,
 # matplotlib) only for the `bench*` targets (the tests need none of them: about 30 s of CI).
@@ -81,6 +81,23 @@ test: $(STAMP)
 
 test-spark: $(STAMP)
 	$(PY) -m pytest -m '(spark or jvm) and not soak and not faults and not fresh' $(SPARK_TESTS)
+
+# The Spark lines pyproject promises (`pyspark>=4.0,<5`): `make test` runs everything on the
+# newest, and this runs the behaviour suite of every layout (tests/table) on the oldest 4.x
+# release, in a virtualenv of its own (CI's `test-oldest-spark` stage;
+# tests/unit/test_spark_promise.py keeps the pin and pyproject's lower bound in step).
+OLDEST_PYSPARK := 4.0.5
+OLDEST_VENV := .venv-spark-oldest
+$(OLDEST_VENV)/.installed-$(OLDEST_PYSPARK): pyproject.toml
+	@test -x $(OLDEST_VENV)/bin/python || $(PYTHON) -m venv $(OLDEST_VENV)
+	$(OLDEST_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(OLDEST_VENV)/bin/python -m pip install --quiet "pyspark==$(OLDEST_PYSPARK)" -e '.[dev]'
+	@rm -f $(OLDEST_VENV)/.installed-*
+	@touch $@
+
+test-oldest-spark: $(OLDEST_VENV)/.installed-$(OLDEST_PYSPARK)
+	$(OLDEST_VENV)/bin/python -c 'import pyspark; assert pyspark.__version__ == "$(OLDEST_PYSPARK)", pyspark.__version__'
+	$(OLDEST_VENV)/bin/python -m pytest -p no:cacheprovider -m '(spark or jvm) and not soak and not faults and not fresh' tests/table
 
 # Every command as a scheduled job runs it: the installed `versioned` script in a new process
 # with nothing started (no SparkSession, no JVM, a scheduled job's environment), on each layout,

@@ -82,6 +82,32 @@ def test_invalid_utf8_json_line_is_a_dead_letter_unless_the_table_replaces_it(
     assert lenient.coerced_count() == 1
 
 
+def test_an_unpaired_surrogate_escape_is_a_dead_letter_on_every_spark_line(
+    spark: Any, tmp_path: Path
+) -> None:
+    """PySpark 4.0's JSON parser read ``"\\ud800"`` as a null string (4.1 refuses the line):
+    the feed refuses such lines itself; a pair, an escaped backslash before ``ud800`` and a
+    plain character stay values."""
+    lines = [
+        rb'{"k": 1, "v": "\ud800"}',  # a high surrogate alone
+        rb'{"k": 2, "v": "a\udc00b"}',  # a low surrogate alone
+        rb'{"k": 3, "v": "\\\ud800"}',  # an escaped backslash, then a lone high surrogate
+        rb'{"k": 4, "v": "\ud83d\ude00"}',  # a pair: U+1F600
+        rb'{"k": 5, "v": "\\ud800"}',  # an escaped backslash, then the text "ud800"
+        rb'{"k": 6, "v": "\u00e9"}',
+    ]
+    path = tmp_path / "f.json"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    feed = read_feed(spark, str(path), _spec("k BIGINT, v STRING"))
+    assert [(r["k"], r["v"]) for r in _rows(feed)] == [
+        (4, "\U0001f600"),
+        (5, "\\ud800"),
+        (6, "\u00e9"),
+    ]
+    reasons = _reasons(feed)
+    assert len(reasons) == 3 and all("unpaired surrogate escape" in r for r in reasons), reasons
+
+
 def test_decimal_places_beyond_the_scale_are_refused_or_rounded_and_counted(
     spark: Any, tmp_path: Path
 ) -> None:

@@ -55,6 +55,19 @@ _BAD_UTF8 = (
     "JSON line is not valid UTF-8 (shown with U+FFFD); fix the encoding, or set table "
     "property replace_invalid_utf8=true"
 )
+_BAD_SURROGATE = (
+    "JSON string holds an unpaired surrogate escape (\\ud800-\\udfff alone), text that UTF-8 "
+    "cannot store; send the character's pair of escapes, or the character itself"
+)
+# An unescaped \uD800-\uDBFF not followed by a low surrogate's escape, or an unescaped
+# \uDC00-\uDFFF not preceded by a high surrogate's (a backslash counts when an even number
+# of backslashes precede it). Spark's parsers differ across 4.x on such text (4.1 refuses it,
+# 4.0's VARIANT parser reads the string as null), so the feed refuses it on every line.
+_LONE_SURROGATE = (
+    r"(?<!\\)(?:\\\\)*(?:"
+    r"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})"
+    r"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2})"
+)
 # The objects whose keys a Debezium feed's shape depends on.
 _DEBEZIUM_OBJECTS = (
     "payload",
@@ -283,7 +296,11 @@ def json_records(
             fields.fieldNames(), spec, source=label, op_code_column=op_column, partial=partial
         )
         parse, parsed, bad, extra = _variant_records(text, mapping, spec)
-    malformed = F.when(~valid & F.lit(not repair), F.lit(_BAD_UTF8)).when(bad, F.lit(_BAD_JSON))
+    malformed = (
+        F.when(~valid & F.lit(not repair), F.lit(_BAD_UTF8))
+        .when(F.col(IN_RAW).rlike(_LONE_SURROGATE), F.lit(_BAD_SURROGATE))
+        .when(bad, F.lit(_BAD_JSON))
+    )
     records = lines.select(
         parsed,
         malformed.alias(IN_MALFORMED),

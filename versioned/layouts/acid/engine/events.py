@@ -203,10 +203,13 @@ def _with_partition_values(
     path = F.col("_metadata.file_path")
     folder = F.substring_index(F.substring_index(path, "/", -(n + 2)), "/", n)
     on = (F.col(_SIZE) == F.col(f"`#t{_SIZE}`")) & (
-        F.col(f"`#t{_FOLDER}`").isNull() | (F.col(f"`#t{_FOLDER}`") == folder)
+        F.col(f"`#t{_FOLDER}`").isNull() | (F.col(f"`#t{_FOLDER}`") == F.col(f"`#e{_FOLDER}`"))
     )
     names = events.columns
-    joined = events.withColumn(_SIZE, F.col("_metadata.file_size")).join(
+    # The file's folder as a column before the join: a join condition over `_metadata` fails
+    # in PySpark 4.0's Dataset.join (ClassCastException in resolveSelfJoinCondition).
+    sized = events.withColumn(_SIZE, F.col("_metadata.file_size"))
+    joined = sized.withColumn(f"#e{_FOLDER}", folder).join(
         F.broadcast(table.select(*[F.col(f"`{c}`").alias(f"#t{c}") for c in table.columns])),
         on,
         "left",

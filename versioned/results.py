@@ -103,7 +103,8 @@ class PartitionCompaction:
         status: ``compacted``; ``planned`` (dry run); ``conflict`` (writers kept committing
             to the partition first: nothing changed, compact it again later); ``skipped``
             (another compaction got there first: nothing left to do).
-        version: The compaction's version (its transaction id), when it committed.
+        version: The compaction's version, when it committed: its transaction id, or a
+            version above it when a transaction opened later committed first.
         high_water_mark: Every version up to this one was compacted.
         versions_compacted: How many versions the partition held before.
         rows: Rows written (the partition's live records).

@@ -52,19 +52,27 @@ def test_compaction_keeps_the_latest_rows_in_one_version_per_partition(
     assert [p.status for p in result.partitions] == ["compacted", "compacted"]
     assert latest(t) == model_rows(model)
     snapshot = t.snapshot()
+    folders = set()
     for part in result.partitions:
         files = [
             f for f in snapshot.files if snapshot.partitions[f.partition_id].path == part.partition
         ]
-        # The compacted rows keep the partition's head version, in a folder of the
-        # compaction's own transaction (its version, above every compacted one).
+        # The compacted rows keep the partition's head version, in a folder named for the
+        # compaction's own transaction (above every compacted version). The commit's version
+        # is that transaction id, or above it when the other partition's compaction, opened
+        # later, committed first (versions stay in commit order).
         assert {f.version for f in files} == {heads[part.partition]}
-        assert {f.path.split("/")[-2] for f in files} == {f"compacted-{part.version}"}
+        (folder,) = {f.path.split("/")[-2] for f in files}
         assert part.version is not None and part.version > before_version
+        match = re.fullmatch(r"compacted-(\d+)", folder)
+        assert match is not None, folder
+        assert before_version < int(match.group(1)) <= part.version
+        folders.add(folder)
         assert part.high_water_mark == heads[part.partition]
         assert part.versions_compacted == versions[part.partition] == 3
         assert sorted(f.kind for f in files) == ["bloom", "data"]  # no index without ordering
         assert part.rows == sum(1 for _, p in model.values() if f"p={p}" == part.partition)
+    assert len(folders) == 2  # each compaction wrote into a folder of its own
     history = t.history()
     assert [c.operation for c in history[-2:]] == ["compact", "compact"]
     # The old reader and time travel still see the snapshot they resolved.

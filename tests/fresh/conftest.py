@@ -1,11 +1,18 @@
-"""The fresh-process tier's hook: each step's outcome, for `_in_order` to read."""
+"""The fresh-process tier's hooks: each step's outcome, for `_in_order` to read; one layout a
+run when $VERSIONED_TEST_ONE_LAYOUT asks (tests/support/one_layout.py: the other layout than
+the one `make test-oldest-spark` runs on the same seed)."""
 
 from __future__ import annotations
 
 from collections.abc import Generator
+from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.support.one_layout import keep_one_layout, said
+
+HERE = Path(__file__).resolve().parent
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
@@ -15,3 +22,17 @@ def pytest_runtest_makereport(
     report = yield
     setattr(item, f"rep_{report.when}", report)
     return report
+
+
+def _layout_param(item: pytest.Item) -> str | None:
+    callspec = getattr(item, "callspec", None)
+    name = callspec.params.get("wh") if callspec is not None else None
+    return name if item.path.is_relative_to(HERE) else None
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    items[:] = keep_one_layout(config, items, 1, _layout_param)
+
+
+def pytest_report_collectionfinish(config: pytest.Config) -> str:
+    return said(config)

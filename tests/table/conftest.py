@@ -25,6 +25,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.one_layout import keep_one_layout, layout_of_the_run, said
 from tests.support.run_seed import run_seed
 from versioned.errors import NotSupportedError
 from versioned.layouts.base import layout_of, layouts
@@ -76,11 +77,6 @@ def _marked(item: pytest.Item, name: str) -> pytest.MarkDecorator | None:
     return None
 
 
-def layout_of_the_run(offset: int) -> str:
-    """The layout a ``layout_by_seed(offset)`` test runs for in this run."""
-    return LAYOUTS[(run_seed()[0] + offset) % len(LAYOUTS)]
-
-
 def _other_run(item: pytest.Item, name: str) -> pytest.MarkDecorator | None:
     """The skip of a ``layout_by_seed`` soak test for the layouts this run leaves to others.
 
@@ -102,8 +98,21 @@ def _other_run(item: pytest.Item, name: str) -> pytest.MarkDecorator | None:
     )
 
 
+def pytest_report_collectionfinish(config: pytest.Config) -> str:
+    """What `keep_one_layout` left out, under pytest's count of the collected tests."""
+    return said(config)
+
+
+def _layout_param(item: pytest.Item) -> str | None:
+    callspec = getattr(item, "callspec", None)
+    name = callspec.params.get("layout") if callspec is not None else None
+    return name if item.path.is_relative_to(HERE) else None
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Apply the layout markers; refuse a test of this suite that ignores the layout."""
+    """Apply the layout markers; refuse a test of this suite that ignores the layout; keep
+    one layout when $VERSIONED_TEST_ONE_LAYOUT asks (tests/support/one_layout.py)."""
+    items[:] = keep_one_layout(config, items, 0, _layout_param)
     without_layout = []
     for item in items:
         if not item.path.is_relative_to(HERE):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import JVM_FIXTURES, POSTGRES_FIXTURES
-from tests.support import run_seed
+from tests.support import one_layout, run_seed
 
 
 def test_markers_are_derived_from_fixtures_not_written_by_hand(
@@ -42,3 +42,36 @@ def test_the_seed_comes_from_the_environment_first() -> None:
     assert run_seed.resolve({run_seed.ENV_SEED: "42"}) == (42, f"${run_seed.ENV_SEED}")
     seed, source = run_seed.resolve({})
     assert source.startswith("commit ") and seed >= 0  # this checkout is a git repository
+
+
+def _collected(seed: int, *args: str) -> tuple[set[str], list[str]]:
+    """The layouts of the cases ``pytest --collect-only ARGS`` keeps with one layout a run,
+    and the node ids it keeps."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, run_seed.ENV_SEED: str(seed), one_layout.ENV_ONE_LAYOUT: "1"}
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--collect-only", "-q", *args],
+        capture_output=True, text=True, env=env, timeout=300, cwd=run_seed.ROOT,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    ids = [line for line in done.stdout.splitlines() if "::" in line]
+    return {i.rsplit("[", 1)[1].split("-")[0].rstrip("]") for i in ids}, ids
+
+
+def test_ci_s_second_runs_take_one_layout_each_and_the_other_one_next_commit() -> None:
+    """CI's test-oldest-spark and test-fresh stages (tests/support/one_layout.py): each a
+    layout, the two different on one seed, both flipped on the next seed; no PostgreSQL."""
+    from tests.support.one_layout import LAYOUTS
+
+    table, fresh = ("tests/table/test_compaction.py",), ("-m", "fresh", "tests/fresh")
+    seen = []
+    for seed in (6, 7):
+        (table_layout,), table_ids = _collected(seed, *table)
+        (fresh_layout,), _ = _collected(seed, *fresh)
+        assert table_layout != fresh_layout
+        assert not [i for i in table_ids if "postgres" in i]
+        seen.append(table_layout)
+    assert set(seen) == set(LAYOUTS[:2])

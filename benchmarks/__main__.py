@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import tempfile
 from pathlib import Path
 
+from benchmarks.harness.record import git_commit
 from benchmarks.harness.runner import Plan, run
-from benchmarks.scenarios import HELPERS, SCENARIOS, SIZES, Scenario, by_name
+from benchmarks.scenarios import HELPERS, SCENARIOS, SIZES, Scenario, by_name, halves
 
 DESCRIPTION = """\
 Benchmarks of versioned against its peers (delta-rs, pyiceberg, plain Spark).
@@ -87,6 +89,13 @@ def _parser() -> argparse.ArgumentParser:
         help="results folder (smoke: a new temporary one; 1M / 10M: benchmarks/results)",
     )
     run_cmd.add_argument(
+        "--half",
+        choices=("0", "1", "seed"),
+        help="with `all`: one of two halves of about equal smoke time; `seed`: the half the "
+        "run's seed picks ($VERSIONED_TEST_SEED, else the commit's: consecutive commits "
+        "alternate), as CI's bench-smoke does",
+    )
+    run_cmd.add_argument(
         "-v",
         "--verbose",
         action="store_true",
@@ -108,6 +117,12 @@ def _plan(args: argparse.Namespace, extra: list[str]) -> Plan:
     if extra and len(names) != 1:
         raise UsageError("arguments after -- go to one scenario; name exactly one")
     scenarios = [known[n] for n in names]
+    if args.half is not None:
+        if args.scenarios != ["all"]:
+            raise UsageError("--half splits `all`; name no scenario with it")
+        half = _half(args.half)
+        scenarios = halves(scenarios)[half]
+        print(f"half {half} of the scenarios ({args.half}): {len(scenarios)}", file=sys.stderr)
     if len(scenarios) == 1 and not scenarios[0].has(args.size):
         raise UsageError(f"{names[0]} has no {args.size} size: {_sizes(scenarios[0])}")
     if args.size == "smoke":
@@ -125,6 +140,18 @@ def _plan(args: argparse.Namespace, extra: list[str]) -> Plan:
         tuple(extra),
         verbose=args.verbose or len(scenarios) == 1,
     )
+
+
+def _half(given: str) -> int:
+    """0 or 1: ``given``, or the parity of the run's seed (the tests' rule,
+    tests/support/run_seed.py: $VERSIONED_TEST_SEED, else the commit's first 8 hex digits)."""
+    if given != "seed":
+        return int(given)
+    seed = os.environ.get("VERSIONED_TEST_SEED")
+    if seed:
+        return int(seed) % 2
+    commit = git_commit()["commit"]
+    return int(commit[:8], 16) % 2 if commit != "unknown" else 0
 
 
 def main(argv: list[str] | None = None) -> int:

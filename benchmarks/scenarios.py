@@ -15,7 +15,7 @@ harness); ``tests/benchmarks`` checks that every module of ``benchmarks/`` is on
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 SIZES = ("smoke", "1M", "10M")
@@ -37,6 +37,9 @@ class Scenario:
     """What it writes under ``--out`` (nothing: it prints its figures)."""
     work: bool = True
     """Takes ``--work``, its scratch folder."""
+    smoke_s: float = 5.0
+    """About what its smoke run takes beside CI's other lane (stop 53's log): `halves` splits
+    ``run all --half`` by it."""
 
     @property
     def module(self) -> str:
@@ -76,6 +79,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         {"1M": ("--keys", ONE_M), "10M": ("--keys", TEN_M)},
         spark=False,
         work=False,
+        smoke_s=1.3,
     ),
     Scenario(
         "key_scope_probe",
@@ -85,6 +89,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         spark=False,
         writes="key_scope_probe.{json,md}",
         work=False,
+        smoke_s=0.1,
     ),
     Scenario(
         "streaming_encode",
@@ -93,6 +98,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         _as_committed(),
         spark=False,
         work=False,
+        smoke_s=0.2,
     ),
     Scenario(
         "stream_races",
@@ -101,6 +107,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         _as_committed("--runs", "3"),
         spark=False,
         work=False,
+        smoke_s=2.7,
     ),
     Scenario(
         "ui_latency",
@@ -122,12 +129,14 @@ SCENARIOS: tuple[Scenario, ...] = (
         _rows(),
         make="bench",
         writes="upsert.{json,md}, 3 plots",
+        smoke_s=19,
     ),
     Scenario(
         "upsert_profile",
         "where versioned's read and load costs go (the profile in upsert_notes.md)",
         (*SMALL, "--batches", "2", "--repeat", "1"),
         _rows(),
+        smoke_s=9,
     ),
     Scenario(
         "fixed_cost",
@@ -136,6 +145,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         _as_committed(),
         writes="fixed_cost.{json,md}",
         work=False,
+        smoke_s=8,
     ),
     Scenario(
         "scheduled_job",
@@ -146,6 +156,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         spark=False,
         writes="scheduled_job.{json,md}",
         work=False,
+        smoke_s=40,
     ),
     Scenario(
         "compaction",
@@ -168,6 +179,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         _rows(),
         make="bench-caller",
         writes="caller_session.{json,md}",
+        smoke_s=26,
     ),
     Scenario(
         "stage_profile",
@@ -195,6 +207,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         },
         make="bench-scaling",
         writes="scaling.{json,md,png}",
+        smoke_s=10,
     ),
     Scenario(
         "acid",
@@ -206,6 +219,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         _rows(),
         make="bench-acid",
         writes="acid.{json,md,png}",
+        smoke_s=19,
     ),
     Scenario(
         "acid_read_profile",
@@ -214,6 +228,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         _rows(),
         make="bench-acid-profile",
         writes="acid_read_profile.{json,md}",
+        smoke_s=11,
     ),
     Scenario(
         "acid_lookup",
@@ -229,6 +244,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         _rows(),
         make="bench-mutation",
         writes="mutation.{json,md}",
+        smoke_s=10,
     ),
     Scenario(
         "continuous",
@@ -241,6 +257,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         _rows(),
         make="bench-continuous",
         writes="continuous.{json,md,png}",
+        smoke_s=56,
     ),
     Scenario(
         "peers",
@@ -257,6 +274,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         make="bench-peers",
         spark=False,
         writes="peers.{json,md,png}",
+        smoke_s=150,
     ),
     Scenario(
         "streaming",
@@ -302,3 +320,18 @@ HELPERS: dict[str, str] = {
 def by_name() -> dict[str, Scenario]:
     """The scenarios by name, in run order."""
     return {s.name: s for s in SCENARIOS}
+
+
+def halves(scenarios: Sequence[Scenario]) -> tuple[list[Scenario], list[Scenario]]:
+    """``scenarios`` in two halves of about equal smoke time (`Scenario.smoke_s`; largest
+    first, each to the lighter half), each in the order given: CI's bench-smoke runs one
+    half a commit (``run all --half seed``), so consecutive commits run them all."""
+    loads = [0.0, 0.0]
+    half_of: dict[str, int] = {}
+    for scenario in sorted(scenarios, key=lambda s: -s.smoke_s):
+        lighter = 0 if loads[0] <= loads[1] else 1
+        half_of[scenario.name] = lighter
+        loads[lighter] += scenario.smoke_s
+    first = [s for s in scenarios if half_of[s.name] == 0]
+    second = [s for s in scenarios if half_of[s.name] == 1]
+    return first, second

@@ -288,3 +288,24 @@ def test_the_command_line_refuses_unknown_scenarios_and_missing_sizes(
     assert "unknown scenario nope" in errors
     assert "fake_small has no 10M size" in errors
     assert "go to one scenario" in errors
+
+
+def test_the_two_halves_hold_every_scenario_once_in_order_and_take_about_equal_time(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from benchmarks.scenarios import halves
+
+    first, second = halves(SCENARIOS)
+    assert sorted(s.name for s in first + second) == sorted(s.name for s in SCENARIOS)
+    order = [s.name for s in SCENARIOS]
+    for half in (first, second):
+        assert [s.name for s in half] == [n for n in order if n in {s.name for s in half}]
+    loads = sorted(sum(s.smoke_s for s in half) for half in (first, second))
+    assert loads[1] - loads[0] <= max(s.smoke_s for s in SCENARIOS) / 4
+    # --half seed follows the run's seed, as the tests' rotations do
+    for seed, expected in (("6", first), ("7", second)):
+        monkeypatch.setenv("VERSIONED_TEST_SEED", seed)
+        plan = cli._plan(cli._parser().parse_args(["run", "all", "--half", "seed"]), [])
+        assert [s.name for s in plan.scenarios] == [s.name for s in expected]
+    with pytest.raises(cli.UsageError, match="--half splits"):
+        cli._plan(cli._parser().parse_args(["run", "upsert", "--half", "0"]), [])

@@ -33,6 +33,12 @@ from pathlib import Path
 
 from tests.support.spark_settings import LOCAL_INTERPRETED, SHORT_LIVED_JVM, hive_common_first
 
+ENV_CLASS_ARCHIVE_OFF = "VERSIONED_TEST_CLASS_ARCHIVE"
+OFF = os.environ.get(ENV_CLASS_ARCHIVE_OFF) == "off"
+"""``VERSIONED_TEST_CLASS_ARCHIVE=off``: no archive is made or mapped (read at import: the
+tests clear ``VERSIONED_*`` from their environment). For a run in a new virtualenv that
+starts few JVMs, where making the archive costs more than it saves: CI's test-oldest-spark
+stage (its first test's set-up took 120 s beside the other lane, most of it the probe)."""
 QUIET = "-Xshare:auto -Xlog:cds=off -Xlog:cds+dynamic=off"
 """Options beside the archive: use it if it maps, and say nothing either way."""
 
@@ -59,6 +65,8 @@ def archive_path() -> Path:
 
 def archive_options() -> str:
     """The JVM options that map the archive, or ``""`` when it has not been made."""
+    if OFF:
+        return ""
     path = archive_path()
     return f"-XX:SharedArchiveFile={path} {QUIET}" if path.is_file() else ""
 
@@ -68,7 +76,7 @@ def ensure_archive() -> str:
     return `archive_options`. A probe that fails leaves no archive: the tests then run
     without one, which is slower, and say so on stderr once."""
     path = archive_path()
-    if path.is_file():
+    if OFF or path.is_file():
         return archive_options()
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path.parent / ".lock", "w") as lock:

@@ -44,7 +44,8 @@ def keep_one_layout(
     if os.environ.get(ENV_ONE_LAYOUT) != "1":
         return items
     chosen = layout_of_the_run(offset)
-    kept, dropped = [], []
+    kept: list[pytest.Item] = []
+    dropped: list[pytest.Item] = []
     for item in items:
         layout = layout_of(item)
         postgres = _starts_postgres(item)

@@ -3,6 +3,10 @@ run's seed gives each randomized case a seed of its own that a replay repeats.""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from types import SimpleNamespace
+from typing import Any, cast
+
 import pytest
 
 from tests.conftest import JVM_FIXTURES, POSTGRES_FIXTURES
@@ -44,34 +48,66 @@ def test_the_seed_comes_from_the_environment_first() -> None:
     assert source.startswith("commit ") and seed >= 0  # this checkout is a git repository
 
 
-def _collected(seed: int, *args: str) -> tuple[set[str], list[str]]:
-    """The layouts of the cases ``pytest --collect-only ARGS`` keeps with one layout a run,
-    and the node ids it keeps."""
-    import os
-    import subprocess
-    import sys
+@dataclass
+class _Item:
+    """What `keep_one_layout` reads of a pytest item."""
 
-    env = {**os.environ, run_seed.ENV_SEED: str(seed), one_layout.ENV_ONE_LAYOUT: "1"}
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--collect-only", "-q", *args],
-        capture_output=True, text=True, env=env, timeout=300, cwd=run_seed.ROOT,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stdout + done.stderr
-    ids = [line for line in done.stdout.splitlines() if "::" in line]
-    return {i.rsplit("[", 1)[1].split("-")[0].rstrip("]") for i in ids}, ids
+    name: str
+    layout: str | None
+    fixturenames: tuple[str, ...] = ()
+    catalog: str | None = None
+
+    @property
+    def callspec(self) -> SimpleNamespace:
+        return SimpleNamespace(params={"catalog_url": self.catalog} if self.catalog else {})
+
+
+class _Config:
+    def __init__(self) -> None:
+        self.stash = pytest.Stash()
+        self.deselected: list[Any] = []
+        self.hook = SimpleNamespace(pytest_deselected=lambda items: self.deselected.extend(items))
+
+
+def _kept(seed: int, offset: int, items: list[_Item], env: str | None) -> list[str]:
+    config = _Config()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(one_layout, "run_seed", lambda: (seed, "test"))
+        if env is None:
+            patch.delenv(one_layout.ENV_ONE_LAYOUT, raising=False)
+        else:
+            patch.setenv(one_layout.ENV_ONE_LAYOUT, env)
+        kept = one_layout.keep_one_layout(
+            config,  # type: ignore[arg-type]
+            items,  # type: ignore[arg-type]
+            offset,
+            lambda item: cast(_Item, item).layout,
+        )
+    assert len(kept) + len(config.deselected) == len(items)
+    return [item.name for item in kept]
 
 
 def test_ci_s_second_runs_take_one_layout_each_and_the_other_one_next_commit() -> None:
-    """CI's test-oldest-spark and test-fresh stages (tests/support/one_layout.py): each a
-    layout, the two different on one seed, both flipped on the next seed; no PostgreSQL."""
-    from tests.support.one_layout import LAYOUTS
-
-    table, fresh = ("tests/table/test_compaction.py",), ("-m", "fresh", "tests/fresh")
-    seen = []
+    """CI's test-oldest-spark (offset 0) and test-fresh (offset 1) stages
+    (tests/support/one_layout.py): each a layout, the two different on one seed, both flipped
+    on the next seed; no PostgreSQL case; items of other suites stay; unset, all stay."""
+    items = [
+        _Item("test_a[versioned]", "versioned"),
+        _Item("test_a[acid]", "acid"),
+        _Item("test_b[acid-postgres]", "acid", catalog="postgres"),
+        _Item("test_b[acid-sqlite]", "acid", catalog="sqlite"),
+        _Item("test_c[versioned]", "versioned", ("pg_url",)),
+        _Item("test_other_suite", None),
+    ]
+    assert _kept(6, 0, items, None) == [i.name for i in items]
+    assert _kept(6, 0, items, "0") == [i.name for i in items]
+    chosen = {}
     for seed in (6, 7):
-        (table_layout,), table_ids = _collected(seed, *table)
-        (fresh_layout,), _ = _collected(seed, *fresh)
-        assert table_layout != fresh_layout
-        assert not [i for i in table_ids if "postgres" in i]
-        seen.append(table_layout)
-    assert set(seen) == set(LAYOUTS[:2])
+        for offset in (0, 1):
+            kept = _kept(seed, offset, items, "1")
+            assert "test_other_suite" in kept
+            assert not [k for k in kept if "postgres" in k or k == "test_c[versioned]"]
+            (layout,) = {k[len("test_a[") : -1] for k in kept if k.startswith("test_a[")}
+            chosen[seed, offset] = layout
+    assert chosen[6, 0] != chosen[6, 1] and chosen[7, 0] != chosen[7, 1]
+    assert chosen[6, 0] != chosen[7, 0]  # the next commit's seed flips them

@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 BENCH_STAMP := $(VENV)/.installed-bench
 
-.PHONY: demo jars jars-lock spark-venvs check test test-spark test-fresh test-oldest-spark test-cluster soak faults soak-long wheel-smoke lint docs bench bench-smoke bench-acid bench-acid-profile bench-streaming bench-mutation bench-caller bench-scheduled-job bench-scaling bench-continuous bench-peers bench-ui clean
+.PHONY: demo jars jars-lock spark-venvs check test test-spark test-fresh test-oldest-spark test-cluster soak faults soak-long wheel-smoke lint docs bench bench-smoke bench-acid bench-acid-profile bench-streaming bench-mutation bench-caller bench-first-load bench-scheduled-job bench-scaling bench-continuous bench-peers bench-ui clean
 
 # The package and its development tools; the benchmarks' peers (delta-rs, pyiceberg,
 # matplotlib) only for the `bench*` targets (the tests need none of them: about 30 s of CI).
@@ -195,6 +195,12 @@ bench-mutation: $(BENCH_STAMP)
 # MERGE: bulk load, upserts of DataFrame / Parquet / CSV input, reads, fixed cost (issue 15).
 bench-caller: $(BENCH_STAMP)
 	$(PY) -m benchmarks.caller_session --rows 1000000 --rows 10000000
+
+# A table's first load (10M narrow rows, 3M wide rows) against a plain partitioned Spark write
+# of the same DataFrame, each in a fresh process (issue 45 item 4; writes
+# benchmarks/results/first_load.{json,md}; about 6 minutes).
+bench-first-load: $(BENCH_STAMP)
+	$(PY) -m benchmarks.first_load
 
 # The fixed cost of a scheduled job: a new process's `versioned upsert` of a 10-row CSV, per
 # layout, against a new process that only starts the same SparkSession (issue 44; writes

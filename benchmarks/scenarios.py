@@ -159,6 +159,17 @@ SCENARIOS: tuple[Scenario, ...] = (
         smoke_s=40,
     ),
     Scenario(
+        "first_load",
+        "a first load of 10M narrow / 3M wide rows against a plain partitioned Spark write, "
+        "each in a fresh process (issue 45 item 4)",
+        ("--rows", "20000", "--shapes", "narrow", "--runs", "1"),
+        _as_committed(),
+        make="bench-first-load",
+        spark=False,
+        writes="first_load.{json,md}",
+        smoke_s=22,
+    ),
+    Scenario(
         "compaction",
         "version-partition compaction vs a plain Spark rewrite of the live rows, then reads",
         (*SMALL, "--batches", "1", "--reads", "1", "--repeat", "1", "--warm-up-rows", "0"),

@@ -72,3 +72,23 @@ def test_workers_with_versioned_pass_once_per_session(spark: Any) -> None:
     ran = len(tracker.getJobIdsForGroup(None)) - before
     require_python_workers(spark)  # checked: no job
     assert (ran, len(tracker.getJobIdsForGroup(None)) - before) == (1, 1)
+
+
+def test_a_bulk_first_load_fails_in_its_keys_job_in_one_line_and_commits_nothing(
+    cat: Any, spark: Any, bare_workers: str
+) -> None:
+    # The bulk load's keys job runs versioned in the workers itself (no check job first):
+    # the failure is the same one line, and the staged rows are not committed.
+    from versioned.layouts.version_partition.table_rules import BULK_LOAD_MIN_BYTES_PROPERTY
+
+    t = cat.create_table(
+        "db.bulk", columns="id BIGINT, v STRING, p STRING", primary_key="id", partition_by="p",
+        properties={BULK_LOAD_MIN_BYTES_PROPERTY: "0"},
+    )  # fmt: skip
+    said: list[str] = []
+    rows = spark.range(0, 50_000, 1, 2).selectExpr("id", "'a' AS v", "CAST(id % 3 AS STRING) AS p")
+    with pytest.raises(ConfigError, match=r"Spark's Python workers run .*cannot import") as raised:
+        t.upsert(rows, progress=said.append)
+    assert "\n" not in str(raised.value) and bare_workers in str(raised.value)
+    assert any("first load, in bulk" in m for m in said)
+    assert t.history() == []

@@ -1,5 +1,6 @@
 """Key Bloom filters: no false negatives, the configured false-positive rate, pybloom-live's
-bits, and a file format that round-trips and is pinned."""
+bits (format 1) and pybloom's own tests with the key hash (format 2), and a file format that
+round-trips and is pinned."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ import struct
 from pathlib import Path
 from types import SimpleNamespace
 
+import numpy as np
+import pyarrow as pa
 import pytest
 from pybloom_live import BloomFilter
 from pybloom_live.pybloom import make_hashfuncs
@@ -16,10 +19,13 @@ from pybloom_live.pybloom import make_hashfuncs
 from tests.keys.key_samples import random_key
 from versioned.errors import InputError, StorageError
 from versioned.keys.bloom import (
+    FORMAT_VERSION,
     MIN_CAPACITY,
+    PYBLOOM_FORMAT,
     KeyBloomFilter,
     KeyDigests,
     _HashScheme,
+    _KeyHashScheme,
 )
 from versioned.keys.encoding import encode_key
 from versioned.storage.filesystem import FileIO
@@ -29,11 +35,14 @@ def _int_keys(start: int, stop: int) -> list[bytes]:
     return [encode_key((i,)) for i in range(start, stop)]
 
 
+FORMATS = [PYBLOOM_FORMAT, FORMAT_VERSION]
+
+
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_no_false_negatives_over_random_mixed_keys(seed: int) -> None:
     rng = random.Random(seed)
     keys = [encode_key(random_key(rng)) for _ in range(100_000)]
-    bloom = KeyBloomFilter.build(keys)
+    bloom = KeyBloomFilter.build(keys, format_version=(PYBLOOM_FORMAT, FORMAT_VERSION)[seed % 2])
     assert all(bloom.might_contain_many(keys))
     assert all(bloom.might_contain(k) for k in keys[:1000])
 
@@ -44,9 +53,14 @@ def test_no_false_negatives_across_hashing_batches() -> None:
     assert all(bloom.might_contain_many(keys))
 
 
+@pytest.mark.parametrize("format_version", FORMATS)
 @pytest.mark.parametrize("error_rate", [0.01, 0.001])
-def test_false_positive_rate_is_near_the_configured_rate(error_rate: float) -> None:
-    bloom = KeyBloomFilter.build(_int_keys(0, 100_000), error_rate=error_rate)
+def test_false_positive_rate_is_near_the_configured_rate(
+    error_rate: float, format_version: int
+) -> None:
+    bloom = KeyBloomFilter.build(
+        _int_keys(0, 100_000), error_rate=error_rate, format_version=format_version
+    )
     probes = 200_000
     hits = sum(bloom.might_contain_many(_int_keys(10**9, 10**9 + probes)))
     assert 0.6 * error_rate < hits / probes < 1.4 * error_rate
@@ -103,9 +117,27 @@ def test_cases_cover_every_hash_function_pybloom_uses() -> None:
 def test_bits_are_exactly_pybloom_lives(capacity: int, error_rate: float) -> None:
     rng = random.Random(capacity)
     keys = [encode_key(random_key(rng)) for _ in range(min(capacity, 3_000))]
-    ours = KeyBloomFilter(capacity, error_rate)
+    ours = KeyBloomFilter(capacity, error_rate, PYBLOOM_FORMAT)
     ours.add_many(keys)
     theirs = BloomFilter(capacity, error_rate)
+    for key in keys:
+        theirs.add(key.decode("utf-8"))
+    assert ours.pybloom.bitarray == theirs.bitarray
+    probes = [encode_key(random_key(rng)) for _ in range(3_000)]
+    assert ours.might_contain_many(probes) == [p.decode("utf-8") in theirs for p in probes]
+
+
+@pytest.mark.parametrize("capacity, error_rate", PYBLOOM_CASES)
+def test_pybloom_with_the_key_hash_sets_and_tests_the_vectorised_bits(
+    capacity: int, error_rate: float
+) -> None:
+    # Format 2 installs the key hash as the pybloom filter's make_hashes: pybloom's own add
+    # (one key a call) sets the bits numpy sets for a whole array, and its `in` agrees.
+    rng = random.Random(capacity)
+    keys = [encode_key(random_key(rng)) for _ in range(min(capacity, 3_000))]
+    ours = KeyBloomFilter(capacity, error_rate)
+    ours.add_many(pa.array(keys, pa.binary()))
+    theirs = KeyBloomFilter(capacity, error_rate).pybloom
     for key in keys:
         theirs.add(key.decode("utf-8"))
     assert ours.pybloom.bitarray == theirs.bitarray
@@ -134,11 +166,13 @@ def test_hash_positions_match_pybloom_for_any_filter_size(
         assert row == expected
 
 
-def test_bytes_round_trip_keeps_bits_count_and_parameters() -> None:
+@pytest.mark.parametrize("format_version", FORMATS)
+def test_bytes_round_trip_keeps_bits_count_and_parameters(format_version: int) -> None:
     keys = _int_keys(0, 3_000)
-    bloom = KeyBloomFilter.build(keys, error_rate=0.02)
+    bloom = KeyBloomFilter.build(keys, error_rate=0.02, format_version=format_version)
     again = KeyBloomFilter.from_bytes(bloom.to_bytes())
     assert (again.count, again.capacity, again.error_rate) == (3_000, 3_000, 0.02)
+    assert again.format_version == format_version
     assert again.to_bytes() == bloom.to_bytes()
     probes = _int_keys(0, 10_000)
     assert again.might_contain_many(probes) == bloom.might_contain_many(probes)
@@ -146,16 +180,51 @@ def test_bytes_round_trip_keeps_bits_count_and_parameters() -> None:
     assert again.to_bytes() == bloom.to_bytes()
 
 
-def test_file_format_is_pinned() -> None:
+@pytest.mark.parametrize(
+    "format_version, digest",
+    [
+        (1, "5546246b6ee68930531f264967e12ac36e3106858e1e8c555b834708485da271"),
+        (2, "7e4052fef095b9cf72c3ba4567fca93e5cc7b52ef59fafcef39884382e57433a"),
+    ],
+)
+def test_file_format_is_pinned(format_version: int, digest: str) -> None:
     # Bloom files outlive releases: a change to the header, the key encoding or the hashing
     # breaks every table written before it.
     keys = [encode_key((i, f"k{i}")) for i in range(5000)]
-    data = KeyBloomFilter.build(keys).to_bytes()
+    data = KeyBloomFilter.build(keys, format_version=format_version).to_bytes()
     assert data[:4] == b"VBLF"
-    assert struct.unpack_from("<HQQd", data, 4) == (1, 5000, 5000, 0.01)
-    assert hashlib.sha256(data).hexdigest() == (
-        "5546246b6ee68930531f264967e12ac36e3106858e1e8c555b834708485da271"
+    assert struct.unpack_from("<HQQd", data, 4) == (format_version, 5000, 5000, 0.01)
+    assert hashlib.sha256(data).hexdigest() == digest
+
+
+def test_new_filters_are_of_the_key_hash_format() -> None:
+    assert FORMAT_VERSION == 2
+    assert KeyBloomFilter(1000).format_version == FORMAT_VERSION
+    data = KeyBloomFilter.build(_int_keys(0, 10)).to_bytes()
+    assert struct.unpack_from("<H", data, 4) == (FORMAT_VERSION,)
+
+
+def test_a_format_one_file_is_read_probed_and_extended_in_its_own_format() -> None:
+    keys = _int_keys(0, 2_000)
+    old = KeyBloomFilter.from_bytes(
+        KeyBloomFilter.build(keys, headroom=2.0, format_version=PYBLOOM_FORMAT).to_bytes()
     )
+    assert all(old.might_contain_many(keys))
+    more = _int_keys(2_000, 3_000)
+    assert 0.97 * len(more) <= old.add_missing(more) <= len(more)  # less its false positives
+    theirs = BloomFilter(old.capacity, old.error_rate)
+    for key in keys + more:
+        theirs.add(key.decode())
+    assert old.pybloom.bitarray == theirs.bitarray  # still pybloom's own bits
+    assert struct.unpack_from("<H", old.to_bytes(), 4) == (PYBLOOM_FORMAT,)
+
+
+def test_bits_of_another_format_are_not_merged() -> None:
+    new = KeyBloomFilter(1000)
+    old = KeyBloomFilter.build(_int_keys(0, 10), format_version=PYBLOOM_FORMAT)
+    with pytest.raises(InputError, match="format 1 into one of format 2"):
+        new.union_bits(old.bit_bytes(), old.count, old.format_version)
+    assert len(new) == 0
 
 
 def test_write_and_read_through_fileio(warehouse: Path) -> None:
@@ -174,6 +243,7 @@ def test_write_and_read_through_fileio(warehouse: Path) -> None:
     [
         b"",
         b"NOPE" + bytes(40),
+        b"VBLF" + struct.pack("<HQQd", 3, 0, 1000, 0.01),
         b"VBLF" + struct.pack("<HQQd", 2, 0, 1000, 0.01),
     ],
 )
@@ -195,9 +265,30 @@ def test_shared_digests_answer_like_plain_keys_for_filters_of_any_size() -> None
     probes = [encode_key(random_key(rng)) for _ in range(20_000)]
     digests = KeyDigests(probes)
     filters = [
-        KeyBloomFilter.build(probes[:n:2], error_rate=e)
+        KeyBloomFilter.build(probes[:n:2], error_rate=e, format_version=f)
         for n, e in [(2_000, 0.01), (20_000, 0.01), (12_000, 0.01), (20_000, 0.001), (500, 0.5)]
+        for f in FORMATS
     ]
     for bloom in filters:
         assert bloom.might_contain_many(digests) == bloom.might_contain_many(probes)
     assert len(digests) == len(probes)
+
+
+@pytest.mark.parametrize("bits_per_slice", [1, 1000, (1 << 32) - 1, 1 << 32, 3 << 33])
+def test_key_hash_positions_fall_in_their_slices_for_any_filter_size(bits_per_slice: int) -> None:
+    # Slices under 2**32 bits map the high 32 bits of h1 + i*h2 by a multiply and shift;
+    # larger ones take the 64-bit value modulo the slice (too big to allocate: sizes alone).
+    scheme = _KeyHashScheme(7, bits_per_slice)
+    words = KeyDigests(_int_keys(0, 2_000)).key_hashes()
+    positions = scheme.positions(words)
+    slices = positions - np.arange(7, dtype=np.int64) * bits_per_slice
+    assert ((slices >= 0) & (slices < bits_per_slice)).all()
+    mixed = [[(int(a) + i * int(b)) & (2**64 - 1) for i in range(7)] for a, b in words[:50]]
+    expected = [
+        [(x >> 32) * bits_per_slice >> 32 if bits_per_slice < 1 << 32 else x % bits_per_slice]
+        for row in mixed
+        for x in row
+    ]
+    assert [[v] for v in slices[:50].ravel().tolist()] == expected
+    if bits_per_slice >= 1000:  # the slices' bits are spread, not bunched
+        assert len(set(slices[:, 0].tolist())) > 0.6 * min(bits_per_slice, len(words))

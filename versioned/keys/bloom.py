@@ -1,10 +1,18 @@
 """Bloom filters over the encoded keys of one version (pybloom-live, hashed in batches).
 
-The bits are those of a `pybloom_live.BloomFilter`: a key added here tests positive with
-pybloom's own ``key.decode() in bloom`` and vice versa (for valid UTF-8 keys, which every
-`keys.encode_key` result is). pybloom hashes one key per Python call in a generator
-(about 1.5 s per million keys); here keys are hashed with the same functions and salts in a
-tight loop and the bits are set and tested with numpy (see ``benchmarks/bloom_keys.py``).
+A filter is a `pybloom_live.BloomFilter`: pybloom sizes it (slices and bits per slice from
+capacity and error rate), holds its bits and writes them. Which bits a key sets is the
+filter's hash, named by the file's format version:
+
+- **Format 2** (written since issue 45): `keys.key_hash`, two 64-bit hashes of the key
+  computed with numpy over an Arrow array, no Python call per key; a key's bit in slice
+  ``i`` comes from ``h1 + i * h2`` (``_KeyHashScheme.positions``). The filter's
+  ``make_hashes`` is set to it, so pybloom's own ``key in bloom`` and ``add`` agree with the
+  vectorised tests.
+- **Format 1** (read, and extended in place): pybloom's own salted SHA / xxh128 digests,
+  one call per key (about 0.7 s per million keys), hashed here in a tight loop with the
+  same functions and salts; pybloom's ``key.decode() in bloom`` agrees.
+
 `KeyDigests` hashes a key set once for testing against every live version's filter.
 
 File format (little-endian): magic ``VBLF``, format version (u16), key count (u64),
@@ -19,13 +27,15 @@ import math
 import struct
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeAlias
 
 import numpy as np
+import pyarrow as pa
 import xxhash
 from pybloom_live import BloomFilter
 
 from versioned.errors import InputError, StorageError
+from versioned.keys.key_hash import as_binary, key_hashes
 from versioned.storage.filesystem import FileIO
 
 DEFAULT_ERROR_RATE = 0.01
@@ -36,10 +46,17 @@ keys of later versions, so that the partition's first compaction extends the fil
 largest version instead of hashing every key again (``engine.compacted_bloom``)."""
 CAPACITY_STAT = "capacity"
 ERROR_RATE_STAT = "error_rate"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+"""The format new filters are written in (`keys.key_hash`)."""
+PYBLOOM_FORMAT = 1
+"""The format of pybloom-live's own digests, still read and extended."""
 _MAGIC = b"VBLF"
 _HEADER = struct.Struct("<4sHQQd")
 _BATCH = 1 << 18  # keys per numpy batch: bounds the temporary arrays at a few tens of MB
+_KEY_HASH_KIND = ("key_hash", 2, "Q")
+_S32 = np.uint64(32)
+Keys: TypeAlias = Sequence[bytes] | pa.Array | pa.ChunkedArray
+"""Encoded keys: a list of bytes, or an Arrow binary array (hashed without a copy)."""
 
 
 @dataclass(frozen=True)
@@ -81,8 +98,10 @@ class _HashScheme:
         """Filters with equal digest kinds hash a key to the same words."""
         return (self.hashfn, len(self.prefixes), self.word.char)
 
-    def words(self, keys: Sequence[bytes]) -> np.ndarray[Any, np.dtype[Any]]:
+    def words(self, keys: Keys) -> np.ndarray[Any, np.dtype[Any]]:
         """The digest words of each key, shape ``(len(keys), words per key)``."""
+        if not isinstance(keys, Sequence):
+            keys = keys.to_pylist()
         fn = self.hashfn
         if len(self.prefixes) == 1:
             prefix = self.prefixes[0]
@@ -96,6 +115,59 @@ class _HashScheme:
         slices = words[:, : self.num_slices] % self.bits_per_slice
         offsets = np.arange(self.num_slices, dtype=np.int64) * self.bits_per_slice
         return slices.astype(np.int64) + offsets
+
+
+@dataclass(frozen=True)
+class _KeyHashScheme:
+    """Format 2: the positions of a key by double hashing `keys.key_hash`'s two hashes."""
+
+    num_slices: int
+    bits_per_slice: int
+
+    @classmethod
+    def of(cls, bloom: BloomFilter) -> _KeyHashScheme:
+        return cls(bloom.num_slices, bloom.bits_per_slice)
+
+    @property
+    def digest_kind(self) -> tuple[Any, int, str]:
+        """Every filter of this format hashes a key to the same two words."""
+        return _KEY_HASH_KIND
+
+    def words(self, keys: Keys) -> np.ndarray[Any, np.dtype[Any]]:
+        """``h1, h2`` of each key, shape ``(len(keys), 2)``."""
+        return key_hashes(keys)
+
+    def positions(self, words: np.ndarray[Any, np.dtype[Any]]) -> np.ndarray[Any, Any]:
+        """Bit positions from the two hashes, shape ``(len(words), num_slices)``.
+
+        Slice ``i`` takes ``x = h1 + i * h2`` (64-bit, wrapping) and maps its high 32 bits
+        onto the slice by multiplying and shifting (``(x >> 32) * bits >> 32``: no division);
+        a slice of 2**32 bits or more takes ``x mod bits``.
+        """
+        steps = np.arange(self.num_slices, dtype=np.uint64)
+        mixed = words[:, :1] + steps * words[:, 1:2]
+        bits = np.uint64(self.bits_per_slice)
+        small = self.bits_per_slice < 1 << 32
+        slices = ((mixed >> _S32) * bits) >> _S32 if small else mixed % bits
+        offsets = np.arange(self.num_slices, dtype=np.int64) * self.bits_per_slice
+        return slices.astype(np.int64) + offsets
+
+    def pybloom_hashes(self, key: str | bytes) -> list[int]:
+        """pybloom's ``make_hashes`` of a key: its bit in each slice (str keys as UTF-8)."""
+        raw = key.encode("utf-8", "surrogatepass") if isinstance(key, str) else bytes(key)
+        offsets = np.arange(self.num_slices, dtype=np.int64) * self.bits_per_slice
+        return (self.positions(key_hashes([raw]))[0] - offsets).tolist()
+
+
+_Scheme: TypeAlias = _HashScheme | _KeyHashScheme
+
+
+def with_key_hash(bloom: BloomFilter) -> BloomFilter:
+    """``bloom`` (any pybloom-live filter, e.g. read with its ``fromfile`` from a format-2
+    file's body) hashing keys as format 2 does: its own ``add`` and ``in`` then agree with
+    this module's. Returns ``bloom``."""
+    bloom.make_hashes = _KeyHashScheme.of(bloom).pybloom_hashes
+    return bloom
 
 
 def capacity_for(keys: int, headroom: float = 1.0) -> int:
@@ -112,30 +184,45 @@ class KeyDigests:
     gather.
     """
 
-    def __init__(self, keys: Sequence[bytes]) -> None:
-        self.keys = keys
+    def __init__(self, keys: Keys) -> None:
+        self.keys = as_binary(keys) if not isinstance(keys, Sequence) else keys
         self._words: dict[tuple[Any, int, str], np.ndarray[Any, np.dtype[Any]]] = {}
 
     def __len__(self) -> int:
         return len(self.keys)
 
-    def words(self, scheme: _HashScheme) -> np.ndarray[Any, np.dtype[Any]]:
+    def words(self, scheme: _Scheme) -> np.ndarray[Any, np.dtype[Any]]:
         """The digest words of every key under ``scheme`` (computed once per digest kind)."""
         kind = scheme.digest_kind
         if kind not in self._words:
             self._words[kind] = scheme.words(self.keys)
         return self._words[kind]
 
+    def key_hashes(self) -> np.ndarray[Any, np.dtype[np.uint64]]:
+        """`keys.key_hash.key_hashes` of the keys (shared with format-2 filters' tests)."""
+        if _KEY_HASH_KIND not in self._words:
+            self._words[_KEY_HASH_KIND] = key_hashes(self.keys)
+        return self._words[_KEY_HASH_KIND]
+
 
 class KeyBloomFilter:
     """A Bloom filter over encoded keys: no false negatives, false positives at ~error_rate."""
 
-    def __init__(self, capacity: int, error_rate: float = DEFAULT_ERROR_RATE) -> None:
-        """An empty filter for up to ``capacity`` keys.
+    def __init__(
+        self,
+        capacity: int,
+        error_rate: float = DEFAULT_ERROR_RATE,
+        format_version: int = FORMAT_VERSION,
+    ) -> None:
+        """An empty filter for up to ``capacity`` keys, hashing as ``format_version`` says
+        (the current format unless a filter of the old one is wanted, as in tests).
 
         Raises:
-            InputError: ``capacity`` is not positive or ``error_rate`` not in (0, 1).
+            InputError: ``capacity`` is not positive, ``error_rate`` not in (0, 1), or the
+                format is not one this release writes.
         """
+        if format_version not in (PYBLOOM_FORMAT, FORMAT_VERSION):
+            raise InputError(f"no Bloom-filter format {format_version}")
         if capacity < 1 or not 0 < error_rate < 1:
             raise InputError(
                 f"a Bloom filter needs capacity >= 1 and 0 < error_rate < 1, "
@@ -143,24 +230,30 @@ class KeyBloomFilter:
                 capacity=capacity,
                 error_rate=error_rate,
             )
-        self._init(BloomFilter(capacity, error_rate), 0)
+        self._init(BloomFilter(capacity, error_rate), 0, format_version)
 
-    def _init(self, bloom: BloomFilter, count: int) -> None:
+    def _init(self, bloom: BloomFilter, count: int, format_version: int) -> None:
         self._bloom = bloom
-        self._scheme = _HashScheme.of(bloom)
+        self.format_version = format_version
+        self._scheme: _Scheme
+        if format_version == PYBLOOM_FORMAT:
+            self._scheme = _HashScheme.of(bloom)
+        else:
+            self._scheme = _KeyHashScheme.of(with_key_hash(bloom))
         self._bits = np.frombuffer(bloom.bitarray, dtype=np.uint8)  # shares pybloom's bits
         self.count = count
 
     @classmethod
     def build(
         cls,
-        keys: Sequence[bytes],
+        keys: Keys,
         *,
         error_rate: float = DEFAULT_ERROR_RATE,
         headroom: float = 1.0,
+        format_version: int = FORMAT_VERSION,
     ) -> KeyBloomFilter:
         """A filter holding ``keys``, sized `capacity_for` their count."""
-        bloom = cls(capacity_for(len(keys), headroom), error_rate)
+        bloom = cls(capacity_for(len(keys), headroom), error_rate, format_version)
         bloom.add_many(keys)
         return bloom
 
@@ -187,8 +280,9 @@ class KeyBloomFilter:
     def __len__(self) -> int:
         return self.count
 
-    def add_many(self, keys: Sequence[bytes]) -> None:
-        """Add encoded keys.
+    def add_many(self, keys: Keys | KeyDigests) -> None:
+        """Add encoded keys (or keys hashed already: pass the `KeyDigests` of keys that are
+        also checked for repeats, so that they are hashed once).
 
         Raises:
             InputError: The filter would hold more keys than its capacity.
@@ -199,18 +293,21 @@ class KeyBloomFilter:
                 f"(holds {self.count}); build it with the full key count",
                 capacity=self.capacity,
             )
-        if not keys:
+        if not len(keys):
             return
         # One byte per bit while adding: ten times faster than np.bitwise_or.at, and smaller
         # than the list of keys being added (~10 bits per key at 1%).
         unpacked = np.unpackbits(self._bits, bitorder="little")
         for start in range(0, len(keys), _BATCH):
-            words = self._scheme.words(keys[start : start + _BATCH])
+            if isinstance(keys, KeyDigests):
+                words = keys.words(self._scheme)[start : start + _BATCH]
+            else:
+                words = self._scheme.words(keys[start : start + _BATCH])
             unpacked[self._scheme.positions(words).ravel()] = 1
         self._bits[:] = np.packbits(unpacked, bitorder="little")
         self.count += len(keys)
 
-    def add_missing(self, keys: Sequence[bytes]) -> int:
+    def add_missing(self, keys: Keys) -> int:
         """Add the keys the filter does not hold yet, hashing each key once.
 
         A key that tests positive (held, or a false positive) is not counted, so `count`
@@ -223,7 +320,7 @@ class KeyBloomFilter:
         Raises:
             InputError: The filter would hold more keys than its capacity (nothing added).
         """
-        if not keys:
+        if not len(keys):
             return 0
         digests = KeyDigests(keys)
         missing = len(keys) - sum(self.might_contain_many(digests))
@@ -246,7 +343,7 @@ class KeyBloomFilter:
         """False only if ``key`` was certainly never added."""
         return self.might_contain_many([key])[0]
 
-    def might_contain_many(self, keys: Sequence[bytes] | KeyDigests) -> list[bool]:
+    def might_contain_many(self, keys: Keys | KeyDigests) -> list[bool]:
         """`might_contain` of each key, in order.
 
         Pass a `KeyDigests` to test the same keys against several filters cheaply.
@@ -279,14 +376,19 @@ class KeyBloomFilter:
         """The filter's bits (as pybloom lays them out), for `union_bits` of an equal filter."""
         return self._bits.tobytes()
 
-    def union_bits(self, bits: bytes, count: int) -> None:
-        """Add the keys of another filter of the same capacity and error rate, given its
-        `bit_bytes` and key count: the bits are OR-ed, the counts added.
+    def union_bits(self, bits: bytes, count: int, format_version: int = FORMAT_VERSION) -> None:
+        """Add the keys of another filter of the same capacity, error rate and format, given
+        its `bit_bytes`, key count and format version: the bits are OR-ed, the counts added.
 
         Raises:
-            InputError: The bits are of a filter of another size, or the filter would hold
-                more keys than its capacity.
+            InputError: The bits are of a filter of another size or format, or the filter
+                would hold more keys than its capacity.
         """
+        if format_version != self.format_version:
+            raise InputError(
+                f"cannot merge the bits of a Bloom filter of format {format_version} into one "
+                f"of format {self.format_version}: they hash keys differently"
+            )
         other = np.frombuffer(bits, dtype=np.uint8)
         if other.shape != self._bits.shape:
             raise InputError(
@@ -306,7 +408,7 @@ class KeyBloomFilter:
         """The file form (see the module docstring)."""
         buffer = io.BytesIO()
         buffer.write(
-            _HEADER.pack(_MAGIC, FORMAT_VERSION, self.count, self.capacity, self.error_rate)
+            _HEADER.pack(_MAGIC, self.format_version, self.count, self.capacity, self.error_rate)
         )
         self.pybloom.tofile(buffer)
         return buffer.getvalue()
@@ -321,10 +423,10 @@ class KeyBloomFilter:
         if len(data) < _HEADER.size or data[:4] != _MAGIC:
             raise StorageError("not a versioned Bloom-filter file (bad magic)")
         _, version, count, capacity, error_rate = _HEADER.unpack_from(data)
-        if version != FORMAT_VERSION:
+        if version not in (PYBLOOM_FORMAT, FORMAT_VERSION):
             raise StorageError(
                 f"Bloom-filter format {version} is not readable by this release "
-                f"(reads {FORMAT_VERSION}); upgrade versioned",
+                f"(reads {PYBLOOM_FORMAT} and {FORMAT_VERSION}); upgrade versioned",
                 format_version=version,
             )
         try:
@@ -336,7 +438,7 @@ class KeyBloomFilter:
         if len(bloom.bitarray) != bloom.num_bits:
             bloom.bitarray = bloom.bitarray[: bloom.num_bits]  # drop the byte padding
         result = cls.__new__(cls)
-        result._init(bloom, count)
+        result._init(bloom, count, version)
         return result
 
     def write(self, fileio: FileIO, rel: str) -> int:

@@ -132,7 +132,7 @@ def column_problems(
             )
         )
     if name in spec.partition_by:
-        problems.extend(_partition_problems(name, value))
+        problems.extend(_partition_problems(name, type_name, value))
     if spec.file_format == "orc":
         problems.extend(_orc_problems(type_name, value, checked, quoting))
     is_null = value.isNull()
@@ -180,11 +180,20 @@ def _orc_problems(
     return []
 
 
-def _partition_problems(name: str, value: Column) -> list[Problem]:
+_PLAIN_TEXT_LENGTHS = {"BOOLEAN": 5, "TINYINT": 4, "SMALLINT": 6, "INT": 11, "BIGINT": 20}
+"""Types whose values' text is ASCII that no path escaping touches, at most this long, and
+never Hive's name of the null partition: such a partition value needs no check per row
+unless the column's name is long (one check less per row of a first load)."""
+
+
+def _partition_problems(name: str, type_name: str, value: Column) -> list[Problem]:
     """A partition value must not name the null partition, and must fit a directory name."""
+    prefix = len(escape_path_name(name).encode()) + 1
+    longest = _PLAIN_TEXT_LENGTHS.get(type_name)
+    if longest is not None and prefix + longest <= MAX_SEGMENT_BYTES:
+        return []
     text = value.cast("string")
     escaped = F.length(text) - F.length(F.regexp_replace(text, escaped_chars_pattern(), ""))
-    prefix = len(escape_path_name(name).encode()) + 1
     size = F.lit(prefix) + F.octet_length(text) + 2 * escaped
     # Escaping turns a byte into at most three: only a value that could be too long is
     # matched against the pattern (``&`` does not evaluate its right side when the left

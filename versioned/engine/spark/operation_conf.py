@@ -156,9 +156,11 @@ def maintenance_settings(spark: SparkSession) -> dict[str, str]:
 
 
 def estimated_bytes(rows: DataFrame) -> int | None:
-    """Spark's estimate of the size of ``rows`` from its optimized plan (no job runs);
-    None when Spark has no estimate (it then reports ``spark.sql.defaultSizeInBytes``)."""
-    size = int(rows._jdf.queryExecution().optimizedPlan().stats().sizeInBytes())
+    """Spark's estimate of the size of ``rows`` from its analyzed plan (no job runs, and no
+    optimizer run: in a fresh JVM that cost 1.3 s on a first load's plan, the analyzed plan's
+    estimate 0.01 s and the same bytes); None when Spark has no estimate (it then reports
+    ``spark.sql.defaultSizeInBytes``)."""
+    size = int(rows._jdf.queryExecution().analyzed().stats().sizeInBytes())
     default = rows.sparkSession.conf.get("spark.sql.defaultSizeInBytes", None)
     unknown = int(default) if default else 2**63 - 1
     return None if size >= unknown or size < 0 else size

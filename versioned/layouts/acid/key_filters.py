@@ -6,7 +6,7 @@ Per insert bucket file (``base_*`` or ``delta_*``) the writer keeps:
   of the first key column (as the version layout keeps them, `stats.json_bound`), and
   `BLOOM_STAT` when the file has a Bloom filter;
 - a Bloom filter over every encoded key of the file (the version layout's
-  `KeyBloomFilter` over `keys.encode_keys`), in a side file next to it,
+  `KeyBloomFilter` over `keys.encode_key_array`), in a side file next to it,
   ``<dir>/_key_bloom_NNNNN``: hidden from Hive's readers (``_``), listed by the same commit
   as the bucket file (kind `KEY_BLOOM_KIND`), so it lives and dies with its directory.
 
@@ -30,7 +30,7 @@ import pyarrow.compute as pc
 import pyarrow.orc as paorc
 
 from versioned.keys.bloom import MIN_CAPACITY, KeyBloomFilter
-from versioned.keys.encoding import encode_keys, key_range
+from versioned.keys.encoding import encode_key_array, key_range
 from versioned.keys.stats import json_bound
 from versioned.layouts.acid import orc_schema as s
 from versioned.layouts.acid.directories import parse_bucket_file
@@ -125,7 +125,7 @@ def write_key_filter(
             read = orc.read_stripe(stripe, columns=[f"{s.ROW}.{c}" for c in columns])
             row = read.column(0)
             keys = pa.table({c: pc.struct_field(row, c).cast(types[c]) for c in columns})
-            bloom.add_many(encode_keys(keys, columns))
+            bloom.add_many(encode_key_array(keys, columns))
             bounds = key_range(keys, columns)
             if bounds is None:
                 bounded = bounded and keys.num_rows == 0

@@ -74,7 +74,7 @@ def compacted_bloom_filter(
         bloom = KeyBloomFilter.read(fileio, f"{table_location}/{base_file.path}")
         try:
             for start in range(0, len(distinct), KEY_CHUNK_ROWS):
-                bloom.add_missing(distinct[start : start + KEY_CHUNK_ROWS].to_pylist())
+                bloom.add_missing(distinct[start : start + KEY_CHUNK_ROWS])
         except InputError:  # out of room: rebuild below
             pass
         else:
@@ -129,7 +129,7 @@ def _built(
     capacity = max(math.ceil(len(distinct) * HEADROOM), MIN_CAPACITY)
     bloom = KeyBloomFilter(capacity, error_rate)
     for start in range(0, len(distinct), KEY_CHUNK_ROWS):
-        bloom.add_many(distinct[start : start + KEY_CHUNK_ROWS].to_pylist())
+        bloom.add_many(distinct[start : start + KEY_CHUNK_ROWS])
     return bloom, {
         **bounds.stats(bloom.count),
         CAPACITY_STAT: capacity,

@@ -9,9 +9,10 @@ same bits as a filter built over all the keys at once (`KeyBloomFilter.build`): 
 file is the same, byte for byte.
 
 Repeats are found by a 64-bit hash of each record key (`record_hashes`, compared by
-`repeats`): equal record keys have equal hashes, so a repeat is never missed; two keys that
-merely share a hash count as a repeat too (the caller then deduplicates: slower, never
-wrong). Plain Python over Arrow, no Spark.
+`repeats`: the first of `keys.key_hash`'s two, which the filters' bits come from too): equal
+record keys have equal hashes, so a repeat is never missed; two keys that merely share a hash
+count as a repeat too (the caller then deduplicates: slower, never wrong). Plain Python over
+Arrow, no Spark.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import pyarrow as pa
 import xxhash
 
 from versioned.errors import InputError
-from versioned.keys.bloom import KeyBloomFilter
+from versioned.keys.bloom import KeyBloomFilter, KeyDigests
 from versioned.keys.encoding import encode_key_array
 from versioned.keys.stats import KeyBounds
 
@@ -122,9 +123,9 @@ class KeyPieceBuilder:
         pending = self._pending.pop(values, [])
         self._pending_keys.pop(values, None)
         if pending:
-            keys = pa.chunked_array(pending, pa.binary()).to_pylist()
-            self._parts[values].bloom.add_many(keys)
-            hashes = np.fromiter(map(xxhash.xxh3_64_intdigest, keys), np.uint64, len(keys))
+            digests = KeyDigests(pa.chunked_array(pending, pa.binary()))
+            self._parts[values].bloom.add_many(digests)
+            hashes = digests.key_hashes()[:, 0].copy()
             scope = [values[i] for i in self._record_partitions]
             if scope:  # the record key's partition values, the same for every key here
                 hashes ^= np.uint64(xxhash.xxh3_64_intdigest(json.dumps(scope).encode()))

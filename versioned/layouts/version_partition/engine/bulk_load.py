@@ -39,6 +39,7 @@ from versioned.engine.feeds.batch_dedup import CHANGES
 from versioned.engine.feeds.dead_letters import write_dead_letters
 from versioned.engine.feeds.reader import Feed
 from versioned.engine.spark.operation_conf import estimated_bytes
+from versioned.engine.spark.python_workers import checked_beside
 from versioned.engine.spark.types import spark_type
 from versioned.errors import CommitConflictError
 from versioned.keys.bloom import WRITE_HEADROOM, capacity_for
@@ -200,7 +201,10 @@ def _stage(
     spec, fileio, options = job.table.spec, job.ctx.fileio, job.request.options
     assert tx.staging_dir is not None
     job.say(f"writing the batch as version {tx.id} (first load, in bulk)")
-    _write_rows(rows, spec, fileio.full_path(tx.staging_dir), options.rows_per_file)
+    # The keys job runs Python: its workers start beside the write, on the core the write's
+    # last tasks leave idle, rather than after it.
+    with checked_beside(job.ctx.spark, also=(staged_keys.__module__,)):
+        _write_rows(rows, spec, fileio.full_path(tx.staging_dir), options.rows_per_file)
     if job.request.feed.delete_count() != 0:  # counted as the rows were read (None: unknown)
         raise _GeneralPath("the batch deletes keys")
     staged = [f for f in list_staged(fileio, spec, tx.staging_dir) if f.row_count]

@@ -20,7 +20,7 @@ import numpy as np
 import pyarrow as pa
 from pyspark.sql import types as T
 
-from versioned.engine.spark.python_workers import require_python_workers
+from versioned.engine.spark.python_workers import python_worker_job
 from versioned.keys.columns import (
     index_key_columns,
 )
@@ -93,8 +93,8 @@ def staged_keys(
         record_partitions,
         spec.file_format,
     )
-    require_python_workers(spark)
-    found = spark.range(0, len(tasks), 1, len(tasks)).mapInArrow(task, _OUT).toArrow()
+    with python_worker_job(spark):  # its tasks import versioned: no check job before it
+        found = spark.range(0, len(tasks), 1, len(tasks)).mapInArrow(task, _OUT).toArrow()
     return _merged(found, capacities, error_rate)
 
 

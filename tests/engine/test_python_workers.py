@@ -92,3 +92,35 @@ def test_a_bulk_first_load_fails_in_its_keys_job_in_one_line_and_commits_nothing
     assert "\n" not in str(raised.value) and bare_workers in str(raised.value)
     assert any("first load, in bulk" in m for m in said)
     assert t.history() == []
+
+
+def test_the_check_beside_a_job_runs_while_it_runs_and_marks_the_session(spark: Any) -> None:
+    context = spark.sparkContext
+    key = (str(context.applicationId), str(context.pythonExec))
+    python_workers._CHECKED.discard(key)
+    tracker = context.statusTracker()
+    before = set(tracker.getJobIdsForGroup(None))
+    with python_workers.checked_beside(spark):
+        spark.range(0, 2_000_000, 1, 2).selectExpr("sum(id * 3)").collect()  # JVM only
+    ran = set(tracker.getJobIdsForGroup(None)) - before
+    names = [
+        tracker.getStageInfo(stage).name
+        for job in ran
+        for stage in tracker.getJobInfo(job).stageIds
+        if tracker.getStageInfo(stage) is not None
+    ]
+    assert any("test_python_workers.py" not in n for n in names)  # the check.s own job
+    assert key in python_workers._CHECKED
+
+
+def test_a_failed_block_raises_its_own_error_and_runs_no_check(
+    spark: Any, bare_workers: str
+) -> None:
+    context = spark.sparkContext
+    tracker = context.statusTracker()
+    before = set(tracker.getJobIdsForGroup(None))
+    with pytest.raises(ZeroDivisionError), python_workers.checked_beside(spark):
+        raise ZeroDivisionError
+    assert set(tracker.getJobIdsForGroup(None)) == before
+    with pytest.raises(ConfigError, match="cannot import"), python_workers.checked_beside(spark):
+        spark.range(0, 10).count()  # the block's job passes; the check beside it fails

@@ -70,7 +70,7 @@ def checked_beside(spark: Any, also: Sequence[str] = ()) -> Iterator[None]:
     if (str(context.applicationId), str(context.pythonExec)) in _CHECKED:
         yield
         return
-    ended = threading.Event()
+    ended, block_failed = threading.Event(), threading.Event()
     failed: list[ConfigError] = []
 
     def check() -> None:
@@ -78,6 +78,8 @@ def checked_beside(spark: Any, also: Sequence[str] = ()) -> Iterator[None]:
         waited = time.monotonic() + _WAIT_FOR_JOB_S
         while not tracker.getActiveJobsIds() and not ended.is_set() and time.monotonic() < waited:
             ended.wait(_POLL_S)  # after the block's job, so that its tasks come first
+        if block_failed.is_set():
+            return  # no job follows that needs the workers
         try:
             require_python_workers(spark, also)
         except ConfigError as exc:
@@ -89,6 +91,9 @@ def checked_beside(spark: Any, also: Sequence[str] = ()) -> Iterator[None]:
     thread.start()
     try:
         yield
+    except BaseException:
+        block_failed.set()
+        raise
     finally:
         ended.set()
         thread.join()

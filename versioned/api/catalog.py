@@ -139,13 +139,22 @@ class Catalog:
     @cached_property
     def spark(self) -> SparkSession:
         """The SparkSession (built on first use when none was given)."""
+        from versioned.engine.spark.s3a import apply_to_session, session_settings
+
+        store = self._fileio.object_store  # an S3 warehouse: Spark reaches it through S3A
         if self._spark is not None:
+            apply_to_session(self._spark, store)
             return self._spark
         from versioned.engine.spark.session import get_or_create_spark, has_active_session
 
         if self._on_spark_start is not None and not has_active_session():
             self._on_spark_start(f"starting Spark ({self.settings.spark_master})…")
-        session = get_or_create_spark(self.settings.spark_master, log_level=self.settings.log_level)
+        session = get_or_create_spark(
+            self.settings.spark_master,
+            conf=session_settings(store),
+            log_level=self.settings.log_level,
+        )
+        apply_to_session(session, store)  # it may have been running already
         if self._on_spark_ready is not None:
             self._on_spark_ready()
         return session

@@ -22,6 +22,7 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 
 from versioned.errors import StorageError, UnsafePathError
+from versioned.storage.object_store import S3Location, is_s3, s3_location
 
 TMP_PREFIX = "_tmp."
 _COPY_CHUNK = 8 << 20
@@ -48,10 +49,18 @@ class FileIO:
     opened_files: ClassVar[list[str]] = []
     """Process-wide: relative paths opened for reading by any instance, in order."""
 
-    def __init__(self, fs: pafs.FileSystem, base: str, root: str) -> None:
+    def __init__(
+        self,
+        fs: pafs.FileSystem,
+        base: str,
+        root: str,
+        object_store: S3Location | None = None,
+    ) -> None:
         self._fs = fs
         self._base = base.rstrip("/") or "/"
         self._local = isinstance(fs, pafs.LocalFileSystem)
+        self.object_store = object_store
+        """The S3 warehouse's settings (`storage.object_store`), or None."""
         self.root = root
         self.opened: list[str] = []
         """Relative paths this instance opened for reading, in order."""
@@ -69,6 +78,13 @@ class FileIO:
         if "://" not in root:
             base = os.path.abspath(root)
             return cls(pafs.LocalFileSystem(), base, base)
+        if is_s3(root):  # the AWS settings, for pyarrow here and for Spark's S3A
+            location = s3_location(root)
+            try:
+                fs = location.filesystem()
+            except (OSError, pa.ArrowException) as exc:
+                raise StorageError(f"cannot open file system {root!r}: {exc}", root=root) from exc
+            return cls(fs, location.base, location.spark_root, location)
         try:
             fs, base = pafs.FileSystem.from_uri(root)
         except (OSError, pa.ArrowException) as exc:
@@ -171,11 +187,19 @@ class FileIO:
     def open_output_atomic(self, rel: str) -> Iterator[pa.NativeFile]:
         """Write a file atomically: it appears complete at ``rel`` on a clean exit, or not at all.
 
-        Parent directories are created. An existing file is replaced.
+        Parent directories are created. An existing file is replaced. On an object store the
+        bytes are buffered and sent in one PUT, which is atomic there: no temporary object,
+        no copy.
         """
         target = self.resolve_inside(rel)
         if target == self._base:
             raise UnsafePathError(f"path {rel!r} names the root, not a file under it", path=rel)
+        if self.object_store is not None:
+            buffer = pa.BufferOutputStream()
+            yield buffer
+            with self._errors("write", rel), self._fs.open_output_stream(target) as out:
+                out.write(buffer.getvalue())
+            return
         parent = posixpath.dirname(target)
         tmp = posixpath.join(parent, f"{TMP_PREFIX}{uuid.uuid4().hex}")
         with self._errors("write", rel):

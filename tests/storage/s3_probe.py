@@ -1,0 +1,84 @@
+"""A version-layout table on an S3 warehouse, in a process of its own (its Spark has the S3A
+jars): create it, upsert two batches (the second updates and deletes), read it and travel back
+in time, counting the S3 requests of each step from the server's log. Prints JSON.
+
+    python s3_probe.py WAREHOUSE CATALOG_URL REQUEST_LOG
+(the AWS settings and VERSIONED_SPARK_JARS come from the environment)
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pyarrow as pa
+
+import versioned
+from tests.support.s3_server import S3Request
+
+
+def main() -> None:
+    warehouse, catalog_url, log = sys.argv[1], sys.argv[2], Path(sys.argv[3])
+
+    def counts() -> dict[str, int]:
+        import time
+
+        time.sleep(0.5)  # moto records a request after answering it
+        found = Counter()
+        for line in log.read_text().splitlines():
+            entry = json.loads(line)
+            from urllib.parse import urlsplit
+
+            url = urlsplit(entry["url"])
+            found[S3Request(entry["method"], url.path, url.query, entry["headers"]).kind] += 1
+        log.write_text("")
+        return dict(found)
+
+    cat = versioned.connect(catalog=catalog_url, warehouse=warehouse, spark_master="local[2]")
+    t = cat.create_table(
+        "db.t", columns="id BIGINT, v STRING, p STRING", primary_key="id", partition_by="p"
+    )
+    spark = cat.spark
+    steps: dict[str, dict[str, int]] = {"create": counts()}
+    first = spark.createDataFrame(
+        [(i, f"v{i}", "a" if i % 2 else "b") for i in range(200)], "id long, v string, p string"
+    )
+    v1 = t.upsert(first).version
+    steps["upsert 1"] = counts()
+    second = pa.table(
+        {
+            "op": ["U", "U", "D", "I"],
+            "id": pa.array([1, 2, 3, 500], pa.int64()),
+            "v": ["x1", "x2", None, "x500"],
+            "p": ["a", "b", "a", "b"],
+        }
+    )
+    t.upsert(second, op_code_column="op")
+    steps["upsert 2"] = counts()
+    rows = sorted(tuple(r) for r in t.read().collect())
+    steps["read"] = counts()
+    before = t.read(as_of=v1).count()
+    steps["time travel"] = counts()
+    print(
+        json.dumps(
+            {
+                "location": t.describe()["location"],
+                "rows": len(rows),
+                "some": [list(r) for r in rows if r[0] in (1, 2, 3, 500)],
+                "as_of_first": before,
+                "requests": steps,
+                "filesystem": spark._jvm.org.apache.hadoop.fs.FileSystem.get(
+                    spark._jvm.java.net.URI(t.describe()["location"]),
+                    spark._jsc.hadoopConfiguration(),
+                )
+                .getClass()
+                .getName(),
+            }
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,174 @@
+"""A throw-away S3 server on loopback (moto's, in a process of its own), started and stopped by
+the tests, with its request log (issue 46).
+
+The server records every request it serves (moto's recorder: method, URL, headers) into a
+JSON Lines file; `S3Server.requests` reads it back as `S3Request`s and `S3Request.kind`
+names the S3 operation, so a test can count CopyObject and LIST requests of a code path.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections import Counter
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+ACCESS_KEY, SECRET_KEY, REGION = "testing", "testing", "us-east-1"
+
+
+@dataclass(frozen=True)
+class S3Request:
+    """One request the server served."""
+
+    method: str
+    path: str
+    query: str
+    headers: Mapping[str, str]
+
+    @property
+    def kind(self) -> str:
+        """The S3 operation: ``CopyObject``, ``ListObjects``, ``PutObject``, ``UploadPart``,
+        ``CreateMultipartUpload``, ``CompleteMultipartUpload``, ``GetObject``, ``HeadObject``,
+        ``DeleteObject``, ``DeleteObjects``, ``CreateBucket``, ``HeadBucket`` or the method."""
+        query = parse_qs(self.query, keep_blank_values=True)
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        bucket_level = self.path.strip("/").count("/") == 0
+        if self.method == "PUT":
+            if "x-amz-copy-source" in headers:
+                return "CopyObject"
+            if "partNumber" in query:
+                return "UploadPart"
+            return "CreateBucket" if bucket_level else "PutObject"
+        if self.method == "POST":
+            if "uploads" in query:
+                return "CreateMultipartUpload"
+            if "uploadId" in query:
+                return "CompleteMultipartUpload"
+            if "delete" in query:
+                return "DeleteObjects"
+        if self.method == "GET":
+            return "ListObjects" if bucket_level else "GetObject"
+        if self.method == "HEAD":
+            return "HeadBucket" if bucket_level else "HeadObject"
+        if self.method == "DELETE":
+            return "DeleteBucket" if bucket_level else "DeleteObject"
+        return self.method
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class S3Server:
+    """A moto S3 server on 127.0.0.1 (`start`), its endpoint and its request log."""
+
+    endpoint: str
+    log_path: Path
+    process: subprocess.Popen[bytes]
+
+    @classmethod
+    def start(cls, work: Path) -> S3Server:
+        """Start a server whose request log lives in ``work``; returns once it answers."""
+        work.mkdir(parents=True, exist_ok=True)
+        port = _free_port()
+        log_path = work / "s3-requests.jsonl"
+        env = {
+            **os.environ,
+            "MOTO_ENABLE_RECORDING": "1",
+            "MOTO_RECORDER_FILEPATH": str(log_path),
+        }
+        argv = [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)]
+        with open(work / "s3-server.log", "wb") as out:
+            process = subprocess.Popen(argv, env=env, stdout=out, stderr=subprocess.STDOUT)
+        server = cls(f"http://127.0.0.1:{port}", log_path, process)
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                urllib.request.urlopen(f"{server.endpoint}/moto-api/", timeout=1).close()
+                break
+            except OSError:
+                if process.poll() is not None or time.monotonic() > deadline:
+                    server.stop()
+                    log = work / "s3-server.log"
+                    raise RuntimeError(f"the S3 server did not start: {log}") from None
+                time.sleep(0.1)
+        server.reset_log()
+        return server
+
+    def env(self) -> dict[str, str]:
+        """The AWS settings a client of this server takes."""
+        return {
+            "AWS_ENDPOINT_URL": self.endpoint,
+            "AWS_ACCESS_KEY_ID": ACCESS_KEY,
+            "AWS_SECRET_ACCESS_KEY": SECRET_KEY,
+            "AWS_REGION": REGION,
+        }
+
+    @contextmanager
+    def settings(self) -> Iterator[None]:
+        """The process's environment holds `env` within the block."""
+        saved = {k: os.environ.get(k) for k in self.env()}
+        os.environ.update(self.env())
+        try:
+            yield
+        finally:
+            for key, value in saved.items():
+                if value is None:
+                    os.environ.pop(key, None)
+                else:
+                    os.environ[key] = value
+
+    def create_bucket(self, name: str) -> None:
+        """Create a bucket (anonymous requests are fine for moto)."""
+        request = urllib.request.Request(f"{self.endpoint}/{name}", method="PUT")
+        urllib.request.urlopen(request, timeout=10).close()
+
+    def reset_log(self) -> None:
+        """Forget the requests served so far."""
+        self.log_path.write_text("")
+
+    def requests(self) -> list[S3Request]:
+        """The requests served since the last `reset_log`, in order (moto records a request
+        after answering it: the log is read once it has not grown for 0.3 s)."""
+        lines, deadline = self.log_path.read_text().splitlines(), time.monotonic() + 5
+        while time.monotonic() < deadline:
+            time.sleep(0.3)
+            again = self.log_path.read_text().splitlines()
+            if again == lines:
+                break
+            lines = again
+        found = []
+        for line in lines:
+            entry = json.loads(line)
+            url = urlsplit(entry["url"])
+            found.append(S3Request(entry["method"], url.path, url.query, entry["headers"]))
+        return found
+
+    def counts(self) -> Counter[str]:
+        """How many requests of each `S3Request.kind` were served since `reset_log`, and
+        ``objects``: the objects written (PutObject and CompleteMultipartUpload; pyarrow
+        writes every file as a multipart upload)."""
+        counts = Counter(r.kind for r in self.requests())
+        counts["objects"] = counts["PutObject"] + counts["CompleteMultipartUpload"]
+        return counts
+
+    def stop(self) -> None:
+        """Stop the server."""
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()

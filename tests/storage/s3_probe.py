@@ -10,31 +10,21 @@ from __future__ import annotations
 
 import json
 import sys
-from collections import Counter
 from pathlib import Path
 
 import pyarrow as pa
 
 import versioned
-from tests.support.s3_server import S3Request
+from tests.support.s3_server import logged_requests, request_counts
 
 
 def main() -> None:
     warehouse, catalog_url, log = sys.argv[1], sys.argv[2], Path(sys.argv[3])
 
     def counts() -> dict[str, int]:
-        import time
-
-        time.sleep(0.5)  # moto records a request after answering it
-        found = Counter()
-        for line in log.read_text().splitlines():
-            entry = json.loads(line)
-            from urllib.parse import urlsplit
-
-            url = urlsplit(entry["url"])
-            found[S3Request(entry["method"], url.path, url.query, entry["headers"]).kind] += 1
+        found = request_counts(logged_requests(log))
         log.write_text("")
-        return dict(found)
+        return {kind: n for kind, n in found.items() if n}
 
     cat = versioned.connect(catalog=catalog_url, warehouse=warehouse, spark_master="local[2]")
     t = cat.create_table(
@@ -61,6 +51,20 @@ def main() -> None:
     steps["read"] = counts()
     before = t.read(as_of=v1).count()
     steps["time travel"] = counts()
+    bulk = cat.create_table(
+        "db.bulk",
+        columns="id BIGINT, v STRING, p STRING",
+        primary_key="id",
+        partition_by="p",
+        properties={"write.bulk_load_min_bytes": "0"},  # Spark writes it: the bulk load
+    )
+    said: list[str] = []
+    rows_by_spark = spark.range(0, 20_000, 1, 2).selectExpr(
+        "id", "concat('v', id) AS v", "IF(id % 2 = 1, 'a', 'b') AS p"
+    )
+    loaded = bulk.upsert(rows_by_spark, progress=said.append)
+    steps["bulk load"] = counts()
+    bulk_rows = bulk.read().count()
     print(
         json.dumps(
             {
@@ -68,6 +72,7 @@ def main() -> None:
                 "rows": len(rows),
                 "some": [list(r) for r in rows if r[0] in (1, 2, 3, 500)],
                 "as_of_first": before,
+                "bulk": {"inserted": loaded.inserted, "rows": bulk_rows, "said": said},
                 "requests": steps,
                 "filesystem": spark._jvm.org.apache.hadoop.fs.FileSystem.get(
                     spark._jvm.java.net.URI(t.describe()["location"]),

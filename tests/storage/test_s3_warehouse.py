@@ -64,3 +64,10 @@ def test_a_table_on_s3_upserts_reads_and_travels_in_time(s3: S3Server, tmp_path:
     assert result["rows"] == 200 and result["as_of_first"] == 200  # 1 insert, 1 delete
     assert result["some"] == [[1, "x1", "a"], [2, "x2", "b"], [500, "x500", "b"]]
     assert all(sum(step.values()) > 0 for step in result["requests"].values())
+    # the driver writes a small batch's files once each, in place: no copy, no listing
+    for step in ("upsert 1", "upsert 2"):
+        assert "CopyObject" not in result["requests"][step]
+        assert "ListObjects" not in result["requests"][step]
+    bulk = result["bulk"]
+    assert bulk["inserted"] == bulk["rows"] == 20_000
+    assert any("first load, in bulk" in m for m in bulk["said"])

@@ -64,6 +64,33 @@ class S3Request:
         return self.method
 
 
+def logged_requests(log_path: Path) -> list[S3Request]:
+    """The requests a server logged into ``log_path``, in order (moto records a request after
+    answering it: the log is read once it has not grown for 0.3 s)."""
+    lines, deadline = log_path.read_text().splitlines(), time.monotonic() + 5
+    while time.monotonic() < deadline:
+        time.sleep(0.3)
+        again = log_path.read_text().splitlines()
+        if again == lines:
+            break
+        lines = again
+    found = []
+    for line in lines:
+        entry = json.loads(line)
+        url = urlsplit(entry["url"])
+        found.append(S3Request(entry["method"], url.path, url.query, entry["headers"]))
+    return found
+
+
+def request_counts(requests: list[S3Request]) -> Counter[str]:
+    """How many requests of each `S3Request.kind`, and ``objects``: the objects written
+    (PutObject and CompleteMultipartUpload; pyarrow writes every file as a multipart
+    upload)."""
+    counts = Counter(r.kind for r in requests)
+    counts["objects"] = counts["PutObject"] + counts["CompleteMultipartUpload"]
+    return counts
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -140,29 +167,14 @@ class S3Server:
         self.log_path.write_text("")
 
     def requests(self) -> list[S3Request]:
-        """The requests served since the last `reset_log`, in order (moto records a request
-        after answering it: the log is read once it has not grown for 0.3 s)."""
-        lines, deadline = self.log_path.read_text().splitlines(), time.monotonic() + 5
-        while time.monotonic() < deadline:
-            time.sleep(0.3)
-            again = self.log_path.read_text().splitlines()
-            if again == lines:
-                break
-            lines = again
-        found = []
-        for line in lines:
-            entry = json.loads(line)
-            url = urlsplit(entry["url"])
-            found.append(S3Request(entry["method"], url.path, url.query, entry["headers"]))
-        return found
+        """The requests served since the last `reset_log`, in order."""
+        return logged_requests(self.log_path)
 
     def counts(self) -> Counter[str]:
         """How many requests of each `S3Request.kind` were served since `reset_log`, and
         ``objects``: the objects written (PutObject and CompleteMultipartUpload; pyarrow
         writes every file as a multipart upload)."""
-        counts = Counter(r.kind for r in self.requests())
-        counts["objects"] = counts["PutObject"] + counts["CompleteMultipartUpload"]
-        return counts
+        return request_counts(self.requests())
 
     def stop(self) -> None:
         """Stop the server."""

@@ -167,7 +167,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         make="bench-first-load",
         spark=False,
         writes="first_load.{json,md}",
-        smoke_s=22,
+        smoke_s=30,
     ),
     Scenario(
         "compaction",

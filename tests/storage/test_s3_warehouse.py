@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.harness.jars import MissingJarsError, jars
-from tests.support.jvm_processes import script_env
+from tests.support.jvm_processes import JvmProcesses, script_env
 from tests.support.s3_server import S3Server
 
 HERE = Path(__file__).resolve().parent
@@ -48,14 +47,18 @@ def s3(tmp_path: Path) -> Iterator[S3Server]:
         server.stop()
 
 
-def test_a_table_on_s3_upserts_reads_and_travels_in_time(s3: S3Server, tmp_path: Path) -> None:
+def test_a_table_on_s3_upserts_reads_and_travels_in_time(
+    s3: S3Server, jvm_processes: JvmProcesses, tmp_path: Path
+) -> None:
     assert S3A_JARS is not None
-    env = script_env(**s3.env(), VERSIONED_SPARK_JARS=S3A_JARS, PYSPARK_PYTHON=sys.executable)
+    env = script_env(
+        **s3.env(), VERSIONED_SPARK_JARS=S3A_JARS, PYSPARK_PYTHON=sys.executable, SPARK_HOME=None
+    )
     argv = [
         sys.executable, str(HERE / "s3_probe.py"), "s3://lake/warehouse",
         f"sqlite:///{tmp_path / 'catalog.db'}", str(s3.log_path),
     ]  # fmt: skip
-    done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=600)
+    done = jvm_processes.run(argv, env=env)
     assert done.returncode == 0, done.stderr[-4000:]
     result = json.loads(done.stdout.strip().splitlines()[-1])
     print(json.dumps(result["requests"], indent=1))

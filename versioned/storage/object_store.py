@@ -97,8 +97,7 @@ def s3_location(root: str, env: Mapping[str, str] | None = None) -> S3Location:
         )
     if parts.query or parts.fragment:
         raise StorageError(
-            f"an S3 warehouse takes its settings from AWS_* variables, not from the URI: "
-            f"{root!r}",
+            f"an S3 warehouse takes its settings from AWS_* variables, not from the URI: {root!r}",
             root=root,
         )
     endpoint = env.get("AWS_ENDPOINT_URL_S3") or env.get("AWS_ENDPOINT_URL") or None

@@ -19,7 +19,8 @@ from tests.support.typed_rows import TYPED_COLUMNS, typed_batch
 from versioned.api.catalog import Catalog, connect
 from versioned.catalog.records import StreamMark
 from versioned.errors import SchemaError, StreamBatchCommittedError
-from versioned.keys.bloom import KeyBloomFilter, with_key_hash
+from versioned.keys.bloom import KeyBloomFilter
+from versioned.keys.bloom_schemes import with_key_hash
 from versioned.keys.encoding import encode_key
 from versioned.layouts.version_partition.table_rules import BULK_LOAD_MIN_BYTES_PROPERTY
 from versioned.options import WriteOptions

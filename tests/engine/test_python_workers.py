@@ -62,11 +62,16 @@ def test_an_acid_upsert_stops_at_the_check_and_commits_nothing(
     assert t.history() == []
 
 
-def test_workers_with_versioned_pass_once_per_session(spark: Any) -> None:
+def _unchecked(spark: Any) -> tuple[tuple[str, str], Any]:
+    """Forget that the session's workers were checked; its key and status tracker."""
     context = spark.sparkContext
     key = (str(context.applicationId), str(context.pythonExec))
     python_workers._CHECKED.discard(key)
-    tracker = context.statusTracker()
+    return key, context.statusTracker()
+
+
+def test_workers_with_versioned_pass_once_per_session(spark: Any) -> None:
+    _, tracker = _unchecked(spark)
     before = len(tracker.getJobIdsForGroup(None))
     require_python_workers(spark)
     ran = len(tracker.getJobIdsForGroup(None)) - before
@@ -95,10 +100,7 @@ def test_a_bulk_first_load_fails_in_its_keys_job_in_one_line_and_commits_nothing
 
 
 def test_the_check_beside_a_job_runs_while_it_runs_and_marks_the_session(spark: Any) -> None:
-    context = spark.sparkContext
-    key = (str(context.applicationId), str(context.pythonExec))
-    python_workers._CHECKED.discard(key)
-    tracker = context.statusTracker()
+    key, tracker = _unchecked(spark)
     before = set(tracker.getJobIdsForGroup(None))
     with python_workers.checked_beside(spark):
         spark.range(0, 2_000_000, 1, 2).selectExpr("sum(id * 3)").collect()  # JVM only

@@ -24,9 +24,8 @@ from versioned.keys.bloom import (
     PYBLOOM_FORMAT,
     KeyBloomFilter,
     KeyDigests,
-    _HashScheme,
-    _KeyHashScheme,
 )
+from versioned.keys.bloom_schemes import KeyHashScheme, PybloomScheme
 from versioned.keys.encoding import encode_key
 from versioned.storage.filesystem import FileIO
 
@@ -156,7 +155,7 @@ def test_hash_positions_match_pybloom_for_any_filter_size(
     # computed from the sizes alone, so compare those (this covers pybloom's 64-bit words
     # and its several salts).
     sizes = SimpleNamespace(num_slices=num_slices, bits_per_slice=bits_per_slice)
-    scheme = _HashScheme.of(sizes)
+    scheme = PybloomScheme.of(sizes)
     make_hashes, _ = make_hashfuncs(num_slices, bits_per_slice)
     keys = [*_int_keys(0, 200), encode_key(("é✓", b"\x00"))]
     positions = scheme.positions(scheme.words(keys))
@@ -278,7 +277,7 @@ def test_shared_digests_answer_like_plain_keys_for_filters_of_any_size() -> None
 def test_key_hash_positions_fall_in_their_slices_for_any_filter_size(bits_per_slice: int) -> None:
     # Slices under 2**32 bits map the high 32 bits of h1 + i*h2 by a multiply and shift;
     # larger ones take the 64-bit value modulo the slice (too big to allocate: sizes alone).
-    scheme = _KeyHashScheme(7, bits_per_slice)
+    scheme = KeyHashScheme(7, bits_per_slice)
     words = KeyDigests(_int_keys(0, 2_000)).key_hashes()
     positions = scheme.positions(words)
     slices = positions - np.arange(7, dtype=np.int64) * bits_per_slice

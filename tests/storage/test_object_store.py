@@ -63,7 +63,9 @@ def s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Server]:
     server = S3Server.start(tmp_path_factory.mktemp("s3"))
     try:
         server.create_bucket("lake")
-        with server.settings():
+        with pytest.MonkeyPatch.context() as env:
+            for key, value in server.env().items():
+                env.setenv(key, value)
             yield server
     finally:
         server.stop()

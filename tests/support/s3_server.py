@@ -16,8 +16,7 @@ import sys
 import time
 import urllib.request
 from collections import Counter
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
@@ -142,20 +141,6 @@ class S3Server:
             "AWS_SECRET_ACCESS_KEY": SECRET_KEY,
             "AWS_REGION": REGION,
         }
-
-    @contextmanager
-    def settings(self) -> Iterator[None]:
-        """The process's environment holds `env` within the block."""
-        saved = {k: os.environ.get(k) for k in self.env()}
-        os.environ.update(self.env())
-        try:
-            yield
-        finally:
-            for key, value in saved.items():
-                if value is None:
-                    os.environ.pop(key, None)
-                else:
-                    os.environ[key] = value
 
     def create_bucket(self, name: str) -> None:
         """Create a bucket (anonymous requests are fine for moto)."""

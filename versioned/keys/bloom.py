@@ -6,7 +6,7 @@ filter's hash, named by the file's format version:
 
 - **Format 2** (written since issue 45): `keys.key_hash`, two 64-bit hashes of the key
   computed with numpy over an Arrow array, no Python call per key; a key's bit in slice
-  ``i`` comes from ``h1 + i * h2`` (``_KeyHashScheme.positions``). The filter's
+  ``i`` comes from ``h1 + i * h2`` (``KeyHashScheme.positions``). The filter's
   ``make_hashes`` is set to it, so pybloom's own ``key in bloom`` and ``add`` agree with the
   vectorised tests.
 - **Format 1** (read, and extended in place): pybloom's own salted SHA / xxh128 digests,
@@ -21,20 +21,24 @@ capacity (u64), error rate (f64), then pybloom's ``tofile`` output.
 
 from __future__ import annotations
 
-import hashlib
 import io
 import math
 import struct
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any, TypeAlias
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
-import pyarrow as pa
-import xxhash
 from pybloom_live import BloomFilter
 
 from versioned.errors import InputError, StorageError
+from versioned.keys.bloom_schemes import (
+    KEY_HASH_KIND,
+    KeyHashScheme,
+    Keys,
+    PybloomScheme,
+    Scheme,
+    with_key_hash,
+)
 from versioned.keys.key_hash import as_binary, key_hashes
 from versioned.storage.filesystem import FileIO
 
@@ -53,121 +57,6 @@ PYBLOOM_FORMAT = 1
 _MAGIC = b"VBLF"
 _HEADER = struct.Struct("<4sHQQd")
 _BATCH = 1 << 18  # keys per numpy batch: bounds the temporary arrays at a few tens of MB
-_KEY_HASH_KIND = ("key_hash", 2, "Q")
-_S32 = np.uint64(32)
-Keys: TypeAlias = Sequence[bytes] | pa.Array | pa.ChunkedArray
-"""Encoded keys: a list of bytes, or an Arrow binary array (hashed without a copy)."""
-
-
-@dataclass(frozen=True)
-class _HashScheme:
-    """pybloom-live's ``make_hashfuncs``: which hash, salts and word size it uses."""
-
-    hashfn: Callable[[bytes], Any]
-    prefixes: tuple[bytes, ...]
-    word: np.dtype[Any]
-    num_slices: int
-    bits_per_slice: int
-
-    @classmethod
-    def of(cls, bloom: BloomFilter) -> _HashScheme:
-        num_slices, bits = bloom.num_slices, bloom.bits_per_slice
-        code = "Q" if bits >= 1 << 31 else "I" if bits >= 1 << 15 else "H"
-        total_bits = 8 * num_slices * struct.calcsize(code)
-        hashfn: Callable[[bytes], Any]
-        if total_bits > 384:
-            hashfn = hashlib.sha512
-        elif total_bits > 256:
-            hashfn = hashlib.sha384
-        elif total_bits > 160:
-            hashfn = hashlib.sha256
-        elif total_bits > 128:
-            hashfn = hashlib.sha1
-        else:
-            hashfn = xxhash.xxh128
-        # pybloom unpacks digests in native byte order; so does numpy's plain type code.
-        word = np.dtype(code)
-        salts = math.ceil(num_slices / (hashfn(b"").digest_size // word.itemsize))
-        # pybloom's salt i is a hash object fed hashfn(pack('I', i)).digest(); hashing a key
-        # with it equals hashing that digest followed by the key.
-        prefixes = tuple(hashfn(struct.pack("I", i)).digest() for i in range(salts))
-        return cls(hashfn, prefixes, word, num_slices, bits)
-
-    @property
-    def digest_kind(self) -> tuple[Any, int, str]:
-        """Filters with equal digest kinds hash a key to the same words."""
-        return (self.hashfn, len(self.prefixes), self.word.char)
-
-    def words(self, keys: Keys) -> np.ndarray[Any, np.dtype[Any]]:
-        """The digest words of each key, shape ``(len(keys), words per key)``."""
-        if not isinstance(keys, Sequence):
-            keys = keys.to_pylist()
-        fn = self.hashfn
-        if len(self.prefixes) == 1:
-            prefix = self.prefixes[0]
-            digests = b"".join([fn(prefix + key).digest() for key in keys])
-        else:
-            digests = b"".join([fn(p + key).digest() for key in keys for p in self.prefixes])
-        return np.frombuffer(digests, dtype=self.word).reshape(len(keys), -1)
-
-    def positions(self, words: np.ndarray[Any, np.dtype[Any]]) -> np.ndarray[Any, Any]:
-        """Bit positions from digest words, shape ``(len(words), num_slices)``."""
-        slices = words[:, : self.num_slices] % self.bits_per_slice
-        offsets = np.arange(self.num_slices, dtype=np.int64) * self.bits_per_slice
-        return slices.astype(np.int64) + offsets
-
-
-@dataclass(frozen=True)
-class _KeyHashScheme:
-    """Format 2: the positions of a key by double hashing `keys.key_hash`'s two hashes."""
-
-    num_slices: int
-    bits_per_slice: int
-
-    @classmethod
-    def of(cls, bloom: BloomFilter) -> _KeyHashScheme:
-        return cls(bloom.num_slices, bloom.bits_per_slice)
-
-    @property
-    def digest_kind(self) -> tuple[Any, int, str]:
-        """Every filter of this format hashes a key to the same two words."""
-        return _KEY_HASH_KIND
-
-    def words(self, keys: Keys) -> np.ndarray[Any, np.dtype[Any]]:
-        """``h1, h2`` of each key, shape ``(len(keys), 2)``."""
-        return key_hashes(keys)
-
-    def positions(self, words: np.ndarray[Any, np.dtype[Any]]) -> np.ndarray[Any, Any]:
-        """Bit positions from the two hashes, shape ``(len(words), num_slices)``.
-
-        Slice ``i`` takes ``x = h1 + i * h2`` (64-bit, wrapping) and maps its high 32 bits
-        onto the slice by multiplying and shifting (``(x >> 32) * bits >> 32``: no division);
-        a slice of 2**32 bits or more takes ``x mod bits``.
-        """
-        steps = np.arange(self.num_slices, dtype=np.uint64)
-        mixed = words[:, :1] + steps * words[:, 1:2]
-        bits = np.uint64(self.bits_per_slice)
-        small = self.bits_per_slice < 1 << 32
-        slices = ((mixed >> _S32) * bits) >> _S32 if small else mixed % bits
-        offsets = np.arange(self.num_slices, dtype=np.int64) * self.bits_per_slice
-        return slices.astype(np.int64) + offsets
-
-    def pybloom_hashes(self, key: str | bytes) -> list[int]:
-        """pybloom's ``make_hashes`` of a key: its bit in each slice (str keys as UTF-8)."""
-        raw = key.encode("utf-8", "surrogatepass") if isinstance(key, str) else bytes(key)
-        offsets = np.arange(self.num_slices, dtype=np.int64) * self.bits_per_slice
-        return (self.positions(key_hashes([raw]))[0] - offsets).tolist()
-
-
-_Scheme: TypeAlias = _HashScheme | _KeyHashScheme
-
-
-def with_key_hash(bloom: BloomFilter) -> BloomFilter:
-    """``bloom`` (any pybloom-live filter, e.g. read with its ``fromfile`` from a format-2
-    file's body) hashing keys as format 2 does: its own ``add`` and ``in`` then agree with
-    this module's. Returns ``bloom``."""
-    bloom.make_hashes = _KeyHashScheme.of(bloom).pybloom_hashes
-    return bloom
 
 
 def capacity_for(keys: int, headroom: float = 1.0) -> int:
@@ -191,7 +80,7 @@ class KeyDigests:
     def __len__(self) -> int:
         return len(self.keys)
 
-    def words(self, scheme: _Scheme) -> np.ndarray[Any, np.dtype[Any]]:
+    def words(self, scheme: Scheme) -> np.ndarray[Any, np.dtype[Any]]:
         """The digest words of every key under ``scheme`` (computed once per digest kind)."""
         kind = scheme.digest_kind
         if kind not in self._words:
@@ -200,9 +89,9 @@ class KeyDigests:
 
     def key_hashes(self) -> np.ndarray[Any, np.dtype[np.uint64]]:
         """`keys.key_hash.key_hashes` of the keys (shared with format-2 filters' tests)."""
-        if _KEY_HASH_KIND not in self._words:
-            self._words[_KEY_HASH_KIND] = key_hashes(self.keys)
-        return self._words[_KEY_HASH_KIND]
+        if KEY_HASH_KIND not in self._words:
+            self._words[KEY_HASH_KIND] = key_hashes(self.keys)
+        return self._words[KEY_HASH_KIND]
 
 
 class KeyBloomFilter:
@@ -235,11 +124,11 @@ class KeyBloomFilter:
     def _init(self, bloom: BloomFilter, count: int, format_version: int) -> None:
         self._bloom = bloom
         self.format_version = format_version
-        self._scheme: _Scheme
+        self._scheme: Scheme
         if format_version == PYBLOOM_FORMAT:
-            self._scheme = _HashScheme.of(bloom)
+            self._scheme = PybloomScheme.of(bloom)
         else:
-            self._scheme = _KeyHashScheme.of(with_key_hash(bloom))
+            self._scheme = KeyHashScheme.of(with_key_hash(bloom))
         self._bits = np.frombuffer(bloom.bitarray, dtype=np.uint8)  # shares pybloom's bits
         self.count = count
 

@@ -1,8 +1,8 @@
 """Two 64-bit hashes of every encoded key of an Arrow array, computed with numpy.
 
 The hash of Bloom-filter format 2 (`keys.bloom`): the bit of a key in slice ``i`` comes from
-``h1 + i * h2`` (double hashing; `bloom`'s ``_KeyHashScheme.positions``). No Python call per key:
-keys are read as little-endian 64-bit words straight from the array's data buffer, so a
+``h1 + i * h2`` (double hashing; `bloom_schemes.KeyHashScheme.positions`). No Python call
+per key: keys are read as little-endian 64-bit words straight from the array's data buffer, so a
 million keys of about 10 bytes hash in about 0.1 s (pybloom-live's SHA digests, one call
 per key, take about 0.7 s). It is part of the storage format, so it must never change; the
 tests pin its values.

@@ -20,8 +20,8 @@ from versioned.keys.bloom import (
     WRITE_HEADROOM,
     KeyBloomFilter,
     capacity_for,
-    with_key_hash,
 )
+from versioned.keys.bloom_schemes import with_key_hash
 from versioned.keys.encoding import encode_keys
 from versioned.keys.stats import key_stats
 from versioned.layouts.version_partition.key_pieces import (

@@ -10,13 +10,16 @@ from versioned.engine.feeds.reader import Feed
 from versioned.storage.filesystem import FileIO
 
 
-def write_dead_letters(feed: Feed, fileio: FileIO, dead_letter_dir: str) -> tuple[int, str | None]:
+def write_dead_letters(
+    feed: Feed, fileio: FileIO, dead_letter_dir: str, *, counted: int | None = None
+) -> tuple[int, str | None]:
     """Count the rejected rows and, if any, write them; returns the count and the folder.
 
     Only a batch with rejected rows is read again (`Feed.rejected_count` was taken while
-    the batch was read).
+    the batch was read, or the writer ``counted`` them as it wrote the batch).
     """
-    if feed.rejected_count() == 0:
+    known = counted if counted is not None else feed.rejected_count()
+    if known == 0:
         return 0, None
     rejected = feed.rejected.persist(StorageLevel.MEMORY_AND_DISK)
     try:

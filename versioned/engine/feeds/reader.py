@@ -87,6 +87,9 @@ class Feed:
             fills them in before the batch is written.
         events: Debezium tombstones and truncates (Debezium feeds only).
         source: What the feed is (a file URI, ``DataFrame``), for messages.
+        checked: Every row, applicable or not, unobserved (`SplitRows.checked`), for a
+            writer that counts the rejected, deleted and coerced rows in what it writes
+            (``rejections`` then counts nothing); None for a feed made otherwise.
     """
 
     rows: DataFrame
@@ -96,6 +99,7 @@ class Feed:
     keeps: bool = False
     events: DebeziumEvents | None = None
     source: str = ""
+    checked: DataFrame | None = None
 
     @property
     def rejected(self) -> DataFrame:
@@ -378,15 +382,16 @@ def _feed(
     label: str,
     events: DebeziumEvents | None = None,
 ) -> Feed:
-    rows, rejected, rejections = split_rows(frame, spec, present, source=label)
+    split = split_rows(frame, spec, present, source=label)
     return Feed(
-        rows=rows,
-        reject=rejected,
+        rows=split.rows,
+        reject=split.rejected,
         filled_columns=filled,
-        rejections=rejections,
-        keeps=IN_KEEP in rows.columns,
+        rejections=split.counts,
+        keeps=IN_KEEP in split.rows.columns,
         events=events,
         source=label,
+        checked=split.checked,
     )
 
 

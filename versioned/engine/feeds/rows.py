@@ -74,13 +74,38 @@ IN_COERCED = "#coerced"
 # Optional: names of the columns whose stored value a row keeps (a partial update, or an
 # unchanged TOAST value); passed on to ``rows`` under the same name (see kept_values).
 IN_KEEP = "#keep"
-_IN_REJECTED = "#rejected"
-_IN_COERCED = "#coerced_row"
+REJECTED_FLAG = "#rejected"
+"""A column of `SplitRows.checked`: whether a row is rejected."""
+COERCED_FLAG = "#coerced_row"
+"""A column of `SplitRows.checked`: whether an applicable row's values were coerced."""
+
+
+@dataclass(frozen=True)
+class SplitRows:
+    """What `split_rows` makes of a feed; every frame is lazy."""
+
+    rows: DataFrame
+    """The applicable rows: the table's columns cast to its types, ``_op`` (``I``/``U``/``D``),
+    ``_seq``, and ``#keep`` if the input has it."""
+    rejected: Callable[[], DataFrame]
+    """Builds the frame of ``_raw``, ``_reason``, ``_source`` (the reasons are many
+    expressions: built only when asked for)."""
+    counts: ObservedCount
+    """Counts the rejected rows (``rejected``), the applied rows whose values were coerced
+    (``coerced``) and the applied deletes (``deletes``) while an action reads ``rows``."""
+    checked: DataFrame
+    """Every row, applicable or not, with no observation: the table's columns cast to its
+    types, ``_op``, ``_seq``, `REJECTED_FLAG` and `COERCED_FLAG` (and ``#keep`` if the
+    input has it), for a writer that counts what it writes itself."""
 
 
 def split_rows(
-    frame: DataFrame, spec: TableSpec, present: Collection[str], *, source: str
-) -> tuple[DataFrame, Callable[[], DataFrame], ObservedCount]:
+    frame: DataFrame,
+    spec: TableSpec,
+    present: Collection[str],
+    *,
+    source: str,
+) -> SplitRows:
     """Type the rows of a matched feed and separate the rows that cannot be applied.
 
     Args:
@@ -93,13 +118,7 @@ def split_rows(
         source: What the feed is, for messages.
 
     Returns:
-        ``(rows, rejected, counts)``: ``rows`` has the table's columns cast to its types
-        plus ``_op`` (``I``/``U``/``D``) and ``_seq`` (and ``#keep`` if ``frame`` has it: a
-        kept column is null and unchecked); ``rejected`` builds the frame of ``_raw``,
-        ``_reason``, ``_source`` (the reasons are many expressions: built only when asked
-        for). Both frames are lazy. ``counts`` counts the rejected rows (``rejected``), the
-        applied rows whose values were coerced (``coerced``) and the applied deletes
-        (``deletes``) while an action reads ``rows``.
+        The rows (a kept column is null and unchecked), the dead letters and their counts.
 
     Raises:
         SchemaError: A typed input column cannot convert to its table column's type.
@@ -209,9 +228,9 @@ def _split_checked(
     problems: list[Problem],
     coerced: list[Column],
     keep: Column | None,
-) -> tuple[DataFrame, Callable[[], DataFrame], ObservedCount]:
-    """The applicable rows, the dead letters (built when called), and the observation
-    counting them."""
+) -> SplitRows:
+    """The applicable rows, the dead letters (built when called), the observation counting
+    them, and every row checked."""
     malformed = F.col(IN_MALFORMED)
     rejected_if = malformed.isNotNull() | F.coalesce(
         any_of([p.holds for p in problems]), F.lit(False)
@@ -222,16 +241,16 @@ def _split_checked(
         *values,
         op.alias(OP),
         F.col(IN_SEQ).cast("long").alias(SEQ),
-        rejected_if.alias(_IN_REJECTED),
-        any_coerced.alias(_IN_COERCED),
+        rejected_if.alias(REJECTED_FLAG),
+        any_coerced.alias(COERCED_FLAG),
         *kept,
     )
-    rejected_row = F.col(_IN_REJECTED)
+    rejected_row = F.col(REJECTED_FLAG)
     counts = ObservedCount(
         checked_rows,
         rejected_row,
         "rejected",
-        coerced=~rejected_row & F.col(_IN_COERCED),
+        coerced=~rejected_row & F.col(COERCED_FLAG),
         deletes=~rejected_row & (F.col(OP) == F.lit(DELETE)),
     )
     rows = counts.frame.where(~rejected_row).select(*spec.column_names, OP, SEQ, *kept)
@@ -248,7 +267,7 @@ def _split_checked(
             F.col(IN_SOURCE).cast("string").alias(SOURCE),
         )
 
-    return rows, rejected, counts
+    return SplitRows(rows, rejected, counts, checked_rows)
 
 
 def op_input(op_column: str | None, get: Callable[[str], Column]) -> Column:

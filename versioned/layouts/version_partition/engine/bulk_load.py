@@ -5,15 +5,19 @@ Taken for the first write to a version-partition table with nothing committed ye
 of the source) when Spark estimates the batch at ``write.bulk_load_min_bytes`` or more
 (`layouts.version_partition.table_rules`):
 
-1. One job reads the feed, checks its rows and writes them with Spark's partitioned writer into
-   the transaction's staging folder (no shuffle: like a plain ``partitionBy`` write, each task
-   writes a file per partition it holds). It counts the deletes and the rejected rows as it goes.
-2. The row count of each staged partition comes from the files' footers; it sizes the
-   partition's Bloom filter as the general path would (`bloom.capacity_for`).
-3. One job reads the staged files' key columns on the executors, which build each
+1. One job reads the feed, checks its rows and writes them, counting the rejected rows, the
+   deletes and the coerced values as it goes (no shuffle: each task writes a file per
+   partition it holds):
+   * a Parquet table's rows are written by the tasks with pyarrow, straight into their
+     ``version_id=V`` folders (`task_writes`);
+   * an ORC table's by Spark's partitioned writer into the transaction's staging folder, from
+     which they move into their ``version_id=V`` folders after step 3.
+2. The row count of each partition comes from the tasks (or the staged files' footers); it
+   sizes the partition's Bloom filter as the general path would (`bloom.capacity_for`).
+3. One job reads the written files' key columns on the executors, which build each
    partition's Bloom filter and key bounds and hash every record key (`staged_keys`).
-4. The files move into their ``version_id=V`` folders, the Bloom files are written (a first
-   load needs no index entries: no key exists yet), and one catalog commit makes them visible.
+4. The Bloom files are written (a first load needs no index entries: no key exists yet), and
+   one catalog commit makes the version visible.
 
 The batch goes the general way instead (`writer.write_batch`; whatever was staged is removed
 with the aborted transaction) when it holds a delete, repeats a record key, or loses the
@@ -55,7 +59,8 @@ from versioned.layouts.version_partition.engine.staging import (
     move_staged,
     staging_dir,
 )
-from versioned.layouts.version_partition.paths import bloom_file_name, index_dir
+from versioned.layouts.version_partition.engine.task_writes import write_in_tasks
+from versioned.layouts.version_partition.paths import bloom_file_name, index_dir, version_dir
 from versioned.layouts.version_partition.probe import BLOOM_KIND
 from versioned.layouts.version_partition.table_rules import bulk_load_min_bytes
 from versioned.results import CommitResult
@@ -113,14 +118,25 @@ def bulk_load_applies(table: TableInfo, feed: Feed, rows: DataFrame) -> bool:
 
 
 def load_in_bulk(
-    ctx: EngineContext, request: WriteRequest, rows: DataFrame, *, started: float
+    ctx: EngineContext,
+    request: WriteRequest,
+    rows: DataFrame,
+    checked: DataFrame | None,
+    *,
+    started: float,
 ) -> BulkLoad:
     """Load ``rows`` (the request's feed rows, empty partition values as null) as the table's
     first version, or leave them to the general path (nothing of the attempt stays behind
-    but the dead letters it wrote)."""
+    but the dead letters it wrote).
+
+    Args:
+        checked: The feed's `Feed.checked` rows (empty partition values as null): what a
+            Parquet table's tasks write, when given.
+    """
     table = request.table
     location = table.location
-    job = _Job(ctx, request)
+    in_tasks = checked if table.spec.file_format == "parquet" else None
+    job = _Job(ctx, request, in_tasks)
     try:
         with write_transaction(
             ctx.store,
@@ -141,7 +157,12 @@ def load_in_bulk(
 class _Job:
     ctx: EngineContext
     request: WriteRequest
+    checked: DataFrame | None
+    """Written by the tasks in place (a Parquet table), or None: staged by Spark."""
     dead_letters: DeadLetters | None = None
+    rejected: int | None = None
+    coerced: int | None = None
+    """The rejected and the coerced rows, when the tasks counted them."""
 
     @property
     def table(self) -> TableInfo:
@@ -160,7 +181,7 @@ def _load(job: _Job, rows: DataFrame, tx: WriteTransaction) -> CommitResult:
     fileio, location = job.ctx.fileio, job.table.location
     feed = job.request.feed
     rejected, dead_letters = job.dead_letters = write_dead_letters(
-        feed, fileio, f"{location}/{DEAD_LETTER_DIR}"
+        feed, fileio, f"{location}/{DEAD_LETTER_DIR}", counted=job.rejected
     )
     if dead_letters is not None:
         job.say(f"{rejected} rejected rows written to {fileio.full_path(dead_letters)}")
@@ -174,7 +195,7 @@ def _load(job: _Job, rows: DataFrame, tx: WriteTransaction) -> CommitResult:
         stale=0,
         rejected=rejected,
         dead_letter=dead_letters,
-        coerced=feed.coerced_count(),
+        coerced=feed.coerced_count() if job.coerced is None else job.coerced,
         partitions=len(adds),
         files_written=len(files),
         bytes_written=sum(a.size_bytes for a in files),
@@ -197,17 +218,10 @@ def _load(job: _Job, rows: DataFrame, tx: WriteTransaction) -> CommitResult:
 def _stage(
     job: _Job, rows: DataFrame, tx: WriteTransaction
 ) -> tuple[list[StagedOutput], StagedKeys]:
-    """Write the rows into the staging folder and summarise their keys."""
-    spec, fileio, options = job.table.spec, job.ctx.fileio, job.request.options
-    assert tx.staging_dir is not None
+    """Write the rows (in place, or into the staging folder) and summarise their keys."""
+    spec, options = job.table.spec, job.request.options
     job.say(f"writing the batch as version {tx.id} (first load, in bulk)")
-    # The keys job runs Python: its workers start beside the write, on the core the write's
-    # last tasks leave idle, rather than after it.
-    with checked_beside(job.ctx.spark, also=(staged_keys.__module__,)):
-        _write_rows(rows, spec, fileio.full_path(tx.staging_dir), options.rows_per_file)
-    if job.request.feed.delete_count() != 0:  # counted as the rows were read (None: unknown)
-        raise _GeneralPath("the batch deletes keys")
-    staged = [f for f in list_staged(fileio, spec, tx.staging_dir) if f.row_count]
+    staged = _written_in_tasks(job, tx) if job.checked is not None else _staged(job, rows, tx)
     per_partition = Counter[tuple[str | None, ...]]()
     for f in staged:
         per_partition[f.partition_values] += f.row_count
@@ -225,16 +239,64 @@ def _stage(
     return staged, keys
 
 
+def _written_in_tasks(job: _Job, tx: WriteTransaction) -> list[StagedOutput]:
+    """The tasks' write of a Parquet table's rows into the version's folders (claimed by the
+    transaction), with their counts."""
+    assert job.checked is not None
+    spec, location = job.table.spec, job.table.location
+    written = write_in_tasks(
+        job.ctx.spark,
+        job.ctx.fileio,
+        job.checked,
+        spec,
+        location,
+        tx.id,
+        job.request.options.rows_per_file,
+    )
+    for values in {f.partition_values for f in written.files}:
+        tx.own_dir(f"{location}/{version_dir(partition_path(spec.partition_by, values), tx.id)}")
+    job.rejected, job.coerced = written.rejected, written.coerced
+    if written.deletes:
+        raise _GeneralPath("the batch deletes keys")
+    return [
+        StagedOutput(f.partition_values, f.path, f.size_bytes, f.row_count)
+        for f in written.files
+        if f.row_count
+    ]
+
+
+def _staged(job: _Job, rows: DataFrame, tx: WriteTransaction) -> list[StagedOutput]:
+    """Spark's write of the rows into the staging folder; its files, once the rows were
+    read (so their counts are taken)."""
+    spec, fileio, options = job.table.spec, job.ctx.fileio, job.request.options
+    assert tx.staging_dir is not None
+    # The keys job runs Python: its workers start beside the write, on the core the write's
+    # last tasks leave idle, rather than after it.
+    with checked_beside(job.ctx.spark, also=(staged_keys.__module__,)):
+        _write_rows(rows, spec, fileio.full_path(tx.staging_dir), options.rows_per_file)
+    if job.request.feed.delete_count() != 0:  # counted as the rows were read (None: unknown)
+        raise _GeneralPath("the batch deletes keys")
+    return [f for f in list_staged(fileio, spec, tx.staging_dir) if f.row_count]
+
+
 def _version_files(
     job: _Job, tx: WriteTransaction, staged: list[StagedOutput], keys: StagedKeys
 ) -> dict[tuple[str | None, ...], list[FileAdd]]:
-    """Move the staged files into the version's folders and write its Bloom files."""
+    """Move staged files into the version's folders (files the tasks wrote are there
+    already) and write the version's Bloom files."""
     spec, fileio, location = job.table.spec, job.ctx.fileio, job.table.location
-    assert tx.staging_dir is not None
     adds: dict[tuple[str | None, ...], list[FileAdd]] = {v: [] for v in keys.partitions}
-    for moved in move_staged(fileio, staged, job.table, tx):
-        adds[moved.partition_values].append(moved.add)
-    fileio.delete_dir(tx.staging_dir, missing_ok=True)
+    if job.checked is not None:
+        for f in staged:
+            rel = f.path[len(location) + 1 :]
+            adds[f.partition_values].append(
+                FileAdd(None, rel, "data", tx.id, f.size_bytes, f.row_count)
+            )
+    else:
+        assert tx.staging_dir is not None
+        for moved in move_staged(fileio, staged, job.table, tx):
+            adds[moved.partition_values].append(moved.add)
+        fileio.delete_dir(tx.staging_dir, missing_ok=True)
     for values, part in keys.partitions.items():
         directory = index_dir(partition_path(spec.partition_by, values), tx.id)
         tx.own_dir(f"{location}/{directory}")

@@ -89,7 +89,10 @@ def write_batch(ctx: EngineContext, request: WriteRequest) -> CommitResult:
     dead_letters = None
     planned = 0  # attempts planned on the request's snapshot already
     if bulk_load_applies(table, feed, rows):
-        bulk = load_in_bulk(ctx, request, rows, started=started)
+        checked = feed.checked
+        if checked is not None:
+            checked = _empty_partitions_as_null(checked, spec)
+        bulk = load_in_bulk(ctx, request, rows, checked, started=started)
         if bulk.committed is not None:
             return bulk.committed
         dead_letters, planned = bulk.dead_letters, 1

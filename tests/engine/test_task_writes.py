@@ -1,0 +1,169 @@
+"""A Parquet table's first load written by the tasks, in place
+(`layouts.version_partition.engine.task_writes`): the partitions, rows and counts are the
+general path's for every kind of partition column, files keep to ``rows_per_file``, and
+nothing is staged or moved."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from tests.support.typed_rows import TYPED_COLUMNS, typed_batch
+from versioned.api.catalog import Catalog
+from versioned.layouts.version_partition.engine.task_writes import (
+    WrittenFile,
+    _remove_unreported,
+)
+from versioned.layouts.version_partition.table_rules import BULK_LOAD_MIN_BYTES_PROPERTY
+from versioned.options import WriteOptions
+from versioned.storage.filesystem import FileIO
+
+BULK = "in bulk"
+NEVER = str(1 << 62)
+
+
+def _load(t: Any, batch: Any, **kw: Any) -> tuple[Any, list[str]]:
+    said: list[str] = []
+    return t.upsert(batch, progress=said.append, **kw), said
+
+
+def _rows(t: Any) -> list[tuple[Any, ...]]:
+    return sorted(tuple(r) for r in t.read().collect())
+
+
+def _partitions(t: Any) -> set[tuple[str | None, ...]]:
+    return {p.values for p in t.snapshot().partitions.values()}
+
+
+def _data_files(t: Any) -> list[Path]:
+    root = Path(t.catalog.settings.warehouse) / t.info.location
+    return [root / f.path for f in t.snapshot().files if f.kind == "data"]
+
+
+@pytest.mark.parametrize(
+    "partition_by",
+    [
+        ("day", "flag"),  # DATE and BOOLEAN: the tasks write their text
+        ("small", "store"),  # SMALLINT, and STRING with nulls and a '/'
+        ("ratio",),  # DOUBLE: Spark casts it to text for the tasks
+        ("amount",),  # DECIMAL: the same
+        (),
+    ],
+    ids=lambda p: "-".join(p) or "unpartitioned",
+)
+def test_tasks_write_the_partitions_and_rows_the_general_path_writes(
+    cat: Catalog, partition_by: tuple[str, ...]
+) -> None:
+    name = "_".join(partition_by) or "none"
+    tables = {
+        bulk: cat.create_table(
+            f"tw.{name}_{bulk}",
+            columns=TYPED_COLUMNS,
+            primary_key="id",
+            partition_by=list(partition_by),
+            op_code_column="op",
+            properties={BULK_LOAD_MIN_BYTES_PROPERTY: "0" if bulk else NEVER},
+        )
+        for bulk in (True, False)
+    }
+    batch = typed_batch(list(range(90)), [], 1, null_store_every=13)
+    loaded = {bulk: _load(t, batch) for bulk, t in tables.items()}
+    assert any(BULK in m for m in loaded[True][1])
+    assert not any(BULK in m for m in loaded[False][1])
+    results = {b: (r.inserted, r.rejected, r.partitions) for b, (r, _) in loaded.items()}
+    assert results[True] == results[False]
+    assert _partitions(tables[True]) == _partitions(tables[False])
+    assert _rows(tables[True]) == _rows(tables[False])
+    # the files are where the catalog says, with the data columns only
+    data_columns = [c.name for c in tables[True].spec.data_columns]
+    for path in _data_files(tables[True]):
+        assert pq.read_schema(path).names == data_columns
+        assert f"version_id={loaded[True][0].version}" in path.parts
+
+
+def test_tasks_keep_to_rows_per_file_and_stage_nothing(cat: Catalog) -> None:
+    t = cat.create_table(
+        "tw.files",
+        columns="id BIGINT, v STRING, p INT",
+        primary_key="id",
+        partition_by="p",
+        properties={BULK_LOAD_MIN_BYTES_PROPERTY: "0"},
+    )
+    n = 5_000
+    batch = pa.table(
+        {
+            "id": pa.array(range(n), pa.int64()),
+            "v": [f"v{i}" for i in range(n)],
+            "p": pa.array([i % 2 for i in range(n)], pa.int32()),
+        }
+    )
+    result, said = _load(t, batch, options=WriteOptions(rows_per_file=700))
+    assert any(BULK in m for m in said)
+    files = _data_files(t)
+    counts = [pq.ParquetFile(f).metadata.num_rows for f in files]
+    assert sum(counts) == n == result.inserted
+    assert max(counts) <= 700
+    assert len(files) >= 2 * (n // 2 // 700)  # each partition's rows in several files
+    root = Path(t.catalog.settings.warehouse) / t.info.location
+    assert not list(root.glob("_staging/*/*"))  # nothing staged: written in place
+    assert sorted(r.id for r in t.read().collect()) == list(range(n))
+
+
+def test_tasks_count_the_rejected_and_the_coerced_rows_as_the_general_path_does(
+    cat: Catalog,
+) -> None:
+    tables = {
+        bulk: cat.create_table(
+            f"tw.counts_{bulk}",
+            columns="id BIGINT, amount DECIMAL(6,1), p STRING",
+            primary_key="id",
+            partition_by="p",
+            properties={
+                BULK_LOAD_MIN_BYTES_PROPERTY: "0" if bulk else NEVER,
+                "round_decimals": "true",
+            },
+        )
+        for bulk in (True, False)
+    }
+    n = 200
+    batch = pa.table(
+        {
+            "id": pa.array([None if i % 50 == 7 else i for i in range(n)], pa.int64()),
+            "amount": pa.array(
+                [Decimal(f"{i}.{'25' if i % 4 == 0 else '20'}") for i in range(n)],
+                pa.decimal128(8, 2),
+            ),
+            "p": ["" if i % 9 == 0 else f"p{i % 3}" for i in range(n)],
+        }
+    )
+    loaded = {bulk: _load(t, batch) for bulk, t in tables.items()}
+    assert any(BULK in m for m in loaded[True][1])
+    bulk, general = loaded[True][0], loaded[False][0]
+    assert (bulk.inserted, bulk.rejected, bulk.coerced) == (
+        general.inserted,
+        general.rejected,
+        general.coerced,
+    )
+    assert bulk.rejected == 4 and bulk.coerced > 0
+    assert _partitions(tables[True]) == _partitions(tables[False])
+    assert (None,) in _partitions(tables[True])  # '' is the null partition, as in Hive
+    assert _rows(tables[True]) == _rows(tables[False])
+
+
+def test_files_no_task_reported_leave_the_folders_written(tmp_path: Path) -> None:
+    """A task attempt that died left a file beside the reported ones: SQL views read whole
+    version folders, so it is deleted after the job; other folders are not touched."""
+    fileio = FileIO.for_root(str(tmp_path))
+    folder, other = "t/p=1/version_id=3", "t/p=2/version_id=2"
+    for rel in (f"{folder}/a.parquet", f"{folder}/lost.parquet", f"{other}/x.parquet"):
+        fileio.write_bytes_atomic(rel, b"x")
+    _remove_unreported(fileio, [WrittenFile(("1",), f"{folder}/a.parquet", 1, 1)])
+    assert sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*.parquet")) == [
+        f"{folder}/a.parquet",
+        f"{other}/x.parquet",
+    ]

@@ -36,6 +36,13 @@ from tests.support.spark_settings import (
     SHORT_LIVED_JVM,
     hive_common_first,
 )
+from tests.support.test_warehouse import (
+    S3_TIER,
+    catalog_for,
+    start_s3_tier,
+    stop_s3_tier,
+    warehouse_for,
+)
 
 # Fixtures whose use means the test starts a JVM in a process of its own.
 JVM_FIXTURES = frozenset({"jvm_processes"})
@@ -56,6 +63,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.jvm)
         if names & POSTGRES_FIXTURES or params.get("catalog_url") == "postgres":
             item.add_marker(pytest.mark.postgres)
+        gap = item.get_closest_marker("s3_gap")
+        if S3_TIER and gap is not None and params.get("layout") in gap.args[0]:
+            reason = f"S3 tier, {params['layout']} layout: {gap.kwargs['reason']}"
+            item.add_marker(pytest.mark.xfail(strict=True, reason=reason))
+        local = item.get_closest_marker("local_files")
+        if S3_TIER and local is not None:
+            reason = local.kwargs.get("reason", "looks at the warehouse's files on the local disk")
+            item.add_marker(pytest.mark.skip(reason=f"S3 tier: {reason}"))
 
 
 def pytest_report_header(config: pytest.Config) -> str:
@@ -82,6 +97,8 @@ def spark() -> Iterator[Any]:
         conf.update(cluster_conf())
     else:  # test data is tiny: compiling each query costs more than interpreting it
         conf.update(LOCAL_INTERPRETED)
+    if S3_TIER:  # `make test-s3`: warehouses on an S3 server (tests/support/test_warehouse.py)
+        conf.update(start_s3_tier())
     # Local sessions map the class archive, made first if need be (tests/support/class_archive.py).
     if os.environ.get(ENV_SHORT_LIVED_SESSION) == "1":  # `make soak`: minutes of Spark work
         conf["spark.driver.extraJavaOptions"] = f"{SHORT_LIVED_JVM} {ensure_archive()}"
@@ -93,6 +110,7 @@ def spark() -> Iterator[Any]:
         wait_for_executors(session, EXECUTORS)
     yield session
     session.stop()
+    stop_s3_tier()
 
 
 @pytest.fixture
@@ -110,10 +128,13 @@ def jvm_processes() -> Iterator[JvmProcesses]:
 
 @pytest.fixture
 def cat(spark: Any, tmp_path: Path) -> Iterator[Any]:
-    """A catalog (versioned.Catalog) on SQLite in a fresh warehouse, acting as alice."""
+    """A catalog (versioned.Catalog) on SQLite in a fresh warehouse (on the S3 server in the S3
+    tier), acting as alice."""
     from versioned.api.catalog import connect
 
-    catalog = connect(warehouse=str(tmp_path / "wh"), spark=spark, user="alice")
+    catalog = connect(
+        catalog=catalog_for(tmp_path), warehouse=warehouse_for(tmp_path), spark=spark, user="alice"
+    )
     yield catalog
     catalog.close()
 

@@ -56,7 +56,7 @@ def main() -> None:
         columns="id BIGINT, v STRING, p STRING",
         primary_key="id",
         partition_by="p",
-        properties={"write.bulk_load_min_bytes": "0"},  # Spark writes it: the bulk load
+        properties={"write.bulk_load_min_bytes": "0"},  # the tasks write it: the bulk load
     )
     said: list[str] = []
     rows_by_spark = spark.range(0, 20_000, 1, 2).selectExpr(
@@ -72,7 +72,12 @@ def main() -> None:
                 "rows": len(rows),
                 "some": [list(r) for r in rows if r[0] in (1, 2, 3, 500)],
                 "as_of_first": before,
-                "bulk": {"inserted": loaded.inserted, "rows": bulk_rows, "said": said},
+                "bulk": {
+                    "inserted": loaded.inserted,
+                    "rows": bulk_rows,
+                    "said": said,
+                    "files": len(bulk.snapshot().files),
+                },
                 "requests": steps,
                 "filesystem": spark._jvm.org.apache.hadoop.fs.FileSystem.get(
                     spark._jvm.java.net.URI(t.describe()["location"]),

@@ -98,6 +98,25 @@ def test_a_parquet_file_written_through_the_atomic_stream_reads_back(s3: S3Serve
         assert pq.read_table(handle).equals(table)
 
 
+def test_a_file_and_a_folder_move_object_by_object(s3: S3Server) -> None:
+    """S3 has no rename: a file is copied and deleted; a folder (an acid compaction's
+    ``base_N``) moves each object under it."""
+    fio = FileIO.for_root("s3://lake/moves")
+    fio.write_bytes_atomic("t/a.bin", b"a")
+    for name in ("bucket_00000", "sub/bucket_00001"):
+        fio.write_bytes_atomic(f"t/_staging/base_3/{name}", name.encode())
+    s3.reset_log()
+    fio.move("t/a.bin", "t/p=1/a.bin")
+    fio.move("t/_staging/base_3", "t/p=1/base_3")
+    assert [f.path for f in fio.list_files("t")] == [
+        "t/p=1/a.bin",
+        "t/p=1/base_3/bucket_00000",
+        "t/p=1/base_3/sub/bucket_00001",
+    ]
+    assert fio.read_bytes("t/p=1/base_3/sub/bucket_00001") == b"sub/bucket_00001"
+    assert s3.counts()["CopyObject"] == 3  # one per object: what a rename costs on S3
+
+
 def test_a_failed_write_leaves_no_object(s3: S3Server) -> None:
     fio = FileIO.for_root("s3://lake/wh3")
     s3.reset_log()

@@ -74,3 +74,8 @@ def test_a_table_on_s3_upserts_reads_and_travels_in_time(
     bulk = result["bulk"]
     assert bulk["inserted"] == bulk["rows"] == 20_000
     assert any("first load, in bulk" in m for m in bulk["said"])
+    # the tasks write the load's files once each, in their final place: no copy (S3 has no
+    # rename), no folder marker; one object per file the commit lists (data and Bloom files)
+    loaded = result["requests"]["bulk load"]
+    assert "CopyObject" not in loaded and "PutObject" not in loaded
+    assert loaded["objects"] == bulk["files"]

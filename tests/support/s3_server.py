@@ -105,16 +105,15 @@ class S3Server:
     process: subprocess.Popen[bytes]
 
     @classmethod
-    def start(cls, work: Path) -> S3Server:
-        """Start a server whose request log lives in ``work``; returns once it answers."""
+    def start(cls, work: Path, *, record: bool = True) -> S3Server:
+        """Start a server whose request log lives in ``work`` (unless not ``record``: a long
+        run of tests need not pay for it); returns once it answers."""
         work.mkdir(parents=True, exist_ok=True)
         port = _free_port()
         log_path = work / "s3-requests.jsonl"
-        env = {
-            **os.environ,
-            "MOTO_ENABLE_RECORDING": "1",
-            "MOTO_RECORDER_FILEPATH": str(log_path),
-        }
+        env = dict(os.environ)
+        if record:
+            env.update(MOTO_ENABLE_RECORDING="1", MOTO_RECORDER_FILEPATH=str(log_path))
         argv = [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)]
         with open(work / "s3-server.log", "wb") as out:
             process = subprocess.Popen(argv, env=env, stdout=out, stderr=subprocess.STDOUT)

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from tests.support.test_warehouse import catalog_for, warehouse_for
 from tests.table.sales import Row, apply, batch, latest, make_table, model_rows
 from versioned.api.catalog import Catalog, connect
 from versioned.errors import SchemaError
@@ -157,8 +158,11 @@ def test_bad_settings_are_refused_and_change_nothing(
 def test_concurrent_writers_each_maintaining_lose_nothing(
     spark: Any, tmp_path: Path, layout: str
 ) -> None:
-    warehouse = str(tmp_path / "wh")
-    cats = [connect(warehouse=warehouse, spark=spark, user="alice") for _ in range(2)]
+    warehouse = warehouse_for(tmp_path)
+    cats = [
+        connect(catalog=catalog_for(tmp_path), warehouse=warehouse, spark=spark, user="alice")
+        for _ in range(2)
+    ]
     try:
         make_table(cats[0], layout=layout, properties=EAGER)
         tables = [c.table("t.sales") for c in cats]

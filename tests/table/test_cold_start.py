@@ -18,6 +18,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from tests.support.cold_spark import spark_not_started
+from tests.support.test_warehouse import catalog_for, warehouse_for
 from tests.table.sales import apply, batch, make_table, model_rows
 from versioned.api.catalog import Catalog, connect
 from versioned.options import CompactionOptions
@@ -29,8 +30,8 @@ Operation = Callable[[Catalog], Any]
 def warm(spark: Any, tmp_path: Path, layout: str) -> dict[str, Any]:
     """A table with three committed batches (a key moved between partitions, a delete), made
     on the shared session; the test then opens the warehouse cold."""
-    warehouse = str(tmp_path / "wh")
-    cat = connect(warehouse=warehouse, spark=spark, user="alice")
+    warehouse = warehouse_for(tmp_path)
+    cat = connect(catalog=catalog_for(tmp_path), warehouse=warehouse, spark=spark, user="alice")
     t = make_table(cat, layout=layout)
     model: dict[int, Any] = {}
     steps = [
@@ -43,13 +44,19 @@ def warm(spark: Any, tmp_path: Path, layout: str) -> dict[str, Any]:
         versions.append(t.upsert(batch(rows)).version)
         apply(model, rows)
     cat.close()
-    return {"warehouse": warehouse, "model": model, "versions": versions, "tmp": tmp_path}
+    return {
+        "warehouse": warehouse,
+        "catalog": catalog_for(tmp_path),
+        "model": model,
+        "versions": versions,
+        "tmp": tmp_path,
+    }
 
 
 def _cold(warm: dict[str, Any], spark: Any, monkeypatch: pytest.MonkeyPatch, op: Operation) -> Any:
     """Run ``op`` on a catalog opened cold (no session given, none active)."""
     with spark_not_started(spark, monkeypatch):
-        cat = connect(warehouse=warm["warehouse"], user="alice")
+        cat = connect(catalog=warm["catalog"], warehouse=warm["warehouse"], user="alice")
         try:
             return op(cat)
         finally:
@@ -137,7 +144,7 @@ def test_a_cold_compaction_of_each_kind(
 ) -> None:
     """Each kind the layout has (acid: minor, major), then the default, each after a change
     so that it has something to merge."""
-    probe = connect(warehouse=warm["warehouse"], spark=spark, user="alice")
+    probe = connect(catalog=warm["catalog"], warehouse=warm["warehouse"], spark=spark, user="alice")
     kinds = [*probe.table("t.sales").layout.compaction_kinds, None]
     for n, kind in enumerate(kinds):
         rows = [(7, 70.0 + n, "U", "b")]

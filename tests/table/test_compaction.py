@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from tests.support.test_warehouse import files_under, warehouse_for
 from tests.table.sales import apply, batch, latest, make_table, model_rows
 from versioned.api.catalog import Catalog, connect
 from versioned.errors import InputError, NoSuchPartitionError
@@ -100,11 +101,11 @@ def test_writes_after_compaction_update_compacted_rows(cat: Catalog, layout: str
 def test_named_partitions_only_and_dry_run_writes_nothing(cat: Catalog, layout: str) -> None:
     t = make_table(cat, partition_by="p", layout=layout)
     model = _three_versions(t)
-    files_before = sorted(p for p in Path(cat.settings.warehouse).rglob("*") if p.is_file())
+    files_before = sorted(files_under(cat))
     plan = t.compact(["p=a"], dry_run=True)
     assert [(p.partition, p.status) for p in plan.partitions] == [("p=a", "planned")]
     assert plan.partitions[0].versions_compacted == 3
-    assert sorted(p for p in Path(cat.settings.warehouse).rglob("*") if p.is_file()) == files_before
+    assert sorted(files_under(cat)) == files_before
     result = t.compact([{"p": "a"}])
     assert [p.partition for p in result.partitions] == ["p=a"]
     versions = {
@@ -188,7 +189,7 @@ def _other(cat: Catalog, spark: Any, name: str = "t.sales") -> Any:
 @pytest.fixture
 def race_cat(spark: Any, tmp_path: Path, catalog_url: str) -> Any:
     catalog = connect(
-        catalog=catalog_url, warehouse=str(tmp_path / "wh"), spark=spark, user="alice"
+        catalog=catalog_url, warehouse=warehouse_for(tmp_path), spark=spark, user="alice"
     )
     yield catalog
     catalog.close()

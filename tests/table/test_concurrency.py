@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 
 from tests.support.jvm_processes import JvmProcesses
+from tests.support.test_warehouse import warehouse_for
 from tests.table.processes import Worker
 from tests.table.sales import Row, apply, batch, make_table, model_rows
 from versioned.api.catalog import connect
@@ -70,7 +71,7 @@ def test_writers_and_a_compactor_agree_with_replaying_the_committed_versions(
     # processes start (else the writers would wait for a compaction that never comes).
     layout_of(layout).require("compact")
     catalog_url = alternating_catalog_url
-    warehouse = str(tmp_path / "wh")
+    warehouse = warehouse_for(tmp_path)
     cat = connect(catalog=catalog_url, warehouse=warehouse, spark=spark, user="alice")
     t = make_table(cat, "t.shared", layout=layout)
     initial: list[Row] = [

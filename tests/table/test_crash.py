@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 
 from tests.support.jvm_processes import JvmProcesses
+from tests.support.test_warehouse import warehouse_for
 from tests.table.processes import Worker
 from tests.table.sales import Row, apply, batch, latest, make_table, model_rows
 from versioned.api.catalog import connect
@@ -101,7 +102,7 @@ def test_killed_upserts_and_compactions_leave_the_table_before_or_after(
     for operation in ("compact", "vacuum"):
         layout_of(layout).require(operation)
     catalog_url = alternating_catalog_url
-    warehouse = str(tmp_path / "wh")
+    warehouse = warehouse_for(tmp_path)
     cat = connect(catalog=catalog_url, warehouse=warehouse, spark=spark, user="alice")
     t = make_table(cat, "t.crash", layout=layout, properties=EAGER)
     model: dict[int, Any] = {}

@@ -40,6 +40,7 @@ import pytest
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from tests.support.test_warehouse import warehouse_for
 from tests.table.change_model import Change, Expected, FeedGenerator, Shape, TableModel, net_diff
 from versioned.api.catalog import Catalog, connect
 from versioned.api.table import Table
@@ -125,7 +126,8 @@ VARIANTS = [
 
 @pytest.fixture
 def catalog(spark: Any, tmp_path: Path) -> Iterator[Catalog]:
-    with connect(f"sqlite:///{tmp_path}/catalog.db", str(tmp_path / "warehouse"), spark) as cat:
+    warehouse = warehouse_for(tmp_path, "warehouse")
+    with connect(f"sqlite:///{tmp_path}/catalog.db", warehouse, spark) as cat:
         yield cat
 
 

@@ -14,6 +14,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
+from tests.support.test_warehouse import files_under, read_text
 from versioned.api.catalog import Catalog, connect
 from versioned.api.collection_files import write as write_collection
 from versioned.collections.errors import CollectionError
@@ -108,8 +109,9 @@ def test_a_file_of_deletes_by_key_alone_deletes_wherever_the_rows_live(
     ]
     (letter,) = [
         json.loads(line)
-        for path in (tmp_path / "wh").rglob("_dead_letter/**/*.json")
-        for line in path.read_text().splitlines()
+        for path in files_under(cat)
+        if "/_dead_letter/" in path and path.endswith(".json")
+        for line in read_text(cat, path).splitlines()
     ]
     assert letter["_raw"] == "U,2"
     assert letter["_reason"].startswith("partition column p is not in the feed")

@@ -19,6 +19,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
+from tests.support.test_warehouse import warehouse_for
 from tests.table.sales import Row, apply, batch, latest, make_table, model_rows
 from versioned.api.catalog import Catalog, connect
 from versioned.api.catalog_overview import catalog_overview
@@ -37,7 +38,7 @@ SECOND: list[Row] = [(i, 100.0 + i, "U", "ab"[i % 2]) for i in range(0, 30, 3)] 
 @pytest.fixture
 def both(spark: Any, tmp_path: Path, catalog_url: str) -> Iterator[tuple[Catalog, Catalog]]:
     """alice (who creates the table) and bob (no grant), on one catalog and warehouse."""
-    wh = str(tmp_path / "wh")
+    wh = warehouse_for(tmp_path)
     alice = connect(catalog=catalog_url, warehouse=wh, spark=spark, user="alice")
     bob = connect(catalog=catalog_url, warehouse=wh, spark=spark, user="bob")
     yield alice, bob

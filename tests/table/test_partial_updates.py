@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from tests.support.test_warehouse import files_under, read_text
 from versioned.api.catalog import Catalog
 from versioned.cli.main import cli
 from versioned.errors import SchemaError
@@ -66,8 +67,9 @@ def test_partial_update_of_a_new_key_without_a_not_null_value_is_dead_lettered(
     result = items.upsert(path, partial=True)
     assert result.rejected == 1
     assert rows(cat) == {1: ("uno", 1, "n1"), 2: ("two", 2, "n2")}
-    dead = Path(cat.settings.warehouse) / "shop.db" / "items" / "_dead_letter"
-    (text,) = [p.read_text() for p in dead.rglob("*.json") if p.stat().st_size]
+    dead = "shop.db/items/_dead_letter"
+    texts = [read_text(cat, f"{dead}/{p}") for p in files_under(cat, dead) if p.endswith(".json")]
+    (text,) = [t for t in texts if t]
     letter = json.loads(text)
     assert json.loads(letter["_raw"])["id"] == 9
     assert letter["_reason"].startswith("column qty is NOT NULL but null")

@@ -59,7 +59,11 @@ def test_a_partition_value_too_long_for_a_directory_is_a_dead_letter(
     assert [p.values for p in cat.engine_context.store.partitions(t.name)] == [("b",)]
 
 
+NO_FOLDERS = "puts a file where a folder goes: an object store has no folders to block"
+
+
 @pytest.mark.parametrize("obstacle", ["staging", "partition folder"])
+@pytest.mark.local_files(reason=NO_FOLDERS)
 def test_a_failed_write_leaves_no_partition_rows_behind(
     cat: Catalog, layout: str, obstacle: str
 ) -> None:

@@ -43,6 +43,7 @@ from tests.support.pg_logical import (
     read_changes,
 )
 from tests.support.postgres import PgCluster
+from tests.support.test_warehouse import warehouse_for
 from tests.table.oltp_workload import COLUMNS, SOURCE_DDL, Workload
 from versioned.api.catalog import Catalog
 from versioned.api.catalog import connect as connect_catalog
@@ -85,7 +86,7 @@ def source(pg_cluster: PgCluster) -> Iterator[tuple[psycopg.Connection[Any], str
 @pytest.fixture
 def lake(spark: Any, tmp_path: Path) -> Iterator[tuple[Catalog, list[str]]]:
     """The catalog in process, and the console script's options for the same one."""
-    catalog, warehouse = f"sqlite:///{tmp_path}/catalog.db", str(tmp_path / "warehouse")
+    catalog, warehouse = f"sqlite:///{tmp_path}/catalog.db", warehouse_for(tmp_path, "warehouse")
     with connect_catalog(catalog, warehouse, spark, user="alice") as cat:
         yield cat, ["--catalog", catalog, "--warehouse", warehouse, "--user", "alice"]
 

@@ -20,6 +20,7 @@ import pytest
 from pyspark.sql import functions as F
 
 from tests.engine.test_debezium_upsert import EXPECTED, ORDERS, snapshot_then_changes
+from tests.support.test_warehouse import files_under
 from tests.table.sales import Row, apply, latest, make_table, model_rows
 from tests.table.stream_query import forget_last_commit, run_stream, write_batches
 from tests.table.workers import COLUMNS
@@ -44,8 +45,7 @@ def _expected(batches: list[list[Row]]) -> list[tuple[Any, ...]]:
 
 
 def _files(cat: Catalog, location: str) -> set[str]:
-    root = Path(cat.settings.warehouse) / location
-    return {str(p.relative_to(root)) for p in root.rglob("*") if p.is_file()}
+    return files_under(cat, location)
 
 
 @pytest.mark.cluster

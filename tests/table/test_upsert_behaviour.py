@@ -10,6 +10,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from tests.support.test_warehouse import files_under, read_text
 from versioned.api.catalog import Catalog, connect
 from versioned.errors import PermissionDeniedError, SchemaError
 
@@ -50,9 +51,12 @@ def test_bad_rows_go_to_dead_letters_and_the_rest_commits(
     result = t.upsert(str(feed))
     assert (result.inserted, result.rejected) == (2, 3)
     assert _rows(t.read()) == [(1, 1.5, "a"), (5, 5.0, "b")]
-    dead_dir = Path(cat.settings.warehouse) / t.info.location / "_dead_letter"
+    dead_dir = f"{t.info.location}/_dead_letter"
     letters = [
-        json.loads(line) for p in dead_dir.rglob("*.json") for line in p.read_text().splitlines()
+        json.loads(line)
+        for p in files_under(cat, dead_dir)
+        if p.endswith(".json")
+        for line in read_text(cat, f"{dead_dir}/{p}").splitlines()
     ]
     reasons = sorted(d["_reason"] for d in letters)
     assert len(reasons) == 3
@@ -66,13 +70,13 @@ def test_bad_rows_go_to_dead_letters_and_the_rest_commits(
 def test_whole_batch_problem_fails_before_anything_is_written(cat: Catalog, layout: str) -> None:
     t = _table(cat, layout)
     t.upsert(_batch([(1, 1.0, "I", "a")]))
-    before = sorted(p for p in Path(cat.settings.warehouse).rglob("*") if p.is_file())
+    before = sorted(files_under(cat))
     with pytest.raises(SchemaError, match="nope"):
         t.upsert(pa.table({"id": [2], "amt": [2.0], "op": ["I"], "store": ["a"], "nope": [1]}))
-    after = sorted(p for p in Path(cat.settings.warehouse).rglob("*") if p.is_file())
-    assert [p for p in after if not p.name.startswith("catalog.db")] == [
-        p for p in before if not p.name.startswith("catalog.db")
-    ]
+    after = sorted(files_under(cat))
+    data = [p for p in before if not p.rpartition("/")[2].startswith("catalog.db")]
+    assert data  # the first batch's files
+    assert [p for p in after if not p.rpartition("/")[2].startswith("catalog.db")] == data
     assert len(t.history()) == 1
 
 
@@ -148,9 +152,8 @@ def test_hostile_partition_values_round_trip(cat: Catalog, layout: str) -> None:
     values = ["../x", "a/b", "%", "a=b", "ünï", None, "x'y\\z"]
     t.upsert(_batch([(i, float(i), "I", v) for i, v in enumerate(values)]))
     assert sorted(r[2] or "" for r in _rows(t.read())) == sorted(v or "" for v in values)
-    table_dir = Path(cat.settings.warehouse) / t.info.location
-    for path in Path(cat.settings.warehouse).rglob("*.parquet"):
-        assert table_dir in path.parents  # nothing escaped the table directory
+    written = [p for p in files_under(cat) if not p.startswith("catalog.db")]
+    assert written and all(p.startswith(f"{t.info.location}/") for p in written)  # none escaped
     t.upsert(_batch([(0, 99.0, "U", "../x"), (1, None, "D", "a/b")]))
     latest = {r[0]: r for r in _rows(t.read())}
     assert latest[0] == (0, 99.0, "../x") and 1 not in latest
@@ -199,9 +202,8 @@ def test_losing_a_commit_race_retries_as_a_newer_version(
 
 def _unlisted_files(cat: Catalog, t: Any) -> set[str]:
     """Files under the table that no catalog record lists (dead letters aside)."""
-    root = Path(cat.settings.warehouse) / t.info.location
     listed = {f.path for f in cat.engine_context.store.all_files(t.name)}
-    on_disk = {str(p.relative_to(root)) for p in root.rglob("*") if p.is_file()}
+    on_disk = files_under(cat, t.info.location)
     return {p for p in on_disk - listed if not p.startswith("_dead_letter/")}
 
 

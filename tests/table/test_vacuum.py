@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from tests.support.catalog_clock import backdate_table
+from tests.support.test_warehouse import files_under
 from tests.table.sales import apply, batch, latest, make_table, model_rows
 from versioned.api.catalog import Catalog
 from versioned.errors import NoSuchVersionError
@@ -17,23 +18,16 @@ from versioned.errors import NoSuchVersionError
 VERSION_ORPHANS = "writes orphans at version-partition paths (version_id=, _index)"
 
 
+AGED_BY_HAND = "ages files with os.utime: an object store sets a file's time itself"
+
+
 def _on_disk(cat: Catalog, t: Any) -> set[str]:
-    root = Path(cat.settings.warehouse) / t.info.location
-    return {str(p.relative_to(root)) for p in root.rglob("*") if p.is_file()}
+    return files_under(cat, t.info.location)
 
 
 def _age(path: Path, hours: float) -> None:
     past = time.time() - hours * 3600
     os.utime(path, (past, past))
-
-
-def _empty_dirs(root: Path) -> list[str]:
-    """Directories under ``root`` with no file at any depth."""
-    return sorted(
-        str(d.relative_to(root))
-        for d in root.rglob("*")
-        if d.is_dir() and not any(f.is_file() for f in d.rglob("*"))
-    )
 
 
 def test_vacuum_never_deletes_a_file_a_retained_snapshot_lists(cat: Catalog, layout: str) -> None:
@@ -100,6 +94,7 @@ def test_vacuum_never_deletes_a_file_a_retained_snapshot_lists(cat: Catalog, lay
 
 
 @pytest.mark.never(["acid"], reason=VERSION_ORPHANS)
+@pytest.mark.local_files(reason=AGED_BY_HAND)
 def test_vacuum_removes_orphans_after_the_grace_period_only(cat: Catalog, layout: str) -> None:
     t = make_table(cat, layout=layout)
     backdate_table(t, 3.0)  # the orphans below are 2 hours old: younger than their table
@@ -156,7 +151,6 @@ def test_files_a_dropped_table_kept_stay_kept_by_a_new_table_of_its_name(
 ) -> None:
     old = make_table(cat, layout=layout)
     old.upsert(batch([(1, 1.0, "I", "a"), (2, 2.0, "I", "b")]))
-    kept_root = Path(cat.settings.warehouse) / old.info.location
     kept = _on_disk(cat, old)
     cat.drop_table(old.name, purge=False)
 
@@ -166,10 +160,11 @@ def test_files_a_dropped_table_kept_stay_kept_by_a_new_table_of_its_name(
     new.upsert(batch([(1, 5.0, "I", "a")]))
     result = new.vacuum(retain_hours=0, grace_hours=0)
     assert result.orphan_files == 0
-    assert {str(p.relative_to(kept_root)) for p in kept_root.rglob("*") if p.is_file()} == kept
+    assert files_under(cat, old.info.location) == kept
     assert latest(new) == [(1, 5.0, "a")]
 
 
+@pytest.mark.local_files(reason=AGED_BY_HAND)
 def test_vacuum_leaves_files_older_than_the_table_alone(cat: Catalog, layout: str) -> None:
     # Files put into a table's directory by hand, older than the table: no write of the
     # table made them, so they are not its orphans, whatever their path says.

@@ -226,7 +226,7 @@ class FileIO:
         """
         target = self.resolve_inside(rel)
         with self._errors("write", rel):
-            self._fs.create_dir(posixpath.dirname(target), recursive=True)
+            self._folder_for(target)
             return self._fs.open_output_stream(target, compression=None)
 
     def write_bytes_atomic(self, rel: str, data: bytes) -> None:
@@ -241,15 +241,32 @@ class FileIO:
                 out.write(chunk)
 
     def move(self, src_rel: str, dst_rel: str) -> None:
-        """Move a file within the root (a rename where the file system has one)."""
+        """Move a file, or a folder with everything in it, within the root: a rename where
+        the file system has one. An object store has none: each object is copied and
+        deleted, one by one (a folder moves file by file, not at once)."""
         src = self.resolve_inside(src_rel)
         dst = self.resolve_inside(dst_rel)
         with self._errors("move", src_rel):
-            self._fs.create_dir(posixpath.dirname(dst), recursive=True)
+            if self.object_store is not None:
+                inside = pafs.FileSelector(src, recursive=True, allow_not_found=True)
+                files = [i for i in self._fs.get_file_info(inside) if i.type == pafs.FileType.File]
+                if files:  # a folder: S3 moves objects, not prefixes
+                    for info in files:
+                        self._fs.move(info.path, dst + info.path[len(src) :])
+                    return
+            self._folder_for(dst)
             self._fs.move(src, dst)
+
+    def _folder_for(self, target: str) -> None:
+        """Create the folder a file goes into, where folders exist (not on an object store,
+        where pyarrow would write a marker object for each)."""
+        if self.object_store is None:
+            self._fs.create_dir(posixpath.dirname(target), recursive=True)
 
     def makedirs(self, rel: str) -> None:
         """Create a directory and its parents (no error if it exists)."""
+        if self.object_store is not None:
+            return  # no folders on an object store: a marker object would cost a PUT
         with self._errors("mkdir", rel):
             self._fs.create_dir(self.resolve_inside(rel), recursive=True)
 

@@ -86,6 +86,7 @@ def test_tasks_write_the_partitions_and_rows_the_general_path_writes(
         assert f"version_id={loaded[True][0].version}" in path.parts
 
 
+@pytest.mark.cluster  # the tasks write on executors of their own there
 def test_tasks_keep_to_rows_per_file_and_stage_nothing(cat: Catalog) -> None:
     t = cat.create_table(
         "tw.files",

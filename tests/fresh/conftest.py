@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.one_layout import keep_one_layout, said
+from tests.support.one_layout import keep_one_layout, layout_param, said
 
 HERE = Path(__file__).resolve().parent
 
@@ -24,14 +24,8 @@ def pytest_runtest_makereport(
     return report
 
 
-def _layout_param(item: pytest.Item) -> str | None:
-    callspec = getattr(item, "callspec", None)
-    name = callspec.params.get("wh") if callspec is not None else None
-    return name if item.path.is_relative_to(HERE) else None
-
-
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    items[:] = keep_one_layout(config, items, 1, _layout_param)
+    items[:] = keep_one_layout(config, items, 1, layout_param("wh", HERE))
 
 
 def pytest_report_collectionfinish(config: pytest.Config) -> str:

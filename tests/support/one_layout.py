@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -30,6 +31,18 @@ _SAID = pytest.StashKey[str]()
 def layout_of_the_run(offset: int) -> str:
     """The layout this run's seed picks, ``offset`` places on (offsets 0 and 1 differ)."""
     return LAYOUTS[(run_seed()[0] + offset) % len(LAYOUTS)]
+
+
+def layout_param(param: str, folder: Path) -> Callable[[pytest.Item], str | None]:
+    """What `keep_one_layout` takes: the layout a test of ``folder`` runs, from its
+    parameter ``param`` (None for a test elsewhere or without it)."""
+
+    def of(item: pytest.Item) -> str | None:
+        callspec = getattr(item, "callspec", None)
+        name = callspec.params.get(param) if callspec is not None else None
+        return name if item.path.is_relative_to(folder) else None
+
+    return of
 
 
 def keep_one_layout(

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.one_layout import keep_one_layout, layout_of_the_run, said
+from tests.support.one_layout import keep_one_layout, layout_of_the_run, layout_param, said
 from tests.support.run_seed import run_seed
 from versioned.errors import NotSupportedError
 from versioned.layouts.base import layout_of, layouts
@@ -103,16 +103,10 @@ def pytest_report_collectionfinish(config: pytest.Config) -> str:
     return said(config)
 
 
-def _layout_param(item: pytest.Item) -> str | None:
-    callspec = getattr(item, "callspec", None)
-    name = callspec.params.get("layout") if callspec is not None else None
-    return name if item.path.is_relative_to(HERE) else None
-
-
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Apply the layout markers; refuse a test of this suite that ignores the layout; keep
     one layout when $VERSIONED_TEST_ONE_LAYOUT asks (tests/support/one_layout.py)."""
-    items[:] = keep_one_layout(config, items, 0, _layout_param)
+    items[:] = keep_one_layout(config, items, 0, layout_param("layout", HERE))
     without_layout = []
     for item in items:
         if not item.path.is_relative_to(HERE):

@@ -52,6 +52,16 @@ _OUT = T.StructType(
         T.StructField("hashes", T.BinaryType()),
     ]
 )
+_ARROW_OUT = pa.schema(
+    [
+        ("kind", pa.int8()),
+        ("values", pa.string()),
+        ("count", pa.int64()),
+        ("bits", pa.binary()),
+        ("bounds", pa.string()),
+        ("hashes", pa.binary()),
+    ]
+)
 TaskFiles = list[tuple[str, PartitionValues]]
 """The files one task reads (relative to the file system's root) and their partitions."""
 
@@ -163,25 +173,9 @@ def _task(
     return run
 
 
-def _row(
-    *,
-    kind: int,
-    values: str | None = None,
-    count: int | None = None,
-    bits: bytes | None = None,
-    bounds: str | None = None,
-    hashes: bytes | None = None,
-) -> pa.RecordBatch:
-    return pa.RecordBatch.from_pydict(
-        {
-            "kind": pa.array([kind], pa.int8()),
-            "values": pa.array([values], pa.string()),
-            "count": pa.array([count], pa.int64()),
-            "bits": pa.array([bits], pa.binary()),
-            "bounds": pa.array([bounds], pa.string()),
-            "hashes": pa.array([hashes], pa.binary()),
-        }
-    )
+def _row(**values: object) -> pa.RecordBatch:
+    """One output row of a task (columns not given are null)."""
+    return pa.RecordBatch.from_pylist([values], schema=_ARROW_OUT)
 
 
 def _merged(

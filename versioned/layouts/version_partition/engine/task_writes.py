@@ -73,6 +73,14 @@ _OUT = T.StructType(
 )
 # Partition columns whose text a task makes from the Arrow value as Spark's cast to STRING
 # would; the others are cast by Spark into a column of their own.
+_ARROW_OUT = pa.schema(
+    [
+        ("kind", pa.int8()),
+        ("values", pa.string()),
+        ("path", pa.string()),
+        *[(name, pa.int64()) for name in ("rows", "bytes", "rejected", "deletes", "coerced")],
+    ]
+)
 _TEXT_IN_TASK = (
     T.ByteType,
     T.ShortType,
@@ -351,29 +359,6 @@ class _OpenFile:
         return size
 
 
-def _row(
-    *,
-    kind: int,
-    values: str | None = None,
-    path: str | None = None,
-    rows: int | None = None,
-    bytes: int | None = None,
-    rejected: int | None = None,
-    deletes: int | None = None,
-    coerced: int | None = None,
-) -> pa.RecordBatch:
-    def of(value: object, kind: pa.DataType) -> pa.Array:
-        return pa.array([value], kind)
-
-    return pa.RecordBatch.from_pydict(
-        {
-            "kind": of(kind, pa.int8()),
-            "values": of(values, pa.string()),
-            "path": of(path, pa.string()),
-            "rows": of(rows, pa.int64()),
-            "bytes": of(bytes, pa.int64()),
-            "rejected": of(rejected, pa.int64()),
-            "deletes": of(deletes, pa.int64()),
-            "coerced": of(coerced, pa.int64()),
-        }
-    )
+def _row(**values: object) -> pa.RecordBatch:
+    """One output row of a task (columns not given are null)."""
+    return pa.RecordBatch.from_pylist([values], schema=_ARROW_OUT)

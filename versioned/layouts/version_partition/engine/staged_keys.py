@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
-from pyspark.sql import types as T
+from pyspark.sql.pandas.types import from_arrow_schema
 
 from versioned.engine.spark.python_workers import python_worker_job
 from versioned.keys.columns import (
@@ -42,26 +42,17 @@ if TYPE_CHECKING:
 
 _HASHES_PER_ROW = 1 << 24
 _PIECE, _HASHES = 0, 1
-_OUT = T.StructType(
-    [
-        T.StructField("kind", T.ByteType()),
-        T.StructField("values", T.StringType()),  # the piece's partition values, as JSON
-        T.StructField("count", T.LongType()),
-        T.StructField("bits", T.BinaryType()),
-        T.StructField("bounds", T.StringType()),
-        T.StructField("hashes", T.BinaryType()),
-    ]
-)
 _ARROW_OUT = pa.schema(
     [
         ("kind", pa.int8()),
-        ("values", pa.string()),
+        ("values", pa.string()),  # the piece's partition values, as JSON
         ("count", pa.int64()),
         ("bits", pa.binary()),
         ("bounds", pa.string()),
         ("hashes", pa.binary()),
     ]
 )
+_OUT = from_arrow_schema(_ARROW_OUT)  # what the tasks return, in Spark's types
 TaskFiles = list[tuple[str, PartitionValues]]
 """The files one task reads (relative to the file system's root) and their partitions."""
 

@@ -36,6 +36,7 @@ import pyarrow.parquet as pq
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
+from pyspark.sql.pandas.types import from_arrow_schema
 
 from versioned.engine.feeds.op_codes import DELETE
 from versioned.engine.feeds.rows import COERCED_FLAG, OP, REJECTED_FLAG
@@ -59,28 +60,17 @@ ARROW_BATCH_ROWS = "100000"
 rows about 1 s in per-batch work)."""
 PartitionValues = tuple[str | None, ...]
 _FILE, _COUNTS = 0, 1
-_OUT = T.StructType(
-    [
-        T.StructField("kind", T.ByteType()),
-        T.StructField("values", T.StringType()),  # the file's partition values, as JSON
-        T.StructField("path", T.StringType()),  # relative to the file system's root
-        T.StructField("rows", T.LongType()),
-        T.StructField("bytes", T.LongType()),
-        T.StructField("rejected", T.LongType()),
-        T.StructField("deletes", T.LongType()),
-        T.StructField("coerced", T.LongType()),
-    ]
-)
-# Partition columns whose text a task makes from the Arrow value as Spark's cast to STRING
-# would; the others are cast by Spark into a column of their own.
 _ARROW_OUT = pa.schema(
     [
         ("kind", pa.int8()),
-        ("values", pa.string()),
-        ("path", pa.string()),
+        ("values", pa.string()),  # the file's partition values, as JSON
+        ("path", pa.string()),  # relative to the file system's root
         *[(name, pa.int64()) for name in ("rows", "bytes", "rejected", "deletes", "coerced")],
     ]
 )
+_OUT = from_arrow_schema(_ARROW_OUT)  # what the tasks return, in Spark's types
+# Partition columns whose text a task makes from the Arrow value as Spark's cast to STRING
+# would; the others are cast by Spark into a column of their own.
 _TEXT_IN_TASK = (
     T.ByteType,
     T.ShortType,

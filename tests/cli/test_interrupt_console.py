@@ -3,10 +3,11 @@
 While Python imports the command line (no JVM yet): the line and 130 (143), no traceback.
 While Spark starts (`make test`: a few seconds each, the JVM ends early): no process of the
 command survives it, stderr has one line after the progress line, the exit code is 130
-(143). During `versioned upsert` (soak only, `make soak`: a million-row first load, about a
-minute on CI's 2-core machine, which `make test` has no room for): Spark's job is cancelled,
-stderr ends with one line, the exit code is 130, nothing commits. The logic is tested without
-a JVM, and in-process on the shared session, in tests/cli/test_interrupts.py.
+(143). During `versioned upsert` (soak only, `make soak`: a million-row first load, its
+fresh JVM and feed about half a minute on CI's 2-core machine, which `make test` has no room
+for): Spark's job is cancelled, stderr ends with one line, the exit code is 130, nothing
+commits. The logic is tested without a JVM, and in-process on the shared session, in
+tests/cli/test_interrupts.py.
 """
 
 from __future__ import annotations
@@ -181,6 +182,7 @@ def test_ctrl_c_during_an_upsert_prints_one_line_exits_130_and_commits_nothing(
         ),
         feed,
     )
+    mark = uuid.uuid4().hex
     env = script_env(
         VERSIONED_WAREHOUSE=warehouse, VERSIONED_CATALOG=catalog, VERSIONED_USER="alice"
     )
@@ -189,7 +191,7 @@ def test_ctrl_c_during_an_upsert_prints_one_line_exits_130_and_commits_nothing(
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env=env,
+        env={**env, MARK: mark},
         cwd=tmp_path,
     )
     watchdog = threading.Timer(600, proc.kill)  # a hung run fails instead of hanging CI
@@ -200,7 +202,7 @@ def test_ctrl_c_during_an_upsert_prints_one_line_exits_130_and_commits_nothing(
         for line in proc.stderr:
             seen.append(line)
             if RUNNING in line:
-                job_started = _spark_job_writing(tmp_path / "wh", proc)
+                job_started = _spark_job_writing(mark, proc)
                 proc.send_signal(signal.SIGINT)
                 break
         out, rest = proc.communicate(timeout=600)
@@ -221,12 +223,21 @@ def test_ctrl_c_during_an_upsert_prints_one_line_exits_130_and_commits_nothing(
         store.close()
 
 
-def _spark_job_writing(warehouse: Path, proc: subprocess.Popen[str]) -> bool:
-    """Wait until the load's Spark job runs: its output committer made its ``_temporary``
-    folder in the staging folder (the driver's ``save`` call is under way then)."""
+def _spark_job_writing(mark: str, proc: subprocess.Popen[str]) -> bool:
+    """Wait until the load's Spark job runs: its tasks' Python workers (PySpark's
+    ``pyspark.daemon`` and the workers it forks) are processes of the command. Nothing in
+    the command starts a Python worker before the load's job (the tasks write the files),
+    and they write a million rows for seconds."""
     deadline = time.monotonic() + 120
     while proc.poll() is None and time.monotonic() < deadline:
-        if any(warehouse.glob("test.db/t/_staging/txn=*/_temporary")):
+        if any(_runs_python_worker(pid) for pid in marked_processes(mark)):
             return True
         time.sleep(0.05)
     return False
+
+
+def _runs_python_worker(pid: int) -> bool:
+    try:
+        return b"pyspark.daemon" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:  # ended meanwhile
+        return False

@@ -1,7 +1,8 @@
-"""A Parquet table's first load written by the tasks, in place
-(`layouts.version_partition.engine.task_writes`): the partitions, rows and counts are the
-general path's for every kind of partition column, files keep to ``rows_per_file``, and
-nothing is staged or moved."""
+"""A Parquet table's rows written by the tasks, in place
+(`layouts.version_partition.engine.task_writes`): a first load's partitions, rows and counts
+are the general path's for every kind of partition column, files keep to ``rows_per_file``;
+a later batch Spark writes, and a compaction Spark runs, go the same way; nothing is staged
+or moved."""
 
 from __future__ import annotations
 
@@ -168,3 +169,57 @@ def test_files_no_task_reported_leave_the_folders_written(tmp_path: Path) -> Non
         f"{folder}/a.parquet",
         f"{other}/x.parquet",
     ]
+
+
+def _written_by_tasks(path: Path) -> bool:
+    """Named as the tasks name their files: part-<split>-<uuid>.parquet."""
+    parts = path.name.split("-")
+    return len(parts) == 3 and parts[0] == "part" and len(parts[1]) == 5 and parts[1].isdigit()
+
+
+def test_a_later_batch_and_a_compaction_are_written_by_the_tasks_in_place(cat: Catalog) -> None:
+    """Past ``write.driver_max_rows`` a batch's rows are the tasks' (one file per partition:
+    the rows are shuffled by partition first), and so are the rows of a compaction Spark
+    runs (an ordering column's tombstones keep it off the driver), in files of at most the
+    plan's share of rows; nothing goes through the staging folder."""
+    t = cat.create_table(
+        "tw.later",
+        columns="id BIGINT, v STRING, p INT, ts BIGINT",
+        primary_key="id",
+        partition_by="p",
+        ordering_column="ts",
+        properties={"write.driver_max_rows": "0"},
+    )
+    n = 3_000
+
+    def batch(ts: int, ids: range) -> pa.Table:
+        return pa.table(
+            {
+                "id": pa.array(ids, pa.int64()),
+                "v": [f"v{ts}-{i}" for i in ids],
+                "p": pa.array([i % 3 for i in ids], pa.int32()),
+                "ts": pa.array([ts] * len(ids), pa.int64()),
+            }
+        )
+
+    first = t.upsert(batch(1, range(n)))
+    second = t.upsert(batch(2, range(0, n, 2)))
+    assert (first.inserted, second.updated) == (n, n // 2)
+    files = _data_files(t)
+    assert len(files) == 6 and all(_written_by_tasks(f) for f in files)
+    by_version = {
+        v: sorted(f.parts[-2] for f in files if f"version_id={v}" in f.parts)
+        for v in (first.version, second.version)
+    }
+    assert [len(folders) for folders in by_version.values()] == [3, 3]
+    root = Path(t.catalog.settings.warehouse) / t.info.location
+    assert not list(root.glob("_staging/*/*"))
+    done = t.compact()
+    assert done.compacted == 3
+    compacted = _data_files(t)
+    assert all(_written_by_tasks(f) and f.parent.name.startswith("compacted-") for f in compacted)
+    assert sum(pq.ParquetFile(f).metadata.num_rows for f in compacted) == n
+    assert not list(root.glob("_staging/*/*"))
+    rows = {r.id: r.v for r in t.read().collect()}
+    assert len(rows) == n
+    assert all(v == f"v{2 if i % 2 == 0 else 1}-{i}" for i, v in rows.items())

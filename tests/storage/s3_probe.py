@@ -65,6 +65,28 @@ def main() -> None:
     loaded = bulk.upsert(rows_by_spark, progress=said.append)
     steps["bulk load"] = counts()
     bulk_rows = bulk.read().count()
+    counts()
+    # A table whose every batch Spark's tasks write (write.driver_max_rows=0), and whose
+    # compaction is Spark's (an ordering column: its tombstones are kept by a Spark job).
+    ordered = cat.create_table(
+        "db.ordered",
+        columns="id BIGINT, v STRING, p STRING, ts BIGINT",
+        primary_key="id",
+        partition_by="p",
+        ordering_column="ts",
+        properties={"write.driver_max_rows": "0"},
+    )
+    counts()
+    for ts in (1, 2):
+        ordered.upsert(
+            spark.range(0, 4_000, 1, 2).selectExpr(
+                "id", f"concat('v{ts}-', id) AS v", "IF(id % 2 = 1, 'a', 'b') AS p", f"{ts} AS ts"
+            )
+        )
+        steps[f"spark upsert {ts}"] = counts()
+    compacted = ordered.compact()
+    steps["spark compaction"] = counts()
+    ordered_rows = sorted(tuple(r) for r in ordered.read().where("id < 2").collect())
     print(
         json.dumps(
             {
@@ -77,6 +99,11 @@ def main() -> None:
                     "rows": bulk_rows,
                     "said": said,
                     "files": len(bulk.snapshot().files),
+                },
+                "ordered": {
+                    "compacted": compacted.compacted,
+                    "rows": [list(r) for r in ordered_rows],
+                    "files": [f.path for f in ordered.snapshot().files if f.kind == "data"],
                 },
                 "requests": steps,
                 "filesystem": spark._jvm.org.apache.hadoop.fs.FileSystem.get(

@@ -79,3 +79,10 @@ def test_a_table_on_s3_upserts_reads_and_travels_in_time(
     loaded = result["requests"]["bulk load"]
     assert "CopyObject" not in loaded and "PutObject" not in loaded
     assert loaded["objects"] == bulk["files"]
+    # The tasks write a later batch's files, and a compaction's, in place too: no copy
+    ordered = result["ordered"]
+    assert ordered["compacted"] == 2
+    assert ordered["rows"] == [[0, "v2-0", "b", 2], [1, "v2-1", "a", 2]]
+    assert len(ordered["files"]) == 2 and all("/compacted-" in f for f in ordered["files"])
+    for step in ("spark upsert 1", "spark upsert 2", "spark compaction"):
+        assert "CopyObject" not in result["requests"][step], step

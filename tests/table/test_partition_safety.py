@@ -3,7 +3,6 @@ dead letters, the good ones commit, and a failed batch leaves no partition behin
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -62,17 +61,18 @@ def test_a_partition_value_too_long_for_a_directory_is_a_dead_letter(
 NO_FOLDERS = "puts a file where a folder goes: an object store has no folders to block"
 
 
-@pytest.mark.parametrize("obstacle", ["staging", "partition folder"])
+@pytest.mark.parametrize("path", ["spark", "driver"])
 @pytest.mark.local_files(reason=NO_FOLDERS)
 def test_a_failed_write_leaves_no_partition_rows_behind(
-    cat: Catalog, layout: str, obstacle: str
+    cat: Catalog, layout: str, path: str
 ) -> None:
     """Partitions are created by the commit: a write that fails before it creates none.
 
-    A file where the writer's private staging directory, or a new partition's folder, must
-    go makes the write fail. Both layouts stage only what Spark's writer writes, so for the
-    staging case the table sends every batch there (``write.driver_max_events=0``,
-    ``write.driver_max_rows=0``).
+    A file where a new partition's folder must go makes the write fail, whether Spark writes
+    the rows (the table sends every batch there: ``write.driver_max_events=0``,
+    ``write.driver_max_rows=0``; the acid layout's Spark output fails as it moves into
+    place, the version layout's tasks as they open their files) or the driver does. The
+    write's other new partition is written, then removed with its transaction.
     """
     properties = {DRIVER_WRITE_PROPERTY if layout == "acid" else DRIVER_WRITE_ROWS_PROPERTY: "0"}
     t = cat.create_table(
@@ -81,18 +81,18 @@ def test_a_failed_write_leaves_no_partition_rows_behind(
         primary_key="k",
         partition_by="p",
         layout=layout,
-        properties=properties if obstacle == "staging" else {},
+        properties=properties if path == "spark" else {},
     )
     t.upsert(_batch([(1, "a", "first")]))
     location = Path(cat.settings.warehouse) / t.info.location
-    blocked = location / ("_staging" if obstacle == "staging" else "p=new2")
-    shutil.rmtree(blocked, ignore_errors=True)
+    blocked = location / "p=new2"
     blocked.write_text("in the way")
     with pytest.raises(Exception):  # noqa: B017 - whatever Spark raises; the point is after
         t.upsert(_batch([(2, "new1", "x"), (3, "new2", "y"), (4, "a", "z")]))
     blocked.unlink()
     assert [p.values for p in cat.engine_context.store.partitions(t.name)] == [("a",)]
     assert [tuple(r) for r in t.read().select("k", "v").collect()] == [(1, "first")]
+    assert not (location / "p=new1").exists() or not any((location / "p=new1").rglob("*.*"))
 
 
 def test_a_batch_whose_every_row_is_rejected_counts_them(cat: Catalog, layout: str) -> None:

@@ -1,5 +1,9 @@
 """Spark scans over explicit file lists (the files a catalog snapshot names).
 
+`scan_files` builds the scan from the files' known paths and sizes, asking the store nothing
+(`known_files`); where that is not possible, by ``DataFrameReader.load(paths)``
+(`load_files`), which stats every file.
+
 Above ``spark.sql.sources.parallelPartitionDiscovery.threshold`` (32) paths Spark stats
 the files of ``DataFrameReader.load(paths)`` with a distributed job while it builds the
 DataFrame: ~2-3 s per scan for a few hundred files on ``local[2]``, paid by every read and
@@ -10,11 +14,16 @@ puts the caller's setting back: only the listing strategy changes, never the res
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
 from pyspark.sql import DataFrame, DataFrameReader, SparkSession
+from pyspark.sql import types as T
 
+from versioned.engine.spark.known_files import KnownFile, KnownFilesUnavailable, known_files_frame
+
+log = logging.getLogger(__name__)
 DRIVER_LISTING_MAX_PATHS = 10_000
 """Scans of up to this many explicit files stat them on the driver."""
 _LISTING_THRESHOLD = "spark.sql.sources.parallelPartitionDiscovery.threshold"
@@ -41,3 +50,31 @@ def load_files(spark: SparkSession, reader: DataFrameReader, paths: Sequence[str
     """``reader.load(paths)`` with the files stat'ed on the driver (`driver_listing`)."""
     with driver_listing(spark, len(paths)):
         return reader.load(list(paths))
+
+
+def scan_files(
+    spark: SparkSession,
+    file_format: str,
+    schema: T.StructType,
+    base: str,
+    files: Sequence[KnownFile],
+) -> DataFrame:
+    """The rows of ``files`` (paths relative to the folder ``base``, sizes from the catalog),
+    typed by ``schema``: the data columns, then the ``k=v`` partition columns of the paths
+    below ``base``. Built without a request to the store where Spark allows it
+    (`known_files`), else by `load_files` with ``base`` as its ``basePath``."""
+    try:
+        return known_files_frame(spark, file_format, schema, base, files)
+    except KnownFilesUnavailable as why:
+        _say_once(str(why))
+    reader = spark.read.format(file_format).schema(schema).option("basePath", base)
+    return load_files(spark, reader, [f"{base}/{f.path}" for f in files])
+
+
+_said: set[str] = set()
+
+
+def _say_once(reason: str) -> None:
+    if reason not in _said:
+        _said.add(reason)
+        log.info("scanning listed files through Spark's reader (%s)", reason)

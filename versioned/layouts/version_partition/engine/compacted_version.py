@@ -1,8 +1,10 @@
 """Writing the files of a compacted partition version: data, Bloom filter, tombstone index.
 
-Spark writes the latest rows into the transaction's private staging directory; the files
-are moved into ``<partition>/version_id=C/``. While Spark writes, the driver builds the
-Bloom filter (`compacted_bloom`) from the key columns of the compacted data files.
+A Parquet table's latest rows are written by Spark's tasks with pyarrow straight into
+``<partition>/version_id=C/compacted-T/`` (`task_writes`); an ORC table's by Spark into the
+transaction's private staging directory, from which the files are moved there. While Spark
+writes, the driver builds the Bloom filter (`compacted_bloom`) from the key columns of the
+compacted data files.
 
 The rows are not shuffled to shape the files (a shuffle would double the cost of a
 compaction): with at least as many scan splits as files wanted, the splits are coalesced into
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import sys
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -35,6 +38,7 @@ from versioned.layouts.version_partition.compacted_bloom import (
     without_retired_keys,
 )
 from versioned.layouts.version_partition.compaction_plan import PartitionPlan
+from versioned.layouts.version_partition.engine.task_writes import TaskTarget, write_rows_in_tasks
 from versioned.layouts.version_partition.index import VERSION_COLUMN, write_index
 from versioned.layouts.version_partition.paths import (
     bloom_file_name,
@@ -44,6 +48,7 @@ from versioned.layouts.version_partition.paths import (
     version_dir,
 )
 from versioned.layouts.version_partition.probe import BLOOM_KIND
+from versioned.schema import TableSpec
 from versioned.storage.filesystem import FileIO
 from versioned.storage.partition_paths import is_hidden
 
@@ -103,25 +108,61 @@ def write_compacted_version(
         tombstones: Index entries of deleted keys to keep (index schema).
     """
     fileio, spec, plan = ctx.fileio, target.table.spec, target.plan
-    table_location, stage = target.table.location, target.tx.staging_dir
-    assert stage is not None, "a compaction's transaction has a staging folder"
+    table_location = target.table.location
     tasks, max_rows = file_shaping(plan.files_to_write, scan_splits, plan.estimated_rows)
     shaped = rows.coalesce(tasks) if tasks < scan_splits else rows
-    writer = shaped.write.mode("errorifexists").format(spec.file_format)
-    if max_rows:
-        writer = writer.option("maxRecordsPerFile", max_rows)
+    folders = _folders(ctx, target)
     source_files = [f for f in target.files if f.kind == "data"]
     bloom_files = [f for f in target.files if f.kind == BLOOM_KIND]
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="versioned-compact") as pool:
-        spark_job = pool.submit(writer.save, fileio.full_path(stage))
+        if spec.file_format == "parquet":
+            spark_job = pool.submit(_written_in_tasks, ctx, shaped, spec, folders, max_rows)
+        else:
+            spark_job = pool.submit(_staged_by_spark, shaped, spec.file_format, folders, max_rows)
         bloom, stats = compacted_bloom_filter(
             fileio, table_location, spec, source_files, bloom_files, tombstones, bloom_error_rate
         )
-        spark_job.result()
-    folders = _folders(ctx, target)
-    data = folders.move_data_files(stage, spec.file_format)
+        data = spark_job.result()
     bloom, stats = _live_keys_only(ctx, target, (bloom, stats), data, tombstones, bloom_error_rate)
     return _with_index_files(folders, data, tombstones, bloom, stats)
+
+
+def _written_in_tasks(
+    ctx: EngineContext, rows: DataFrame, spec: TableSpec, folders: _VersionFolders, max_rows: int
+) -> list[FileAdd]:
+    """A Parquet table's compacted rows, written by the tasks straight into the version's
+    folder (`task_writes`): files of at most ``max_rows`` rows (0: one per task)."""
+    directory = folders.own(folders.data_dir)
+    written = write_rows_in_tasks(
+        ctx.spark,
+        ctx.fileio,
+        rows,
+        spec,
+        TaskTarget(folders.table_location, folders.version, directory),
+        partition_columns=(),
+        rows_per_file=max_rows or sys.maxsize,
+    )
+    start = len(folders.table_location) + 1
+    return [
+        FileAdd(
+            folders.partition_id, f.path[start:], "data", folders.version, f.size_bytes, f.row_count
+        )
+        for f in written
+    ]
+
+
+def _staged_by_spark(
+    rows: DataFrame, file_format: str, folders: _VersionFolders, max_rows: int
+) -> list[FileAdd]:
+    """An ORC table's compacted rows, written by Spark into the transaction's staging folder
+    and moved into the version's folder."""
+    stage = folders.tx.staging_dir
+    assert stage is not None, "a compaction's transaction has a staging folder"
+    writer = rows.write.mode("errorifexists").format(file_format)
+    if max_rows:
+        writer = writer.option("maxRecordsPerFile", max_rows)
+    writer.save(folders.fileio.full_path(stage))
+    return folders.move_data_files(stage, file_format)
 
 
 def write_compacted_rows(

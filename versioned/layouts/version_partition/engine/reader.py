@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import logging
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import types as T
 
-from versioned.catalog.records import Snapshot
-from versioned.engine.spark.file_scans import driver_listing
+from versioned.catalog.records import DataFile, Snapshot
+from versioned.engine.spark.file_scans import scan_files
+from versioned.engine.spark.known_files import KnownFile
 from versioned.engine.spark.sql_templates import template
 from versioned.engine.spark.types import spark_schema, spark_type
 from versioned.keys.columns import (
@@ -47,7 +49,8 @@ class SnapshotFrames:
 
 
 def snapshot_frames(ctx: EngineContext, snapshot: Snapshot) -> SnapshotFrames:
-    """DataFrames over exactly the snapshot's data and index files (no directory listing)."""
+    """DataFrames over exactly the snapshot's data and index files (no listing: their paths
+    and sizes are the catalog's, `file_scans.scan_files`)."""
     spark, spec = ctx.spark, snapshot.table.spec
     root = ctx.fileio.full_path(snapshot.table.location)
     partition_fields = [
@@ -59,15 +62,9 @@ def snapshot_frames(ctx: EngineContext, snapshot: Snapshot) -> SnapshotFrames:
         + partition_fields
         + [version_field]
     )
-    data_paths = [f"{root}/{f.path}" for f in snapshot.files if f.kind == "data"]
-    if data_paths:
-        with driver_listing(spark, len(data_paths)):
-            data = (
-                spark.read.format(spec.file_format)
-                .schema(data_schema)
-                .option("basePath", root)
-                .load(data_paths)
-            )
+    data_files = [KnownFile(f.path, f.size_bytes) for f in snapshot.files if f.kind == "data"]
+    if data_files:
+        data = scan_files(spark, spec.file_format, data_schema, root, data_files)
     else:
         data = spark.createDataFrame([], data_schema)
     index_files = [f for f in snapshot.files if f.kind == "index"]
@@ -79,13 +76,17 @@ def snapshot_frames(ctx: EngineContext, snapshot: Snapshot) -> SnapshotFrames:
     index_schema = T.StructType(
         [*key_fields, T.StructField(VERSION_COLUMN, T.LongType()), *partition_fields, version_field]
     )
-    with driver_listing(spark, len(index_files)):
-        index = (
-            spark.read.schema(index_schema)
-            .option("basePath", f"{root}/{INDEX_DIR}")
-            .parquet(*[f"{root}/{f.path}" for f in index_files])
-        )
+    index = scan_files(
+        spark, "parquet", index_schema, f"{root}/{INDEX_DIR}", index_entries(index_files)
+    )
     return SnapshotFrames(data, index, sum(f.row_count for f in index_files))
+
+
+def index_entries(files: Sequence[DataFile]) -> list[KnownFile]:
+    """Index files as files of a scan of the ``_index`` folder (their partition values and
+    version are in their paths below it)."""
+    start = len(INDEX_DIR) + 1
+    return [KnownFile(f.path[start:], f.size_bytes) for f in files]
 
 
 def read_latest(ctx: EngineContext, snapshot: Snapshot, *, with_version: bool = False) -> DataFrame:

@@ -17,15 +17,17 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from versioned.catalog.records import DataFile, TableInfo
-from versioned.engine.spark.file_scans import load_files
+from versioned.engine.spark.file_scans import scan_files
+from versioned.engine.spark.known_files import KnownFile
 from versioned.engine.spark.types import spark_type
 from versioned.keys.columns import (
     index_key_columns,
 )
+from versioned.layouts.version_partition.engine.reader import index_entries
 from versioned.layouts.version_partition.index import (
     OP_COLUMN,
 )
-from versioned.layouts.version_partition.paths import VERSION_KEY
+from versioned.layouts.version_partition.paths import INDEX_DIR, VERSION_KEY
 from versioned.schema import TableSpec
 
 if TYPE_CHECKING:
@@ -69,17 +71,19 @@ def stored_state(
     parts = list(spec.partition_by if match_partitions is None else match_partitions)
     root = ctx.fileio.full_path(table.location)
     frames: list[DataFrame] = []
-    data = [f"{root}/{f.path}" for f in files if f.kind == "data"]
+    data = [KnownFile(f.path, f.size_bytes) for f in files if f.kind == "data"]
     if data:
         frames.append(
             _scan(spark, spec, spec.file_format, data, root, [*keys, ordering]).withColumn(
                 OP_COLUMN, F.lit("U")
             )
         )
-    index = [f"{root}/{f.path}" for f in files if f.kind == "index"]
+    index = index_entries([f for f in files if f.kind == "index"])
     if index:
         frames.append(
-            _scan(spark, spec, "parquet", index, f"{root}/_index", [*keys, ordering, OP_COLUMN])
+            _scan(
+                spark, spec, "parquet", index, f"{root}/{INDEX_DIR}", [*keys, ordering, OP_COLUMN]
+            )
         )
     if not frames or probe_keys.num_rows == 0:
         return pa.table({})
@@ -106,17 +110,16 @@ def _scan(
     spark: SparkSession,
     spec: TableSpec,
     file_format: str,
-    paths: list[str],
+    files: list[KnownFile],
     base: str,
     columns: Sequence[str],
 ) -> DataFrame:
-    """Read ``columns`` of explicit files; partition columns (as strings) and ``version_id``
-    come from the paths below ``base``."""
+    """Read ``columns`` of ``files`` below ``base``; partition columns (as strings) and
+    ``version_id`` come from their paths."""
     fields = [T.StructField(c, spark_type(spec.column(c).type)) for c in columns if c != OP_COLUMN]
     if OP_COLUMN in columns:
         fields.append(T.StructField(OP_COLUMN, T.StringType()))
     fields += [T.StructField(p, T.StringType()) for p in spec.partition_by]
     fields.append(T.StructField(VERSION_KEY, T.LongType()))
-    reader = spark.read.format(file_format).schema(T.StructType(fields))
-    frame = load_files(spark, reader.option("basePath", base), paths)
+    frame = scan_files(spark, file_format, T.StructType(fields), base, files)
     return frame.select(*columns, *spec.partition_by, VERSION_KEY)

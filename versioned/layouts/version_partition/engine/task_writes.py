@@ -1,23 +1,30 @@
 """A version's data files written by Spark's tasks with pyarrow, straight into their
-``version_id=V`` folders: no staging folder, no sort, no move.
+``version_id=V`` folders: no staging folder, no sort, no move (on an object store: no copy).
 
-What a Parquet table's first load (`bulk_load`) writes. One ``mapInArrow`` job reads the
-feed's checked rows (`Feed.checked`: every row, with its op code and whether it was rejected
-or coerced), and each task:
+What a Parquet table's writes use: its first load (`bulk_load`, `write_in_tasks`), the
+general path's rows (`staging.write_version_files`) and a compaction's
+(`compacted_version`), through `write_rows_in_tasks`. One ``mapInArrow`` job reads the rows,
+and each task:
 
-* counts the rejected rows, the applied deletes and the applied rows with coerced values, so
-  the job carries no observation of Spark's (its ``CollectMetrics`` node cost a first load of
-  10M rows 1-2 s);
-* groups the applied rows by their partition and writes them, typed as the table's data
+* for a first load, reads the feed's checked rows (`Feed.checked`: every row, with its op
+  code and whether it was rejected or coerced) and counts the rejected rows, the applied
+  deletes and the applied rows with coerced values, so the job carries no observation of
+  Spark's (its ``CollectMetrics`` node cost a first load of 10M rows 1-2 s);
+* groups the rows it writes by their partition and writes them, typed as the table's data
   columns (`arrow_version.data_rows`), as files of at most ``rows_per_file`` rows in row
-  groups of up to `ROW_GROUP_ROWS`, each in its partition's ``version_id=V`` folder;
+  groups of up to `ROW_GROUP_ROWS`, each in its partition's ``version_id=V`` folder (or in
+  the one folder the write names: a compaction's);
 * returns one row per file (partition values, path, rows, bytes) and one row of its counts.
 
-Nothing written is visible before the catalog commit lists it. The driver claims the folders
-the files went to for the write's transaction (deleted if it aborts). A task attempt that
-fails deletes the files it opened; what an attempt that died left in a folder the job wrote
-is deleted after the job (`write_in_tasks` lists each folder once): SQL views read whole
-version folders, so no file but the reported ones may stay there.
+A file is named as Spark's writer names its own, ``part-<split>-<uuid>.parquet`` (the split
+is the task's partition of the job: which task wrote a file); the driver's pyarrow files
+(`arrow_version.write_data_file`) are ``part-<uuid>.parquet``.
+
+Nothing written is visible before the catalog commit lists it. The folders the files go to
+are claimed by the write's transaction (deleted if it aborts). A task attempt that fails
+deletes the files it opened; what an attempt that died left in a folder the job wrote is
+deleted after the job (each folder is listed once): SQL views read whole version folders, so
+no file but the reported ones may stay there.
 """
 
 from __future__ import annotations
@@ -33,6 +40,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
+from pyspark import TaskContext
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
@@ -104,6 +112,23 @@ class TaskWrites:
     coerced: int
 
 
+@dataclass(frozen=True)
+class TaskTarget:
+    """Where a job's tasks put their files."""
+
+    table_location: str
+    """The table's folder, relative to the root of the file system."""
+    version: int
+    folder: str | None = None
+    """The folder of every file, relative to the table (a compaction's), or None: each
+    partition's ``version_id=V`` folder."""
+
+    def folder_of(self, spec: TableSpec, values: PartitionValues) -> str:
+        """The folder, relative to the file system's root, of the rows of ``values``."""
+        folder = self.folder or version_dir(partition_path(spec.partition_by, values), self.version)
+        return f"{self.table_location}/{folder}"
+
+
 def write_in_tasks(
     spark: SparkSession,
     fileio: FileIO,
@@ -120,15 +145,45 @@ def write_in_tasks(
         table_location: The table's folder, relative to the root of ``fileio``.
     """
     texts: list[Column] = []
-    text_columns: list[str | None] = []
+    keys: list[str] = []
     for i, name in enumerate(spec.partition_by):
         if isinstance(checked.schema[name].dataType, _TEXT_IN_TASK):
-            text_columns.append(None)
+            keys.append(name)
         else:
             texts.append(F.col(name).cast("string").alias(f"{_PART_TEXT}{i}"))
-            text_columns.append(f"{_PART_TEXT}{i}")
+            keys.append(f"{_PART_TEXT}{i}")
     frame = checked.select(*spec.column_names, OP, REJECTED_FLAG, COERCED_FLAG, *texts)
-    task = _Task(fileio, spec, table_location, version, rows_per_file, text_columns)
+    task = _Task(fileio, spec, TaskTarget(table_location, version), rows_per_file, keys)
+    return _run(spark, fileio, frame, task)
+
+
+def write_rows_in_tasks(
+    spark: SparkSession,
+    fileio: FileIO,
+    rows: DataFrame,
+    spec: TableSpec,
+    target: TaskTarget,
+    *,
+    partition_columns: Sequence[str],
+    rows_per_file: int,
+) -> list[WrittenFile]:
+    """Write every row of ``rows`` in one job of Python tasks (each task's rows as a file
+    per partition, or more of at most ``rows_per_file`` rows).
+
+    Args:
+        rows: The table's data columns and ``partition_columns``.
+        partition_columns: Columns holding each partition column's value, in the table's
+            order, as Spark's cast to STRING writes it (none: one folder, `TaskTarget`).
+    """
+    names = [c.name for c in spec.data_columns]
+    frame = rows.select(*names, *[c for c in partition_columns if c not in names])
+    task = _Task(fileio, spec, target, rows_per_file, list(partition_columns), checked=False)
+    return _run(spark, fileio, frame, task).files
+
+
+def _run(spark: SparkSession, fileio: FileIO, frame: DataFrame, task: _Task) -> TaskWrites:
+    """Run ``task`` over ``frame``'s partitions; what the tasks reported, once the files no
+    task reported are deleted."""
     settings = {"spark.sql.execution.arrow.maxRecordsPerBatch": ARROW_BATCH_ROWS}
     with operation_conf(spark, settings), python_worker_job(spark):
         found = frame.mapInArrow(task.run, _OUT).toArrow()
@@ -174,17 +229,25 @@ class _Task:
         self,
         fileio: FileIO,
         spec: TableSpec,
-        table_location: str,
-        version: int,
+        target: TaskTarget,
         rows_per_file: int,
-        text_columns: Sequence[str | None],
+        keys: Sequence[str],
+        *,
+        checked: bool = True,
     ) -> None:
-        self.fileio, self.spec = fileio, spec
-        self.location, self.version, self.rows_per_file = table_location, version, rows_per_file
-        self.text_columns = list(text_columns)
+        """
+        Args:
+            keys: The columns of the partition values, in the table's order (a column whose
+                values are not text is made text as Spark's cast to STRING would: `_text`).
+            checked: The rows are `Feed.checked`'s (rejected ones are counted, not written);
+                False: every row is written.
+        """
+        self.fileio, self.spec, self.target = fileio, spec, target
+        self.rows_per_file, self.keys, self.checked = rows_per_file, list(keys), checked
 
     def run(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        files = _PartitionFiles(self)
+        context = TaskContext.get()
+        files = _PartitionFiles(self, context.partitionId() if context is not None else 0)
         try:
             yield from self._write(batches, files)
         except BaseException:
@@ -196,6 +259,10 @@ class _Task:
     ) -> Iterator[pa.RecordBatch]:
         rejected = deletes = coerced = 0
         for batch in batches:
+            if not self.checked:
+                for values, rows in self._by_partition(batch):
+                    files.add(values, rows)
+                continue
             bad = _flags(batch.column(REJECTED_FLAG))
             rejected += int(bad.sum())
             good = batch.filter(pa.array(~bad)) if bad.any() else batch
@@ -210,9 +277,10 @@ class _Task:
 
     def _by_partition(self, batch: pa.RecordBatch) -> Iterator[tuple[PartitionValues, pa.Table]]:
         """The batch's rows (the table's data columns, typed) per partition."""
-        spec = self.spec
-        keys = [t or p for p, t in zip(spec.partition_by, self.text_columns, strict=True)]
+        spec, keys = self.spec, self.keys
         table = pa.Table.from_batches([batch])
+        if table.num_rows == 0:
+            return
         if not keys:
             yield (), data_rows(table, spec)
             return
@@ -264,8 +332,8 @@ def _text(value: object) -> str | None:
 class _PartitionFiles:
     """A task's open files, one per partition, and the rows waiting for a row group."""
 
-    def __init__(self, task: _Task) -> None:
-        self.task = task
+    def __init__(self, task: _Task, split: int) -> None:
+        self.task, self.split = task, split
         self.waiting: dict[PartitionValues, list[pa.Table]] = {}
         self.waiting_rows: dict[PartitionValues, int] = {}
         self.open: dict[PartitionValues, _OpenFile] = {}
@@ -312,8 +380,8 @@ class _PartitionFiles:
 
     def _open(self, values: PartitionValues, schema: pa.Schema) -> _OpenFile:
         task = self.task
-        folder = version_dir(partition_path(task.spec.partition_by, values), task.version)
-        path = f"{task.location}/{folder}/part-{uuid.uuid4().hex}.parquet"
+        folder = task.target.folder_of(task.spec, values)
+        path = f"{folder}/part-{self.split:05d}-{uuid.uuid4().hex}.parquet"
         opened = _OpenFile(path, task.fileio.open_output(path), schema)
         self.open[values] = opened
         return opened

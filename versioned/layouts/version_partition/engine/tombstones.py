@@ -16,11 +16,13 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from versioned.catalog.records import DataFile, TableInfo
+from versioned.engine.spark.file_scans import scan_files
 from versioned.engine.spark.types import spark_type
 from versioned.keys.columns import (
     index_key_columns,
 )
 from versioned.layouts.engine_protocol import EngineContext
+from versioned.layouts.version_partition.engine.reader import index_entries
 from versioned.layouts.version_partition.index import (
     DELETE,
     OP_COLUMN,
@@ -67,10 +69,12 @@ def live_tombstones(
     fields += [T.StructField(p, T.StringType()) for p in spec.partition_by]
     fields.append(T.StructField(VERSION_KEY, T.LongType()))
     root = ctx.fileio.full_path(table.location)
-    entries = (
-        ctx.spark.read.schema(T.StructType(fields))
-        .option("basePath", f"{root}/{INDEX_DIR}")
-        .parquet(*[f"{root}/{f.path}" for f in index_files])
+    entries = scan_files(
+        ctx.spark,
+        "parquet",
+        T.StructType(fields),
+        f"{root}/{INDEX_DIR}",
+        index_entries(index_files),
     )
     newest = entries.groupBy(*keys).agg(
         F.max_by(F.struct(*[F.col(c) for c in [OP_COLUMN, *carried]]), F.col(VERSION_KEY)).alias(

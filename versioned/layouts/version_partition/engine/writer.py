@@ -276,7 +276,7 @@ def _write_version(job: _WriteJob, tx: WriteTransaction, snapshot: Snapshot) -> 
             job.table,
             tx,
             row_count=rows_to_write,
-            partitions=len(groups),
+            partitions=list(groups),
             rows_per_file=rows_per_file,
         )
     for f in staged:

@@ -71,6 +71,9 @@ def test_a_table_on_s3_upserts_reads_and_travels_in_time(
     for step in ("upsert 1", "upsert 2"):
         assert "CopyObject" not in result["requests"][step]
         assert "ListObjects" not in result["requests"][step]
+    # a read takes its file list from the catalog: no listing (each file is opened: a HEAD)
+    for step in ("read", "time travel"):
+        assert "ListObjects" not in result["requests"][step], step
     bulk = result["bulk"]
     assert bulk["inserted"] == bulk["rows"] == 20_000
     assert any("first load, in bulk" in m for m in bulk["said"])

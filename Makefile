@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 BENCH_STAMP := $(VENV)/.installed-bench
 
-.PHONY: demo jars jars-lock spark-venvs check test test-spark test-fresh test-oldest-spark test-s3 test-cluster soak faults soak-long wheel-smoke lint docs bench bench-smoke bench-acid bench-acid-profile bench-streaming bench-mutation bench-caller bench-first-load bench-scheduled-job bench-scaling bench-continuous bench-peers bench-ui clean
+.PHONY: demo jars jars-lock spark-venvs check test test-spark test-fresh test-oldest-spark test-s3 test-cluster soak faults soak-long wheel-smoke lint docs bench bench-smoke bench-acid bench-acid-profile bench-streaming bench-mutation bench-caller bench-first-load bench-s3 bench-scheduled-job bench-scaling bench-continuous bench-peers bench-ui clean
 
 # The package and its development tools; the benchmarks' peers (delta-rs, pyiceberg,
 # matplotlib) only for the `bench*` targets (the tests need none of them: about 30 s of CI).
@@ -95,6 +95,8 @@ OLDEST_PYSPARK := 4.0.5
 ONE_LAYOUT ?= 0
 CLASS_ARCHIVE ?= on
 OLDEST_VENV := .venv-spark-oldest
+# Besides tests/table: the code that builds on Spark's internal classes (`known_files`).
+OLDEST_SPARK_ALSO := tests/engine/test_known_files.py
 $(OLDEST_VENV)/.installed-$(OLDEST_PYSPARK): pyproject.toml
 	@test -x $(OLDEST_VENV)/bin/python || $(PYTHON) -m venv $(OLDEST_VENV)
 	$(OLDEST_VENV)/bin/python -m pip install --quiet --upgrade pip
@@ -104,7 +106,7 @@ $(OLDEST_VENV)/.installed-$(OLDEST_PYSPARK): pyproject.toml
 
 test-oldest-spark: $(OLDEST_VENV)/.installed-$(OLDEST_PYSPARK)
 	$(OLDEST_VENV)/bin/python -c 'import pyspark; assert pyspark.__version__ == "$(OLDEST_PYSPARK)", pyspark.__version__'
-	VERSIONED_TEST_ONE_LAYOUT=$(ONE_LAYOUT) VERSIONED_TEST_CLASS_ARCHIVE=$(CLASS_ARCHIVE) $(OLDEST_VENV)/bin/python -m pytest -p no:cacheprovider -m '(spark or jvm) and not soak and not faults and not fresh' tests/table
+	VERSIONED_TEST_ONE_LAYOUT=$(ONE_LAYOUT) VERSIONED_TEST_CLASS_ARCHIVE=$(CLASS_ARCHIVE) $(OLDEST_VENV)/bin/python -m pytest -p no:cacheprovider -m '(spark or jvm) and not soak and not faults and not fresh' tests/table $(OLDEST_SPARK_ALSO)
 
 # The behaviour suite with every warehouse on a throw-away S3 server on loopback (moto's, with
 # Hadoop's S3A connector from the jar cache: `make jars`), issue 46: tests/support/test_warehouse.py.
@@ -210,6 +212,11 @@ bench-caller: $(BENCH_STAMP)
 # benchmarks/results/first_load.{json,md}; about 6 minutes).
 bench-first-load: $(BENCH_STAMP)
 	$(PY) -m benchmarks.first_load
+
+# What each step of a table asks of an S3 server (moto's, on loopback), from its request log,
+# beside a plain Spark table on the same S3A connector (issue 46's request budget; `make jars`).
+bench-s3: $(BENCH_STAMP)
+	$(PY) -m benchmarks.s3_requests
 
 # The fixed cost of a scheduled job: a new process's `versioned upsert` of a 10-row CSV, per
 # layout, against a new process that only starts the same SparkSession (issue 44; writes

@@ -74,3 +74,18 @@ def test_building_the_scan_asks_the_file_system_nothing(spark: Any, tmp_path: Pa
     assert frame.where("p = 'a'").count() == 3  # the lost file's partition is pruned
     with pytest.raises(Exception, match=r"part-lost|FileNotFound|does not exist"):
         frame.count()
+
+
+def test_scans_of_different_files_below_one_folder_stay_apart_in_a_query(
+    spark: Any, tmp_path: Path
+) -> None:
+    """Spark reuses a scan's output for an equal scan in the same query (two versions of a
+    table, or the changes between them): scans of different file sets are not equal."""
+    known = _files(tmp_path)
+    older = known_files_frame(spark, "parquet", SCHEMA, str(tmp_path), known[:2])
+    newer = known_files_frame(spark, "parquet", SCHEMA, str(tmp_path), known)
+    # both sides of a full join are shuffled by the key: one exchange would serve both
+    joined = newer.alias("n").join(older.alias("o"), on="k", how="full_outer")
+    assert sorted(r.k for r in joined.where("o.v IS NULL").collect()) == [4]
+    again = known_files_frame(spark, "parquet", SCHEMA, str(tmp_path), list(reversed(known)))
+    assert newer.alias("n").join(again.alias("a"), on="k", how="full_outer").count() == 4

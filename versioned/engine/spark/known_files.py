@@ -5,15 +5,18 @@ store about them: no listing, no existence check.
 then lists each one as if it were a folder (Hadoop's S3A connector asks ``listStatus`` of a
 file with a LIST, then a HEAD), and a ``basePath`` adds a HEAD and a LIST of its own: on an
 object store a read of N files costs N LIST and 2N HEAD requests before a task runs. The
-snapshot names every file and its size already, so the scan is built from them: a private
-file-status cache (Spark's ``SharedInMemoryCache``) holds the files as the listing of the
-scan's base folder, and Spark's own file index (``InMemoryFileIndex``) over that folder finds
-them there, infers the ``k=v`` partition values from their paths (typed by the schema given)
-and lists nothing. The scan is then Spark's own (``HadoopFsRelation`` with Parquet's or ORC's
-file format), as ``load`` builds it. The executors still open each file (a HEAD, then its
-GETs).
+snapshot names every file and its size already, so the scan is built from them:
 
-These are Spark's internal classes (the same constructors on the 4.0 to 4.3 lines). Where
+* a private file-status cache (Spark's ``SharedInMemoryCache``) holds the files as the
+  listing of the scan's base folder;
+* Spark's own file index (``InMemoryFileIndex``) over that folder (and a second root that
+  names the file set, `_names_folder`) finds them there, infers the ``k=v`` partition values
+  from their paths (typed by the schema given) and lists nothing;
+* the scan is Spark's own (``HadoopFsRelation`` with Parquet's or ORC's file format), as
+  ``load`` builds it. The executors still open each file (a HEAD, then its GETs).
+
+These are Spark's internal classes (tests run them on PySpark 4.0.5 and 4.3; 4.1 has the same
+constructors). Where
 they are not reachable (a Spark Connect session has no JVM in the process) or refuse the
 call, the scan is built by ``load`` instead (`file_scans.load_files`): the same rows, at the
 cost of the requests above.
@@ -21,15 +24,13 @@ cost of the requests above.
 
 from __future__ import annotations
 
-import logging
+import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import types as T
-
-log = logging.getLogger(__name__)
 
 _CACHE_BYTES = 1 << 30
 """The private cache's bound (its entries are this one scan's files)."""
@@ -77,6 +78,19 @@ def known_files_frame(
         raise KnownFilesUnavailable(f"{type(exc).__name__}: {exc}") from exc
 
 
+def _names_folder(files: Sequence[KnownFile]) -> str:
+    """A folder name that stands for the set of ``files``: ``_scan-<digest of their paths>``.
+
+    Spark deems two file indexes equal when their root folders are (``InMemoryFileIndex``'s
+    ``equals``), and reuses one scan's output for an equal one in a query (a read of two
+    versions of a table, or changes between them): the scans of different file sets must
+    differ in their roots. So each scan has this second root, which exists nowhere and is
+    never asked for (the cache says it is empty); scans of the same files stay equal.
+    """
+    digest = hashlib.sha256("\n".join(sorted(f.path for f in files)).encode())
+    return f"_scan-{digest.hexdigest()[:32]}"
+
+
 def _frame(
     spark: SparkSession,
     jvm: Any,
@@ -102,11 +116,13 @@ def _frame(
         statuses[i] = hadoop_fs.FileStatus(f.size, False, 1, _BLOCK_SIZE, 0, path)
     cache = sources.SharedInMemoryCache(_CACHE_BYTES, -1).createForNewClient()
     cache.putLeafFiles(root, statuses)
+    names = hadoop_fs.Path(f"{prefix}/{_names_folder(files)}")
+    cache.putLeafFiles(names, gateway.new_array(hadoop_fs.FileStatus, 0))
     options = utils.toScalaMap({})
     full_schema = jsession.parseDataType(schema.json())
     index = sources.InMemoryFileIndex(
         jsession,
-        utils.toSeq([root]),
+        utils.toSeq([root, names]),
         options,
         scala_option.apply(full_schema),
         cache,

@@ -232,7 +232,9 @@ def render(doc: dict[str, Any], out: Path) -> None:
         "",
     ]
     if "stamp" in doc:
-        lines.append(f"Run {doc['stamp']}.")
+        stamp = doc["stamp"]
+        dirty = " (with uncommitted changes)" if stamp.get("dirty") else ""
+        lines.append(f"Run {stamp['date']} at commit {stamp['commit'][:10]}{dirty}.")
     (out / f"{NAME}.md").write_text("\n".join(lines) + "\n")
 
 

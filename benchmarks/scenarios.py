@@ -170,6 +170,18 @@ SCENARIOS: tuple[Scenario, ...] = (
         smoke_s=30,
     ),
     Scenario(
+        "s3_requests",
+        "the requests to an S3 server (moto's) of each step of a table, beside a plain Spark "
+        "table on the same S3A connector (issue 46's request budget)",
+        ("--rows", "20000"),
+        _as_committed(),
+        make="bench-s3",
+        spark=False,
+        writes="s3_requests.{json,md}",
+        work=False,
+        smoke_s=30,
+    ),
+    Scenario(
         "compaction",
         "version-partition compaction vs a plain Spark rewrite of the live rows, then reads",
         (*SMALL, "--batches", "1", "--reads", "1", "--repeat", "1", "--warm-up-rows", "0"),

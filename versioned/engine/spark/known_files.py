@@ -16,10 +16,9 @@ snapshot names every file and its size already, so the scan is built from them:
   ``load`` builds it. The executors still open each file (a HEAD, then its GETs).
 
 These are Spark's internal classes (tests run them on PySpark 4.0.5 and 4.3; 4.1 has the same
-constructors). Where
-they are not reachable (a Spark Connect session has no JVM in the process) or refuse the
-call, the scan is built by ``load`` instead (`file_scans.load_files`): the same rows, at the
-cost of the requests above.
+constructors). Where they are not reachable (a Spark Connect session has no JVM in the
+process) or refuse the call, the scan is built by ``load`` instead (`file_scans.load_files`):
+the same rows, at the cost of the requests above.
 """
 
 from __future__ import annotations

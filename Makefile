@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 BENCH_STAMP := $(VENV)/.installed-bench
 
-.PHONY: demo jars jars-lock spark-venvs check test test-spark test-fresh test-oldest-spark test-s3 test-cluster soak faults soak-long wheel-smoke lint docs bench bench-smoke bench-acid bench-acid-profile bench-streaming bench-mutation bench-caller bench-first-load bench-s3 bench-scheduled-job bench-scaling bench-continuous bench-peers bench-ui clean
+.PHONY: demo jars jars-lock spark-venvs check test test-spark test-fresh test-oldest-spark test-s3 test-cluster test-cluster-s3 soak faults soak-long wheel-smoke lint docs bench bench-smoke bench-acid bench-acid-profile bench-streaming bench-mutation bench-caller bench-first-load bench-s3 bench-scheduled-job bench-scaling bench-continuous bench-peers bench-ui clean
 
 # The package and its development tools; the benchmarks' peers (delta-rs, pyiceberg,
 # matplotlib) only for the `bench*` targets (the tests need none of them: about 30 s of CI).
@@ -156,6 +156,12 @@ soak-long: $(STAMP)
 # tests/support/spark_cluster.py.
 test-cluster: $(STAMP)
 	$(PY) -m tests.support.spark_cluster --executors 2 -- $(PY) -m pytest -p no:cacheprovider -m cluster
+
+# The same tests on a cluster whose driver and executors share nothing but an S3 server (moto's,
+# the S3 tier's) and a PostgreSQL catalog: two Worker processes, each with a work folder of its
+# own (issue 46; CI runs this one).
+test-cluster-s3: $(STAMP)
+	VERSIONED_TEST_WAREHOUSE=s3 VERSIONED_TEST_CATALOG=postgres $(PY) -m tests.support.spark_cluster --executors 2 --workers 2 -- $(PY) -m pytest -p no:cacheprovider -m cluster
 
 # Build the wheel, install it with its dependencies into a fresh virtualenv outside the
 # checkout, and run create / upsert / upsert / sql / show with its `versioned` script.

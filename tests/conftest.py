@@ -37,6 +37,7 @@ from tests.support.spark_settings import (
     hive_common_first,
 )
 from tests.support.test_warehouse import (
+    PG_CATALOG,
     S3_TIER,
     catalog_for,
     start_s3_tier,
@@ -127,14 +128,13 @@ def jvm_processes() -> Iterator[JvmProcesses]:
 
 
 @pytest.fixture
-def cat(spark: Any, tmp_path: Path) -> Iterator[Any]:
+def cat(spark: Any, tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Any]:
     """A catalog (versioned.Catalog) on SQLite in a fresh warehouse (on the S3 server in the S3
-    tier), acting as alice."""
+    tier; on PostgreSQL with ``VERSIONED_TEST_CATALOG=postgres``), acting as alice."""
     from versioned.api.catalog import connect
 
-    catalog = connect(
-        catalog=catalog_for(tmp_path), warehouse=warehouse_for(tmp_path), spark=spark, user="alice"
-    )
+    url = request.getfixturevalue("pg_url") if PG_CATALOG else catalog_for(tmp_path)
+    catalog = connect(catalog=url, warehouse=warehouse_for(tmp_path), spark=spark, user="alice")
     yield catalog
     catalog.close()
 

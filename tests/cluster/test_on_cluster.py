@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from tests.support.spark_cluster import ENV_MASTER, EXECUTORS, MASTER
+from tests.support.test_warehouse import PG_CATALOG, S3_TIER
 
 pytestmark = [
     pytest.mark.cluster,
@@ -64,3 +65,32 @@ def test_files_written_by_executors_are_read_by_the_driver(spark: Any, tmp_path:
     import pyarrow.parquet as pq
 
     assert sum(pq.read_metadata(f).num_rows for f in files) == 1000
+
+
+@pytest.mark.skipif(
+    not (S3_TIER and PG_CATALOG), reason="runs only on make test-cluster-s3 (S3 and PostgreSQL)"
+)
+def test_workers_share_nothing_but_the_s3_server_and_the_catalog(spark: Any, cat: Any) -> None:
+    """`make test-cluster-s3`: the executors run under two Worker processes, each in a work
+    folder of its own, and the tables' warehouse and catalog are the S3 server and
+    PostgreSQL: no table file is on a path the driver and an executor share."""
+    seen = (
+        spark.sparkContext.parallelize(range(32), 16)
+        .mapPartitions(lambda _: iter([(_parent_of(_executor_jvm_pid()), os.getcwd())]))
+        .collect()
+    )
+    workers = {pid for pid, _ in seen}
+    work_folders = {Path(cwd).parents[1] for _, cwd in seen}  # <work>/<app>/<executor>
+    assert len(workers) >= 2, f"executors ran under {len(workers)} Worker process(es)"
+    assert len(work_folders) >= 2 and not any(
+        a != b and b.is_relative_to(a) for a in work_folders for b in work_folders
+    )
+    assert cat.settings.warehouse.startswith("s3://")
+    assert cat.settings.catalog_url.startswith("postgresql")
+    t = cat.create_table("c.t", columns="k BIGINT, p INT", primary_key="k", partition_by="p")
+    t.upsert(spark.range(0, 2000, 1, 4).selectExpr("id AS k", "CAST(id % 3 AS INT) AS p"))
+    assert t.read().count() == 2000
+
+
+def _parent_of(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])

@@ -3,7 +3,8 @@
     python -m tests.support.spark_cluster [--executors 2] -- python -m pytest tests/table ...
 
 starts a Master and one Worker (``spark-class org.apache.spark.deploy.master.Master`` /
-``...worker.Worker``, bound to 127.0.0.1 on free ports), waits until the worker has registered,
+``...worker.Worker``, bound to 127.0.0.1 on free ports; ``--workers N``: N Workers, each a
+process with a work folder of its own), waits until the workers have registered,
 runs the command with ``VERSIONED_TEST_SPARK_MASTER=spark://127.0.0.1:PORT`` (the ``spark``
 fixture of tests/conftest.py then builds its session on the cluster: two executor JVMs of one
 core each, their Python workers separate processes), and stops both daemons whatever happens
@@ -126,10 +127,15 @@ class Cluster:
 
 
 @contextmanager
-def standalone_cluster(executors: int = 2, *, keep: bool = False) -> Iterator[Cluster]:
-    """Start a Master and a Worker with room for ``executors`` one-core executors; yield it;
-    stop both when done, and remove the scratch folder and logs unless the block failed or
-    asked to keep them (``keep``, `Cluster.keep_logs`)."""
+def standalone_cluster(
+    executors: int = 2, *, workers: int = 1, keep: bool = False
+) -> Iterator[Cluster]:
+    """Start a Master and ``workers`` Workers with room for ``executors`` one-core executors
+    between them (each Worker in a process of its own, with a work folder of its own); yield
+    it; stop them all when done, and remove the scratch folder and logs unless the block
+    failed or asked to keep them (``keep``, `Cluster.keep_logs`)."""
+    if not 1 <= workers <= executors:
+        raise ValueError(f"{workers} workers for {executors} executors")
     root = Path(tempfile.mkdtemp(prefix="versioned-cluster-"))
     home = scratch_spark_home(root)
     env = {
@@ -137,10 +143,10 @@ def standalone_cluster(executors: int = 2, *, keep: bool = False) -> Iterator[Cl
         "SPARK_HOME": str(home),
         "SPARK_LOCAL_IP": "127.0.0.1",
         "SPARK_LOG_DIR": str(home / "logs"),
-        "SPARK_DAEMON_JAVA_OPTS": SHORT_LIVED_JVM,  # the Master's and the Worker's
+        "SPARK_DAEMON_JAVA_OPTS": SHORT_LIVED_JVM,  # the Master's and the Workers'
         "PYSPARK_PYTHON": os.environ.get("PYSPARK_PYTHON", sys.executable),
     }
-    port, ui_port, worker_ui = free_port(), free_port(), free_port()
+    port, ui_port = free_port(), free_port()
     master_url = f"spark://127.0.0.1:{port}"
     daemons: list[Daemon] = []
     failed = True
@@ -156,25 +162,30 @@ def standalone_cluster(executors: int = 2, *, keep: bool = False) -> Iterator[Cl
                 root / "master.log",
             )
         )
-        daemons.append(
-            Daemon(
-                "worker",
-                [
-                    *("org.apache.spark.deploy.worker.Worker", master_url, "--host", "127.0.0.1"),
-                    *("--cores", str(executors)),
-                    *("--memory", f"{executors * EXECUTOR_MEMORY_MB}m"),
-                    *("--work-dir", str(home / "work"), "--webui-port", str(worker_ui)),
-                ],
-                env,
-                root / "worker.log",
+        for i, cores in enumerate(_shares(executors, workers)):
+            work = home / "work" if workers == 1 else root / f"worker-{i}"
+            work.mkdir(exist_ok=True)
+            daemons.append(
+                Daemon(
+                    f"worker {i}",
+                    [
+                        *("org.apache.spark.deploy.worker.Worker", master_url),
+                        *("--host", "127.0.0.1", "--cores", str(cores)),
+                        *("--memory", f"{cores * EXECUTOR_MEMORY_MB}m"),
+                        *("--work-dir", str(work), "--webui-port", str(free_port())),
+                    ],
+                    env,
+                    root / f"worker-{i}.log",
+                )
             )
-        )
         deadline = time.monotonic() + START_TIMEOUT_S
-        while not _alive_workers(ui_port):
+        while len(_alive_workers(ui_port)) < workers:
             for daemon in daemons:
                 daemon.check_running()
             if time.monotonic() > deadline:
-                raise RuntimeError(f"no worker registered within {START_TIMEOUT_S:.0f} s ({root})")
+                raise RuntimeError(
+                    f"{workers} worker(s) did not register within {START_TIMEOUT_S:.0f} s ({root})"
+                )
             time.sleep(0.5)
         print(f"spark cluster: {master_url} (master UI port {ui_port}, logs {root})", flush=True)
         cluster = Cluster(master_url, root, keep_logs=keep)
@@ -223,6 +234,11 @@ def wait_for_executors(spark: object, count: int, timeout_s: float = START_TIMEO
         time.sleep(0.5)
 
 
+def _shares(executors: int, workers: int) -> list[int]:
+    """The cores of each worker: ``executors`` one-core executors spread over ``workers``."""
+    return [executors // workers + (1 if i < executors % workers else 0) for i in range(workers)]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m tests.support.spark_cluster",
@@ -230,13 +246,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"(its URL in ${ENV_MASTER}); the cluster is stopped whatever happens.",
     )
     parser.add_argument("--executors", type=int, default=2, help="one-core executors (2)")
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="Worker processes, each with a work folder of its own, sharing the executors (1)",
+    )
     parser.add_argument("--keep-logs", action="store_true", help="keep the daemons' logs")
     parser.add_argument("command", nargs=argparse.REMAINDER, help="-- COMMAND [ARGS...]")
     args = parser.parse_args(argv)
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
     if not command:
         parser.error("give the command to run after --")
-    with standalone_cluster(args.executors, keep=args.keep_logs) as cluster:
+    with standalone_cluster(args.executors, workers=args.workers, keep=args.keep_logs) as cluster:
         env = {**os.environ, ENV_MASTER: cluster.url, ENV_EXECUTORS: str(args.executors)}
         # Ctrl-C reaches the command (same process group); the finally block stops the daemons.
         code = subprocess.call(command, env=env)

@@ -5,7 +5,10 @@ bucket on a throw-away S3 server on loopback.
 environment is cleared) runs the tests with every warehouse a test asks `warehouse_for`
 for on the S3 server the ``spark`` fixture starts (`start_s3_tier`): the shared session gets
 Hadoop's S3A connector (the cached ``s3a`` jar set of ``make jars``) and the process, so also
-Spark's Python workers, the server's AWS settings. ``make test-s3`` runs the tier.
+Spark's Python workers, the server's AWS settings (a cluster's executors get them as
+``spark.executorEnv.*``). ``make test-s3`` runs the tier; ``make test-cluster-s3`` runs the
+tests marked ``cluster`` on a standalone cluster of two Workers that share nothing with the
+driver but the S3 server and a PostgreSQL catalog.
 
 A test that looks at the warehouse's files on the local disk is marked ``local_files``; the S3
 tier leaves it out (``-m 'not local_files'``), saying so in the marker's description.
@@ -23,6 +26,11 @@ from tests.support.s3_server import S3Server
 
 ENV_TEST_WAREHOUSE = "VERSIONED_TEST_WAREHOUSE"
 S3_TIER = os.environ.get(ENV_TEST_WAREHOUSE, "").strip().lower() == "s3"
+ENV_TEST_CATALOG = "VERSIONED_TEST_CATALOG"
+PG_CATALOG = os.environ.get(ENV_TEST_CATALOG, "").strip().lower() == "postgres"
+"""``VERSIONED_TEST_CATALOG=postgres``: the ``cat`` fixture's catalog is a database of the
+tests' PostgreSQL cluster (`make test-cluster-s3`: nothing but the S3 server and PostgreSQL is
+shared by the driver and the executors)."""
 BUCKET = "lake"
 _server: list[S3Server] = []
 
@@ -55,10 +63,15 @@ def start_s3_tier() -> dict[str, str]:
         server = S3Server.start(work, record=False)
         server.create_bucket(BUCKET)
         _server.append(server)
-    os.environ.update(_server[0].env())
+    aws = _server[0].env()
+    os.environ.update(aws)
     os.environ[ENV_SPARK_JARS] = ",".join(str(p) for p in jars("s3a"))
     try:
-        return session_settings(s3_location(f"s3://{BUCKET}"))
+        settings = session_settings(s3_location(f"s3://{BUCKET}"))
+        # Executors of a cluster, and their Python workers (pyarrow), reach the server too:
+        # a user gives them the AWS settings the same way (or an instance role).
+        settings.update({f"spark.executorEnv.{k}": v for k, v in aws.items()})
+        return settings
     finally:
         del os.environ[ENV_SPARK_JARS]
 

@@ -15,6 +15,7 @@ import pytest
 from pybloom_live import BloomFilter
 
 from tests.support.jvm_processes import JvmProcesses
+from tests.support.test_warehouse import files_under, read_text
 from tests.support.typed_rows import TYPED_COLUMNS, typed_batch
 from versioned.api.catalog import Catalog, connect
 from versioned.catalog.records import StreamMark
@@ -60,11 +61,15 @@ def _rows(t: Any) -> list[tuple[Any, ...]]:
 
 def _blooms(t: Any) -> dict[tuple[str | None, ...], tuple[bytes, dict[str, Any], int]]:
     """Per partition: the Bloom file's bytes, stats and key count."""
-    root = Path(t.catalog.settings.warehouse) / t.info.location
+    fileio = t.catalog.engine_context.fileio
     snapshot = t.snapshot()
     values = {pid: p.values for pid, p in snapshot.partitions.items()}
     return {
-        values[f.partition_id]: ((root / f.path).read_bytes(), f.stats, f.row_count)
+        values[f.partition_id]: (
+            fileio.read_bytes(f"{t.info.location}/{f.path}"),
+            f.stats,
+            f.row_count,
+        )
         for f in snapshot.files
         if f.kind == "bloom"
     }
@@ -72,27 +77,23 @@ def _blooms(t: Any) -> dict[tuple[str | None, ...], tuple[bytes, dict[str, Any],
 
 def _left_behind(t: Any) -> set[str]:
     """Files under the table no catalog record lists (dead letters aside)."""
-    root = Path(t.catalog.settings.warehouse) / t.info.location
     listed = {f.path for f in t.catalog.engine_context.store.all_files(t.name)}
-    on_disk = {str(p.relative_to(root)) for p in root.rglob("*") if p.is_file()}
-    return {p for p in on_disk - listed if not p.startswith("_dead_letter/")}
+    stored = files_under(t.catalog, t.info.location)
+    return {p for p in stored - listed if not p.startswith("_dead_letter/")}
 
 
 def _listed_but_missing(t: Any) -> set[str]:
-    root = Path(t.catalog.settings.warehouse) / t.info.location
-    return {
-        f.path
-        for f in t.catalog.engine_context.store.all_files(t.name)
-        if not (root / f.path).exists()
-    }
+    stored = files_under(t.catalog, t.info.location)
+    return {f.path for f in t.catalog.engine_context.store.all_files(t.name)} - stored
 
 
 def _dead_letters(t: Any) -> list[dict[str, Any]]:
-    folder = Path(t.catalog.settings.warehouse) / t.info.location / "_dead_letter"
+    letters = sorted(files_under(t.catalog, f"{t.info.location}/_dead_letter"))
     return [
         json.loads(line)
-        for f in folder.rglob("*.json")
-        for line in f.read_text().split("\n")
+        for rel in letters
+        if rel.endswith(".json")
+        for line in read_text(t.catalog, f"{t.info.location}/_dead_letter/{rel}").split("\n")
         if line
     ]
 

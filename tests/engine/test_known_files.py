@@ -1,6 +1,7 @@
-"""Scans built from the catalog's file list (`engine.spark.known_files`): the rows, partition
-values and types Spark's reader gives, without a question to the file system while the scan
-is built (a file that is not there fails only when the scan runs)."""
+"""Scans built from the catalog's file list (`engine.spark.known_files`, what reads of a table
+on an object store use): the rows, partition values and types Spark's reader gives, without
+a question to the file system while the scan is built (a file that is not there fails only
+when the scan runs). tests/storage/test_s3_warehouse.py counts the requests on S3."""
 
 from __future__ import annotations
 
@@ -12,7 +13,6 @@ import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import types as T
 
-from versioned.engine.spark.file_scans import scan_files
 from versioned.engine.spark.known_files import KnownFile, known_files_frame
 
 SCHEMA = T.StructType(
@@ -69,7 +69,7 @@ def test_building_the_scan_asks_the_file_system_nothing(spark: Any, tmp_path: Pa
         spark.read.schema(SCHEMA).option("basePath", str(tmp_path)).parquet(
             *[str(tmp_path / f.path) for f in known]
         )
-    frame = scan_files(spark, "parquet", SCHEMA, str(tmp_path), known)
+    frame = known_files_frame(spark, "parquet", SCHEMA, str(tmp_path), known)
     assert sorted(Path(p).name for p in frame.inputFiles())[-1] == "part-lost.parquet"
     assert frame.where("p = 'a'").count() == 3  # the lost file's partition is pruned
     with pytest.raises(Exception, match=r"part-lost|FileNotFound|does not exist"):

@@ -16,9 +16,10 @@ import sys
 import time
 import urllib.request
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 ACCESS_KEY, SECRET_KEY, REGION = "testing", "testing", "us-east-1"
@@ -74,11 +75,23 @@ def logged_requests(log_path: Path) -> list[S3Request]:
             break
         lines = again
     found = []
-    for line in lines:
-        entry = json.loads(line)
+    for entry in _entries(lines):
         url = urlsplit(entry["url"])
         found.append(S3Request(entry["method"], url.path, url.query, entry["headers"]))
     return found
+
+
+def _entries(lines: list[str]) -> Iterator[dict[str, Any]]:
+    """The log's records: one per line, except where two requests answered at once were
+    written on one line (moto's recorder does not lock its file)."""
+    decoder = json.JSONDecoder()
+    for line in lines:
+        at = 0
+        while at < len(line):
+            entry, at = decoder.raw_decode(line, at)
+            yield entry
+            while at < len(line) and line[at].isspace():
+                at += 1
 
 
 def request_counts(requests: list[S3Request]) -> Counter[str]:

@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 BENCH_STAMP := $(VENV)/.installed-bench
 
-.PHONY: demo jars jars-lock spark-venvs check test test-spark test-fresh test-oldest-spark test-s3 test-cluster test-cluster-s3 soak faults soak-long wheel-smoke lint docs bench bench-smoke bench-acid bench-acid-profile bench-streaming bench-mutation bench-caller bench-first-load bench-s3 bench-scheduled-job bench-scaling bench-continuous bench-peers bench-ui clean
+.PHONY: demo jars jars-lock spark-venvs check test test-spark test-fresh test-oldest-spark test-s3 test-cluster test-cluster-s3 soak faults faults-s3 soak-long wheel-smoke lint docs bench bench-smoke bench-acid bench-acid-profile bench-streaming bench-mutation bench-caller bench-first-load bench-s3 bench-scheduled-job bench-scaling bench-continuous bench-peers bench-ui clean
 
 # The package and its development tools; the benchmarks' peers (delta-rs, pyiceberg,
 # matplotlib) only for the `bench*` targets (the tests need none of them: about 30 s of CI).
@@ -136,6 +136,11 @@ soak: $(STAMP)
 # check (one seed a run; `make soak-long` runs many): tests/faults.
 faults: $(STAMP)
 	$(PY) -m pytest -p no:cacheprovider -m faults tests/faults
+
+# The history check with the warehouse on the S3 tier's server behind a proxy that injects an
+# object store's faults (503 SlowDown bursts, a cut upload part, a lost reply, slow GETs).
+faults-s3: $(STAMP)
+	VERSIONED_TEST_WAREHOUSE=s3 $(PY) -m pytest -p no:cacheprovider -m faults tests/faults/test_history_s3.py
 
 # The history check of `make faults` with many seeds (SEEDS, default 20; one pytest run each,
 # both layouts), then each run's line and the totals: operations, connection kills, commits,

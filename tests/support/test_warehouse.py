@@ -76,6 +76,13 @@ def start_s3_tier() -> dict[str, str]:
         del os.environ[ENV_SPARK_JARS]
 
 
+def tier_server() -> S3Server:
+    """The S3 tier's server (started by `start_s3_tier`)."""
+    if not _server:
+        raise RuntimeError("the S3 tier's server runs only with VERSIONED_TEST_WAREHOUSE=s3")
+    return _server[0]
+
+
 def stop_s3_tier() -> None:
     """Stop the tier's S3 server, if it runs."""
     while _server:

@@ -62,14 +62,6 @@ def test_changes_since_zero_are_every_live_row_as_an_insert(cat: Catalog, layout
     assert sorted(tuple(r) for r in rows) == [("insert", 1, 10.0), ("insert", 3, 3.0)]
 
 
-GROWING_BUCKET = (
-    "a transaction batch's bucket file grows across its transactions (Hive's delta_x_y, with a "
-    "side file of committed lengths); an S3 object appears only once closed, so a committed "
-    "transaction of a batch still open cannot be read yet (issue 46: a file per transaction "
-    "on object stores)"
-)
-
-
 def _late_stream_commit(cat: Catalog, t: Table, upsert_into: str) -> list[list[tuple]]:
     """A streaming batch into partition ``a`` whose second transaction commits after an
     upsert into ``upsert_into`` that opened after it; returns the rows right after each
@@ -99,7 +91,6 @@ def _after_each_commit(t: Table) -> list[list[tuple]]:
     return [latest(t, as_of=c.version) for c in commits]
 
 
-@pytest.mark.s3_gap(["acid"], reason=GROWING_BUCKET)
 def test_a_transaction_committing_after_a_higher_version_gets_a_version_above_it(
     cat: Catalog, layout: str
 ) -> None:
@@ -120,7 +111,6 @@ def test_a_transaction_committing_after_a_higher_version_gets_a_version_above_it
     reason="a version is in the paths of its files (version_id=V): a commit keeps it when "
     "only another partition got a higher version first",
 )
-@pytest.mark.s3_gap(["acid"], reason=GROWING_BUCKET)
 def test_versions_follow_the_commit_order_across_partitions(cat: Catalog, layout: str) -> None:
     t = make_table(cat, layout=layout)
     _late_stream_commit(cat, t, upsert_into="b")
@@ -128,7 +118,6 @@ def test_versions_follow_the_commit_order_across_partitions(cat: Catalog, layout
     assert versions == sorted(versions)
 
 
-@pytest.mark.s3_gap(["acid"], reason=GROWING_BUCKET)
 def test_as_of_a_version_reads_the_table_right_after_its_commit_in_any_commit_order(
     cat: Catalog, layout: str
 ) -> None:

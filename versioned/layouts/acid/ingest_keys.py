@@ -12,6 +12,7 @@ no data file unless a Bloom filter gives a false positive.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -54,11 +55,12 @@ class StoredKeys:
     PARTITION = "#partition"
     """Column of `live_row_ids`: the partition id of the row."""
 
-    def __init__(self, context: SinkContext, own: DeltaDir) -> None:
+    def __init__(self, context: SinkContext, own: Sequence[DeltaDir]) -> None:
+        """``own``: the batch's insert directories (their delete twins are the batch's too)."""
         self._context = context
         self._spec = context.table.spec
-        self._own = own.name
-        self._own_deletes = dataclasses.replace(own, delete=True).name
+        self._own = {d.name for d in own}
+        self._own_deletes = {dataclasses.replace(d, delete=True).name for d in own}
         self._keys = key_fields(self._spec)
         self._mine: pa.Table | None = None
         self.partitions: dict[int, PartitionInfo] = {}
@@ -117,7 +119,7 @@ class StoredKeys:
             scope_p = {int(p) for p in np.unique(probe.partition_ids) if p != NO_PARTITION}
         scope_b = None if probe.buckets is None else {int(b) for b in np.unique(probe.buckets)}
         in_scope = files.only(scope_p, scope_b)
-        inserts = [r for r in in_scope.inserts if r.directory != self._own]
+        inserts = [r for r in in_scope.inserts if r.directory not in self._own]
         location = context.table.location
         blooms = key_blooms(snapshot.files)
         kept = prune_insert_files(
@@ -129,8 +131,8 @@ class StoredKeys:
         if mine is not None and mine.num_rows:
             rows.append(mine.select(empty.schema.names).cast(empty.schema))
             # This batch's own delete events are in ``mine`` already (`committed`).
-            own = [r for r in in_scope.inserts if r.directory == self._own]
-            others = [d for d in in_scope.deletes if d.directory != self._own_deletes]
+            own = [r for r in in_scope.inserts if r.directory in self._own]
+            others = [d for d in in_scope.deletes if d.directory not in self._own_deletes]
             deletes.update((d.file.path, d) for d in deletes_for(own, others))
         if not rows:
             return empty

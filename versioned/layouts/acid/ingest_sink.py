@@ -20,6 +20,12 @@ pairs with the insert delta; a ``delete_delta_W_W`` inside it would count as obs
 complete file per transaction and bucket, ``bucket_N_K``, sorted by ROW__ID as Hive's
 readers expect of every delete file (appending to one file would leave it sorted per
 transaction only). New keys read no data file.
+
+On an object store a file is visible only once closed, and cannot grow: there each
+transaction of the batch writes its own ``delta_W_W`` and ``delete_delta_W_W`` of complete
+bucket files (with their key filters), which is what Hive's streaming writer leaves for
+batches of one transaction, so that a committed transaction is readable at once by our
+readers and by Hive's.
 """
 
 from __future__ import annotations
@@ -95,15 +101,18 @@ class AcidIngestSink:
         self._fileio: FileIO = context.fileio
         self._location = context.table.location
         low, high = min(context.write_ids), max(context.write_ids)
+        self._per_txn = self._fileio.object_store is not None  # see the module docstring
         self._inserts = DeltaDir(low, high, _STATEMENT)
         self._deletes = DeltaDir(low, high, _STATEMENT, delete=True)
+        own = [DeltaDir(w, w, _STATEMENT) for w in context.write_ids]
         self._files: dict[tuple[int, str, int], _GrowingFile] = {}
         self._pending: list[pa.Table] = []
         self._touched: set[tuple[int, str, int]] = set()
-        self._markers: set[tuple[int, str]] = set()
+        self._markers: set[tuple[int, str]] = set()  # (partition id, directory name)
         self._new_markers: set[tuple[int, str]] = set()
         self._delete_adds: dict[int, list[FileAdd]] = {}
-        self._keys = StoredKeys(context, self._inserts)
+        self._insert_adds: dict[int, list[FileAdd]] = {}
+        self._keys = StoredKeys(context, own if self._per_txn else [self._inserts])
         self._new_ids: pa.Table | None = None
         self._prepared: tuple[int, PreparedCommit] | None = None
         self._rows: pa.Table | None = None
@@ -132,7 +141,7 @@ class AcidIngestSink:
             rows = last_per_key(rows, keys)[0] if keys else rows.slice(rows.num_rows - 1)
             old = self._keys.live_row_ids(rows)
             self._write_deletes(txn_id, write_id, old)
-            self._new_ids = self._write_inserts(write_id, rows)
+            self._new_ids = self._write_inserts(txn_id, write_id, rows)
         for key in self._touched:
             growing = self._files[key]
             growing.length = growing.writer.flush()
@@ -221,6 +230,7 @@ class AcidIngestSink:
         self._touched = set()
         self._new_markers = set()
         self._delete_adds = {}
+        self._insert_adds = {}
         self._new_ids = None
         self._prepared = None
 
@@ -266,8 +276,9 @@ class AcidIngestSink:
 
     # writing ----------------------------------------------------------------------------------
 
-    def _write_inserts(self, write_id: int, rows: pa.Table) -> pa.Table:
-        """Append ``rows`` as insert events; the ROW__IDs they got, with their keys."""
+    def _write_inserts(self, txn_id: int, write_id: int, rows: pa.Table) -> pa.Table:
+        """Append ``rows`` as insert events (on an object store: write them as the complete
+        files of the transaction's own delta); the ROW__IDs they got, with their keys."""
         spec = self._spec
         types = [spec.column(c).type for c in spec.bucket_by]
         num = spec.buckets or 1
@@ -279,9 +290,12 @@ class AcidIngestSink:
             group = rows.filter(pa.array(buckets == bucket))
             if keys:
                 group = group.sort_by([(k, "ascending") for k in keys])
-            growing = self._file(pid, self._context.partition.path, INSERT_KIND, int(bucket))
-            first = growing.writer.insert(write_id, group)
-            growing.rows += group.num_rows
+            if self._per_txn:
+                first = self._write_insert_file(txn_id, write_id, int(bucket), group)
+            else:
+                growing = self._file(pid, self._context.partition.path, INSERT_KIND, int(bucket))
+                first = growing.writer.insert(write_id, group)
+                growing.rows += group.num_rows
             ids = {
                 s.ORIGINAL_WRITE_ID: pa.array([write_id] * group.num_rows, pa.int64()),
                 s.BUCKET: pa.array(
@@ -292,6 +306,32 @@ class AcidIngestSink:
             placed.append(pa.table({**{k: group.column(k) for k in keys}, **ids}))
         return pa.concat_tables(placed)
 
+    def _write_insert_file(self, txn_id: int, write_id: int, bucket: int, rows: pa.Table) -> int:
+        """``rows`` as the complete file ``delta_W_W/bucket_N`` with its key filters (object
+        stores); the row id of its first event."""
+        pid, path = self._context.partition.id, self._context.partition.path
+        directory = DeltaDir(write_id, write_id, _STATEMENT)
+        rel = bucket_file_path(path, directory, bucket)
+        prop = encode_bucket_property(bucket, _STATEMENT)
+        where = f"{self._location}/{rel}"
+        with open_bucket_writer(
+            self._fileio, where, self._spec.data_columns, bucket_property=prop
+        ) as writer:
+            first = writer.insert(write_id, rows)
+        stats: dict[str, Any] = {"write_id": write_id, "bucket": bucket}
+        adds = self._insert_adds.setdefault(pid, [])
+        filters = write_key_filter(self._fileio, self._location, rel, self._spec)
+        if filters is not None:
+            stats.update(filters.stats)
+            bloom = FileAdd(
+                pid, filters.bloom_path, KEY_BLOOM_KIND, txn_id, filters.bloom_size, filters.keys
+            )
+            adds.append(bloom)
+        size = self._fileio.size(where)
+        adds.append(FileAdd(pid, rel, INSERT_KIND, txn_id, size, rows.num_rows, stats))
+        adds.extend(self._marker(pid, path, directory, txn_id))
+        return first
+
     def _write_deletes(self, txn_id: int, write_id: int, old: pa.Table) -> None:
         """Delete events for the stored rows ``old`` (ROW__IDs with ``#partition``): per
         partition and bucket one complete file ``delete_delta_FIRST_LAST/bucket_N_K`` (``K``:
@@ -300,7 +340,9 @@ class AcidIngestSink:
         if not old.num_rows:
             return
         directory = self._deletes
-        attempt = self._context.txn_ids.index(txn_id)
+        attempt: int | None = self._context.txn_ids.index(txn_id)
+        if self._per_txn:
+            directory, attempt = DeltaDir(write_id, write_id, _STATEMENT, delete=True), None
         partitions = self._keys.partitions
         for pid in pc.unique(old.column(StoredKeys.PARTITION)).to_pylist():
             mine = old.filter(pc.equal(old.column(StoredKeys.PARTITION), pid))
@@ -322,7 +364,7 @@ class AcidIngestSink:
                 size = self._fileio.size(where)
                 stats = {"write_id": write_id, "bucket": int(bucket)}
                 adds.append(FileAdd(pid, rel, DELETE_KIND, txn_id, size, events.num_rows, stats))
-            adds.extend(self._marker(pid, path, DELETE_KIND, txn_id))
+            adds.extend(self._marker(pid, path, directory, txn_id))
 
     def _file(self, pid: int, partition_path: str, kind: str, bucket: int) -> _GrowingFile:
         key = (pid, kind, bucket)
@@ -347,6 +389,8 @@ class AcidIngestSink:
         """The catalog change of this commit, per partition: files first committed now are
         added (with their directory's marker), the others grow."""
         items: dict[int, list[Any]] = {pid: list(a) for pid, a in self._delete_adds.items()}
+        for pid, adds in self._insert_adds.items():
+            items.setdefault(pid, []).extend(adds)
         for key in sorted(self._touched):
             growing = self._files[key]
             part = items.setdefault(growing.partition_id, [])
@@ -366,7 +410,7 @@ class AcidIngestSink:
                 )
             )
             part.extend(
-                self._marker(growing.partition_id, growing.partition_path, INSERT_KIND, txn_id)
+                self._marker(growing.partition_id, growing.partition_path, self._inserts, txn_id)
             )
         return {
             pid: PartitionCommit(
@@ -378,11 +422,10 @@ class AcidIngestSink:
             for pid, found in items.items()
         }
 
-    def _marker(self, pid: int, path: str, kind: str, txn_id: int) -> Sequence[FileAdd]:
-        """The ``_orc_acid_version`` marker of the batch's insert or delete directory in a
+    def _marker(self, pid: int, path: str, directory: DeltaDir, txn_id: int) -> Sequence[FileAdd]:
+        """The ``_orc_acid_version`` marker of one of the batch's directories in a
         partition, once."""
-        directory = self._deletes if kind == DELETE_KIND else self._inserts
-        which = (pid, kind)
+        which = (pid, directory.name)
         if which in self._markers or which in self._new_markers:
             return ()
         self._new_markers.add(which)

@@ -7,7 +7,6 @@ transaction rolls back, so a conflicting commit leaves nothing behind.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, cast
@@ -19,8 +18,8 @@ from sqlalchemy.orm.attributes import set_committed_value
 from versioned.catalog import (
     access,
     clock,
+    commit_changes,
     partition_summaries,
-    partitions,
     stream_progress,
     tables,
     transactions,
@@ -36,7 +35,7 @@ from versioned.catalog.records import (
     SinceCheck,
     StreamMark,
 )
-from versioned.errors import CommitConflictError, InputError, NoSuchPartitionError, SchemaError
+from versioned.errors import CommitConflictError, InputError, SchemaError
 from versioned.names import TableName
 
 _CHUNK = 500
@@ -144,11 +143,11 @@ def apply(
             clears them).
     """
     metrics_data = _json_object(metrics or {}, "metrics")
-    _validate(changes)
+    commit_changes.validate(changes)
     planned = txn.id if version is None else int(version)
     version = _in_commit_order(session, table, planned, user, now) if in_commit_order else planned
-    changes = _create_partitions(session, table, changes, now)
-    _check_partitions(session, table, changes)
+    changes = commit_changes.create_partitions(session, table, changes, now)
+    commit_changes.check_partitions(session, table, changes)
     old_seq = table.current_seq
     if expected_seq is not None and old_seq != expected_seq:
         reason = "a key unique table-wide may have moved meanwhile"
@@ -223,103 +222,6 @@ def _changed_since(session: Session, table: TableRow, seq: int) -> list[DataFile
         )
     )
     return [r.info() for r in rows]
-
-
-def _validate(changes: Sequence[PartitionCommit]) -> None:
-    seen_partitions: set[object] = set()
-    seen_paths: set[str] = set()
-    for change in changes:
-        if not isinstance(change, PartitionCommit):
-            raise InputError(f"commit takes PartitionCommit records, got {type(change).__name__}")
-        seen = change.partition_id if change.values is None else tuple(change.values)
-        if seen in seen_partitions:
-            raise SchemaError(
-                f"partition {seen} appears twice in one commit: merge its "
-                "changes into one PartitionCommit",
-                partition_id=change.partition_id,
-            )
-        seen_partitions.add(seen)
-        if change.partition_id is not None and change.values is not None:
-            raise SchemaError(
-                f"a PartitionCommit of partition {change.partition_id} must not give values: "
-                "values are for a partition the commit creates (partition_id None)",
-                partition_id=change.partition_id,
-            )
-        if (
-            change.partition_id is None
-            and change.values is None
-            and (change.check_head or change.new_head is not None)
-        ):
-            raise SchemaError(
-                "a PartitionCommit without a partition id has no head to check or move: "
-                "set check_head=False, or add_partition(name, []) for an unpartitioned "
-                "table and use its id"
-            )
-        for add in change.add:
-            if add.partition_id != change.partition_id:
-                raise SchemaError(
-                    f"file {add.path!r} belongs to partition {add.partition_id} but is "
-                    f"committed with partition {change.partition_id}",
-                    path=add.path,
-                )
-        paths = [a.path for a in change.add] + list(change.remove) + [g.path for g in change.grow]
-        for path in paths:
-            if not isinstance(path, str) or not path:
-                raise InputError(f"file paths must be non-empty strings, got {path!r}")
-            if path in seen_paths:
-                raise SchemaError(
-                    f"file {path!r} is added or removed twice in one commit", path=path
-                )
-            seen_paths.add(path)
-
-
-def _create_partitions(
-    session: Session, table: TableRow, changes: Sequence[PartitionCommit], now: float
-) -> list[PartitionCommit]:
-    """Resolve the changes that name a partition by its values: find or create it here, in
-    the commit's SQL transaction (a failed commit rolls the new row back with the rest)."""
-    resolved: list[PartitionCommit] = []
-    for change in changes:
-        if change.partition_id is None and change.values is not None:
-            values = partitions.normalise(table, change.values)
-            info = partitions.insert(session, table, values, now)
-            adds = tuple(dataclasses.replace(a, partition_id=info.id) for a in change.add)
-            change = dataclasses.replace(change, partition_id=info.id, values=None, add=adds)
-        resolved.append(change)
-    ids = [c.partition_id for c in resolved if c.partition_id is not None]
-    if len(ids) != len(set(ids)):
-        twice = sorted({i for i in ids if ids.count(i) > 1})
-        raise SchemaError(
-            f"partition(s) {twice} appear twice in one commit (by id and by values, or by "
-            "values that are the same partition): merge their changes into one "
-            "PartitionCommit",
-            partition_id=twice[0],
-        )
-    return resolved
-
-
-def _check_partitions(
-    session: Session, table: TableRow, changes: Sequence[PartitionCommit]
-) -> None:
-    wanted = {c.partition_id for c in changes if c.partition_id is not None}
-    if not wanted:
-        return
-    found = set(
-        session.scalars(
-            sa.select(PartitionRow.id).where(
-                PartitionRow.table_id == table.id, PartitionRow.id.in_(wanted)
-            )
-        )
-    )
-    missing = sorted(wanted - found)
-    if missing:
-        name = f"{table.database.name}.{table.name}"
-        raise NoSuchPartitionError(
-            f"partition id(s) {missing} are not partitions of {name}: create them with "
-            "add_partition() and commit with the ids it returns",
-            table=name,
-            partition_ids=missing,
-        )
 
 
 def _move_head(

@@ -3,6 +3,10 @@
 Each method runs in one short SQL transaction of its own (a lock wait polls in several) and
 checks the permission it needs first. Timestamps are float epoch seconds from the catalog
 database's clock (`versioned.catalog.clock`), never this client's.
+
+This module holds the table, commit, snapshot and permission calls; the others come from
+`MetaStore`'s parts, each built on `versioned.catalog.store_base.StoreBase`: `TransactionStore`,
+`ChangeLogReads`, `SummaryReads`, `PartitionStore`, `StreamProgressStore` and `GrantStore`.
 """
 
 from __future__ import annotations
@@ -20,12 +24,9 @@ from versioned.catalog import (
     clock,
     commit_outcomes,
     commits,
-    grants,
     multi_commits,
-    partitions,
     schemas,
     snapshots,
-    stream_progress,
     tables,
 )
 from versioned.catalog.change_log import ChangeLogReads
@@ -35,24 +36,23 @@ from versioned.catalog.connection import (
     ensure_schema_when_reachable,
 )
 from versioned.catalog.engine import create_engine
-from versioned.catalog.models import TableRow
+from versioned.catalog.grant_store import GrantStore
+from versioned.catalog.partition_store import PartitionStore
 from versioned.catalog.partition_summaries import PartitionSummariser
 from versioned.catalog.records import (
     CommitInfo,
     DatabaseInfo,
     DataFile,
-    GrantInfo,
     PartitionCommit,
-    PartitionInfo,
     Privilege,
     SinceCheck,
     Snapshot,
     StreamMark,
-    StreamProgress,
     TableAccess,
     TableCommit,
     TableInfo,
 )
+from versioned.catalog.stream_progress_store import StreamProgressStore
 from versioned.catalog.summary_reads import SummaryReads
 from versioned.catalog.transaction_store import TransactionStore
 from versioned.errors import CatalogUnavailableError, InputError
@@ -61,7 +61,14 @@ from versioned.schema import TableSpec
 from versioned.schema_changes import SchemaChange
 
 
-class MetaStore(TransactionStore, ChangeLogReads, SummaryReads):
+class MetaStore(
+    TransactionStore,
+    ChangeLogReads,
+    SummaryReads,
+    PartitionStore,
+    StreamProgressStore,
+    GrantStore,
+):
     """Databases, tables, partitions, transactions, locks, commits and grants.
 
     Attributes:
@@ -216,47 +223,6 @@ class MetaStore(TransactionStore, ChangeLogReads, SummaryReads):
                 raise
             made.append(CatalogChange("commit", str(table_name), commit.version))
         return commit
-
-    # partitions -------------------------------------------------------------------------------
-
-    def add_partition(self, name: TableName, values: Sequence[str | None]) -> PartitionInfo:
-        """The partition with ``values``, created when missing (needs write).
-
-        Racing creators, in any number of processes, all succeed and see the same row.
-        """
-
-        def create(s: Session, t: TableRow) -> PartitionInfo:
-            return partitions.insert(s, t, partitions.normalise(t, values), clock.now(s))
-
-        try:
-            return self._on_table(name, "write", create, write=True, idempotent=True)
-        except IntegrityError:  # another process inserted it first: read the winner's row
-            return self.partition(name, values)
-
-    def add_partitions(
-        self, name: TableName, values: Sequence[Sequence[str | None]]
-    ) -> list[PartitionInfo]:
-        """The partitions with each of ``values``, the missing ones created in one catalog
-        transaction (needs write); racing creators all succeed, as with `add_partition`."""
-
-        def create(s: Session, t: TableRow) -> list[PartitionInfo]:
-            now = clock.now(s)
-            return [partitions.insert(s, t, partitions.normalise(t, v), now) for v in values]
-
-        try:
-            return self._on_table(name, "write", create, write=True, idempotent=True)
-        except IntegrityError:  # another process inserted one first: the rest again
-            return self._on_table(name, "write", create, write=True, idempotent=True)
-
-    def partitions(self, name: TableName) -> list[PartitionInfo]:
-        """Every partition of the table, by path (needs read)."""
-        return self._on_table(name, "read", lambda s, t: partitions.list_for(s, t.id))
-
-    def partition(self, name: TableName, values: Sequence[str | None]) -> PartitionInfo:
-        """The partition with ``values`` (needs read); raises `NoSuchPartitionError`."""
-        return self._on_table(
-            name, "read", lambda s, t: partitions.get(s, t, partitions.normalise(t, values)).info()
-        )
 
     # commits and snapshots --------------------------------------------------------------------
 
@@ -428,94 +394,7 @@ class MetaStore(TransactionStore, ChangeLogReads, SummaryReads):
             idempotent=True,
         )
 
-    # streaming writers -----------------------------------------------------------------------
-
-    def stream_progress(self, name: TableName) -> list[StreamProgress]:
-        """The last micro-batch of every streaming writer of the table (needs read)."""
-        return self._on_table(name, "read", lambda s, t: stream_progress.progress_of(s, t.id))
-
-    def record_stream_batch(self, name: TableName, mark: StreamMark) -> None:
-        """Record a micro-batch that committed nothing (no row to apply) as the writer's
-        progress, so that a replay skips it (needs write).
-
-        Raises:
-            StreamBatchCommittedError: The writer recorded this batch or a later one.
-        """
-        stream_progress.check_mark(mark)
-
-        def work(s: Session, t: TableRow) -> None:
-            stream_progress.refuse_done(s, t, mark)
-            stream_progress.record(s, t, mark, None, clock.now(s))
-
-        # Run again after a lost COMMIT, it says StreamBatchCommittedError when it had happened.
-        self._on_table(name, "write", work, write=True, lock=True, idempotent=True)
-
-    def forget_stream_progress(self, name: TableName, writer_id: str | None = None) -> int:
-        """Forget one writer's progress (every writer's when ``writer_id`` is None), so
-        that its batch ids count from anew (needs write); returns the writers forgotten."""
-        return self._on_table(
-            name,
-            "write",
-            lambda s, t: stream_progress.forget(s, t.id, writer_id),
-            write=True,
-            lock=True,
-            idempotent=True,
-        )
-
-    # grants -----------------------------------------------------------------------------------
-
-    def grant(
-        self, principal: str, privilege: Privilege, *, database: str, table: str | None = None
-    ) -> GrantInfo:
-        """Grant a privilege on a database or table (needs ownership or ``all``).
-
-        Granting what is granted already is not an error.
-        """
-
-        def unit(s: Session) -> GrantInfo:
-            return grants.grant(
-                s,
-                user=self.user,
-                principal=principal,
-                privilege=privilege,
-                database=database,
-                table=table,
-                now=clock.now(s),
-            )
-
-        target = database if table is None else f"{database}.{table}"
-        with watched(self.watch, "grant", target) as made:
-            try:
-                granted = self._db.write(unit, idempotent=True)
-            except IntegrityError:  # the same grant raced in from elsewhere: it exists now
-                granted = self._db.write(unit, idempotent=True)
-            made.append(CatalogChange("grant", target))
-        return granted
-
-    def revoke(
-        self, principal: str, privilege: Privilege, *, database: str, table: str | None = None
-    ) -> None:
-        """Take back a grant (needs ownership or ``all``); revoking a missing grant is a no-op."""
-        target = database if table is None else f"{database}.{table}"
-        with watched(self.watch, "revoke", target) as made:
-            self._db.write(
-                lambda s: grants.revoke(
-                    s,
-                    user=self.user,
-                    principal=principal,
-                    privilege=privilege,
-                    database=database,
-                    table=table,
-                ),
-                idempotent=True,
-            )
-            made.append(CatalogChange("revoke", target))
-
-    def grants(self, *, database: str, table: str | None = None) -> list[GrantInfo]:
-        """Grants on exactly this database or table (needs read on it)."""
-        return self._db.read(
-            lambda s: grants.grants_on(s, user=self.user, database=database, table=table)
-        )
+    # permissions ------------------------------------------------------------------------------
 
     def check(self, name: TableName, privilege: Privilege) -> None:
         """Raise `PermissionDeniedError` unless this user holds ``privilege`` on the table,

@@ -15,12 +15,6 @@ order and reads the log after each:
   inserts, 10 % deletes) written by the driver, one written by Spark's tasks
   (``write.driver_max_rows=0``), a compaction of every partition, a full read, a read of
   the first batch's version (time travel);
-* **acid**: the first load, the first 1 % batch (delete events and insert events per
-  partition and bucket), a streamed transaction batch of 10 transactions (on an object store
-  each transaction writes its own ``delta_W_W``: a growing file is invisible until closed),
-  a major compaction of every partition (its ``base_W`` folders are written out of Hive's
-  sight and moved to their names: the rename Hive's format needs, a copy and a delete per
-  object on S3), a full read;
 * **plain**: the same first load and the first 1 % batch's rows appended with
   ``DataFrame.write.partitionBy("p").parquet`` (Spark's default commit protocol: a task's
   files are renamed into place, which S3 does as copy and delete), then a full read.
@@ -140,8 +134,6 @@ def child(args: argparse.Namespace) -> dict[str, Any]:
     t.read(as_of=versions[1]).where("p = 3").count()
     step("versioned", "time travel (one partition)", time.perf_counter() - started)
 
-    _acid_steps(cat, source, first_batch, step)
-
     plain = "s3a://lake/plain"
     started = time.perf_counter()
     source.write.partitionBy("p").parquet(plain)
@@ -163,59 +155,6 @@ def child(args: argparse.Namespace) -> dict[str, Any]:
     step("plain", "full read (count)", time.perf_counter() - started)
     return {"rows": rows, "batch_rows": batch_rows, "live_rows": total, "steps": steps,
             "machine": machine(spark)}  # fmt: skip
-
-
-def _acid_steps(cat: Any, source: Any, first_batch: Any, step: Callable[..., None]) -> None:
-    """The acid layout's steps: its first load, the first 1 % batch, a streamed transaction
-    batch of 10 transactions into one partition, a major compaction, a full read."""
-    from versioned import streaming as vs
-
-    rows, batch_rows = source.count(), first_batch.num_rows
-    t = cat.create_table(
-        "bench.acid",
-        columns=COLUMNS,
-        primary_key="id",
-        partition_by="p",
-        layout="acid",
-        bucket_by="id",
-        buckets=2,
-        properties={"auto_compact": "false"},
-    )
-    before: set[str] = set()
-
-    def new_files() -> int:
-        now = {f.path for f in t.snapshot().files}
-        added = len(now - before)
-        before.clear()
-        before.update(now)
-        return added
-
-    started = time.perf_counter()
-    t.upsert(source)
-    step("acid", f"first load ({rows:,} rows)", time.perf_counter() - started, new_files)
-    started = time.perf_counter()
-    t.upsert(first_batch, op_code_column="op")
-    seconds = time.perf_counter() - started
-    step("acid", f"1 % batch ({batch_rows:,} rows)", seconds, new_files)
-    endpoint = vs.EndPoint(cat, "bench.acid", partition_values=["3"])
-    started = time.perf_counter()
-    with endpoint.connect(agent="bench-s3") as conn:
-        writer = vs.DelimitedInputWriter(["id", "a", "b", "s", "d"], ",", endpoint=endpoint)
-        with conn.fetch_transaction_batch(10, writer) as batch:
-            for n in range(10):
-                batch.begin_next_transaction()
-                keys = range(3 + 20 * 100 * n, 3 + 20 * 100 * (n + 1), 20)  # partition 3's
-                batch.write_many([f"{k},{k},{k % 1000},streamed {n},{k / 3}" for k in keys])
-                batch.commit()
-    seconds = time.perf_counter() - started
-    step("acid", "streamed batch (10 transactions of 100 rows)", seconds, new_files)
-    started = time.perf_counter()
-    done = t.compact()
-    seconds = time.perf_counter() - started
-    step("acid", f"major compaction ({done.compacted} partitions)", seconds, new_files)
-    started = time.perf_counter()
-    t.read().count()
-    step("acid", "full read (count)", time.perf_counter() - started)
 
 
 def _files(t: Any) -> int:

@@ -101,3 +101,16 @@ def test_a_slow_get_still_reads_the_whole_file(proxy: S3FaultProxy) -> None:
     proxy.slow_gets(1, delay_s=1.0)
     assert fio.read_bytes("t/a.bin") == b"late but whole"
     assert proxy.served[SLOW_GET] == before + 1
+
+
+def test_a_slow_down_answer_to_a_head_leaves_the_connection_usable(proxy: S3FaultProxy) -> None:
+    """An answer to HEAD has no body: the proxy once sent the error's XML after it, which the
+    next answer on that connection then began with (a Java client waited for ever)."""
+    fio = _fileio("head")
+    fio.write_bytes_atomic("t/a.bin", b"12345")
+    before = proxy.served[SLOW_DOWN]
+    proxy.slow_down(1)
+    assert fio.size("t/a.bin") == 5
+    assert proxy.served[SLOW_DOWN] == before + 1
+    for _ in range(3):  # later requests, on the kept-alive connection
+        assert fio.size("t/a.bin") == 5 and fio.read_bytes("t/a.bin") == b"12345"

@@ -151,9 +151,9 @@ class S3FaultProxy:
             return False  # the connection is cut halfway through the part
         body = _chunked_body(reader) if chunked else reader.read(length)
         if self._spend(SLOW_DOWN):
-            _answer(
-                client, 503, "Slow Down", [("Content-Type", "application/xml")], _SLOW_DOWN_BODY
-            )
+            # an answer to HEAD has no body: bytes after it would open the next answer
+            body = b"" if method == "HEAD" else _SLOW_DOWN_BODY
+            _answer(client, 503, "Slow Down", [("Content-Type", "application/xml")], body)
             return True
         dropped = _HOP_BY_HOP | ({"transfer-encoding", "content-length"} if chunked else set())
         forwarded = [(k, v) for k, v in headers if k.lower() not in dropped]

@@ -145,6 +145,13 @@ class FileIO:
         FileIO.opened_files.append(rel)
         return handle
 
+    @contextmanager
+    def reading(self, rel: str) -> Iterator[None]:
+        """Errors of reading ``rel`` through a handle `open_input` gave (a connection to an
+        object store lost mid-read) become one-line `StorageError`s."""
+        with self._errors("read", rel):
+            yield
+
     def read_bytes(self, rel: str) -> bytes:
         """The whole content of a file."""
         with self.open_input(rel) as handle, self._errors("read", rel):

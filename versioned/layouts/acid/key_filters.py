@@ -114,7 +114,8 @@ def write_key_filter(
     if columns is None:
         return None
     types = {c: arrow_type(spec.column(c).type) for c in columns}
-    with fileio.open_input(f"{table_location}/{bucket_path}") as handle:
+    rel = f"{table_location}/{bucket_path}"
+    with fileio.open_input(rel) as handle, fileio.reading(rel):
         orc = paorc.ORCFile(handle)
         rows = int(orc.nrows)
         bloom = KeyBloomFilter(max(rows, MIN_CAPACITY), error_rate)

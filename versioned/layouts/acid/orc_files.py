@@ -403,7 +403,8 @@ def read_committed_fields(
     ``location``; of a file an open streaming batch still appends to (stat
     `snapshot_dirs.STREAM_OPEN`), only its committed prefix, which ends at an ORC
     intermediate footer and so is a whole ORC file."""
-    with fileio.open_input(f"{location}/{file.path}") as handle:
+    rel = f"{location}/{file.path}"
+    with fileio.open_input(rel) as handle, fileio.reading(rel):
         source: Any = handle
         if file.stats.get(STREAM_OPEN):
             source = pa.BufferReader(handle.read_at(file.size_bytes, 0))

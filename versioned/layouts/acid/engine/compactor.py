@@ -17,12 +17,6 @@ Per partition, with its own transaction T (`write_transaction`, retried on confl
    partition head is not moved, so writers committing meanwhile do not conflict; readers of
    older snapshots keep reading the retired files until vacuum's retention runs out. A commit
    that loses a race moves the folders back out of Hive's sight before T aborts.
-
-On an object store a move is a copy and a delete of every object, no more atomic than the
-write itself: there the folders are written at their Hive names at once (room made first,
-marks written before the bucket files, so that another compactor takes a half-written
-folder for T's), and removed if T does not commit. Hive may see a folder being written, as
-it would see one being moved; versioned's readers see it only once T commits.
 """
 
 from __future__ import annotations
@@ -49,12 +43,7 @@ from versioned.layouts.acid.compaction_rules import CompactionKind, InitiatorThr
 from versioned.layouts.acid.directories import AcidDir
 from versioned.layouts.acid.engine.event_writer import WrittenFile, write_events
 from versioned.layouts.acid.engine.events import ROW_ID_FIELDS, read_events, valid_write_id
-from versioned.layouts.acid.engine.placement import (
-    make_room,
-    place_folders,
-    remove_folders,
-    unplace_folders,
-)
+from versioned.layouts.acid.engine.placement import place_folders, unplace_folders
 from versioned.layouts.acid.engine.tombstones import merge_tombstones
 from versioned.layouts.acid.key_filters import filter_key_columns
 from versioned.layouts.acid.paths import acid_dir_path
@@ -234,22 +223,14 @@ def _compact_partition(
             f"reading {len(plan.inputs)} file(s): {plan.kind} compaction of write ids "
             f"{plan.min_write_id}..{plan.max_write_id}"
         )
-        folders = [acid_dir_path(ppath, d) for d in plan.outputs() if d is not None]
-        staged = _staged(tx)
-        in_place = ctx.fileio.object_store is not None  # see the module docstring
-        if in_place:
-            make_room(ctx, table, staged, folders)
-        try:
-            adds = _write_outputs(ctx, table, plan, tx, say, table.location if in_place else staged)
-        except BaseException:
-            if in_place:
-                remove_folders(ctx.fileio, table, folders)
-            raise
+        adds = _write_outputs(ctx, table, plan, tx, say)
         data = [a for a in adds if a.kind in EVENT_KINDS]
         rows = sum(a.row_count for a in data if a.kind != DELETE_KIND)
         tombstones = sum(a.row_count for a in adds if a.kind == TOMBSTONE_KIND)
         say(f"committing {rows} rows, {tombstones} tombstones")
-        placed = folders if in_place else place_folders(ctx, table, staged, folders)
+        folders = [acid_dir_path(ppath, d) for d in plan.outputs() if d is not None]
+        staged = _staged(tx)
+        placed = place_folders(ctx, table, staged, folders)
         try:
             committed = tx.commit(
                 operation="compact",
@@ -275,10 +256,7 @@ def _compact_partition(
                 in_commit_order=job.layout.versions_follow_commits,
             )
         except CommitConflictError:  # nothing committed and T still open: hide them again
-            if in_place:
-                remove_folders(ctx.fileio, table, placed)
-            else:
-                unplace_folders(ctx.fileio, table, staged, placed)
+            unplace_folders(ctx.fileio, table, staged, placed)
             raise
     with suppress(StorageError):  # emptied by the moves; vacuum takes what stays
         ctx.fileio.delete_dir(staged, missing_ok=True)
@@ -305,28 +283,21 @@ def _write_outputs(
     plan: AcidCompactionPlan,
     tx: WriteTransaction,
     say: Progress,
-    root: str,
 ) -> tuple[FileAdd, ...]:
-    """Write the compacted directories of ``plan`` under ``root`` (``tx``'s staging folder,
-    `_staged`, or the table's folder on an object store), their markers first, and the
-    merged tombstones in place; the files to add, in the partition, at their final paths."""
+    """Write the compacted directories of ``plan`` under ``tx``'s staging folder (see
+    `_staged`), with their markers, and the merged tombstones in place; the files to add, in
+    the partition, at their final paths."""
     spec, location = table.spec, table.location
     inserts_dir, deletes_dir = plan.outputs()
     inserts, deletes = _events(ctx, ctx.store.snapshot(spec.name), plan)
     assert tx.staging_dir is not None
-    stage = tx.staging_dir
+    stage, staged = tx.staging_dir, _staged(tx)
     say(f"writing {' and '.join(d.name for d in (inserts_dir, deletes_dir) if d is not None)}")
     args: dict[str, Any] = {"version": tx.id, "claim": tx.own_file}
-    markers: dict[str, int] = {}
-    for directory in (inserts_dir, deletes_dir):
-        if directory is not None:
-            markers |= write_compaction_markers(
-                ctx.fileio, root, plan.partition.path, directory, tx.id
-            )
 
     def write(events: DataFrame, directory: AcidDir) -> list[WrittenFile]:
-        # same relative paths under ``root`` as under the table's folder
-        return write_events(events, spec, ctx.fileio, root, stage, directory, **args)
+        # into a copy of the table's tree under the staging folder: same relative paths
+        return write_events(events, spec, ctx.fileio, staged, stage, directory, **args)
 
     if plan.kind == "major":
         keys = [F.col(c) == F.col(f"#d_{c}") for c in ROW_ID_FIELDS]
@@ -337,11 +308,17 @@ def _write_outputs(
         written = write(inserts, inserts_dir) + write(deletes, deletes_dir)
     adds = [w.add for w in written]
     listed = {a.path for a in adds}
-    adds += [
-        FileAdd(None, rel, MARKER_KIND, tx.id, size, 0)
-        for rel, size in markers.items()
-        if rel not in listed  # `write_events` registered _orc_acid_version again
-    ]
+    for directory in (inserts_dir, deletes_dir):
+        if directory is None:
+            continue
+        markers = write_compaction_markers(
+            ctx.fileio, staged, plan.partition.path, directory, tx.id
+        )
+        adds += [
+            FileAdd(None, rel, MARKER_KIND, tx.id, size, 0)
+            for rel, size in markers.items()
+            if rel not in listed  # `write_events` registered _orc_acid_version already
+        ]
     merged_rel = plan.tombstone_output(tx.id)
     if merged_rel is not None:
         merged = merge_tombstones(

@@ -358,5 +358,5 @@ def _key_filter(
 
 
 def _row_count(fileio: FileIO, rel: str) -> int:
-    with fileio.open_input(rel) as handle:
+    with fileio.open_input(rel) as handle, fileio.reading(rel):
         return int(paorc.ORCFile(handle).nrows)

@@ -5,9 +5,7 @@ Hive's readers list a partition's folders (ours read the catalog's manifest). So
 writes its folders under its staging folder (``_staging/txn=T/compacted/<partition>/<name>``:
 hidden from Hive, claimed by T, so an abort removes them and vacuum leaves them while T
 runs) and, once they are complete, moves each to its name with one rename and commits. Hive
-sees a compacted folder whole or not at all. On an object store, where a rename is a copy and
-a delete of every object and no more atomic than a write, the compactor writes the folders at
-their names at once instead (`make_room` first, `remove_folders` if it does not commit).
+sees a compacted folder whole or not at all.
 
 The names carry no ``_vT``, so a folder may already be at the name (`folder_state`):
 
@@ -41,7 +39,6 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Sequence
-from contextlib import suppress
 from typing import Literal
 
 from versioned.catalog.records import TableInfo
@@ -153,27 +150,6 @@ def place_folders(
         unplace_folders(fileio, table, staged, placed)
         raise
     return placed
-
-
-def make_room(ctx: EngineContext, table: TableInfo, hidden: str, rels: Sequence[str]) -> None:
-    """Clear each name ``rels`` (relative to the table) for a compaction that writes its
-    folders there at once (object stores): an orphan goes (its remains under ``hidden``).
-
-    Raises:
-        CommitConflictError: A folder of that name is committed, or another compactor's is
-            about to be.
-        StorageError: Files no versioned compactor wrote are at the name.
-    """
-    for rel in rels:
-        _make_room(ctx, table, rel, hidden)
-
-
-def remove_folders(fileio: FileIO, table: TableInfo, rels: Sequence[str]) -> None:
-    """Delete the folders a compaction wrote at their names and will not commit (its
-    transaction still open, so no one else touches them); what stays is vacuum's."""
-    for rel in rels:
-        with suppress(StorageError):
-            fileio.delete_dir(f"{table.location}/{rel}", missing_ok=True)
 
 
 def unplace_folders(fileio: FileIO, table: TableInfo, staged: str, rels: Sequence[str]) -> None:

@@ -42,7 +42,8 @@ def stale_row_ids(
     mutated: set[RowId] = set()
     for add in staged:
         if add.kind == DELETE_KIND:
-            with fileio.open_input(f"{location}/{add.path}") as handle:
+            rel = f"{location}/{add.path}"
+            with fileio.open_input(rel) as handle, fileio.reading(rel):
                 mutated |= _row_ids(porc.ORCFile(handle).read(columns=list(ROW_ID_FIELDS)))
     if not mutated:
         return []

@@ -139,6 +139,7 @@ def stream(state: CliContext, name: str, inputs: tuple[str, ...], **options: Any
       --commit-every 10000   large enough for full speed, small enough to replay quickly
       --commit-seconds 1     records show within about a second of arriving
       --batch-size 10        acid tables write one delta directory per batch: fewer files
+                             (on S3 one per transaction: an object cannot grow)
       --batch-seconds 60     an open batch holds back compaction (Hive's advice: close it
                              after a while even with transactions unused)
 

@@ -50,17 +50,7 @@ def proxy(spark: Any) -> Iterator[S3FaultProxy]:
         proxy.close()
 
 
-ACID_ON_S3 = (
-    "acid on S3 under these faults is not clean yet (issue 46, open): in 2 of 5 runs a file "
-    "a commit lists (a key filter of a streamed delta_W_W, or of a compacted base) was missing "
-    "from the server at the end, and a compaction's folder moved object by object can be left "
-    "half-moved; the history itself replayed on the model in every run that finished"
-)
-
-
-@pytest.mark.parametrize(
-    "layout", ["versioned", pytest.param("acid", marks=pytest.mark.skip(reason=ACID_ON_S3))]
-)
+@pytest.mark.parametrize("layout", ["versioned", "acid"])
 def test_a_mixed_load_under_object_store_faults_replays_on_the_model(
     spark: Any,
     faulty: FaultyCatalog,

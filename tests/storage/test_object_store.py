@@ -11,7 +11,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from tests.support.s3_server import REGION, S3Server
+from tests.support.s3_server import REGION, S3Server, serving_bucket
 from versioned.errors import StorageError
 from versioned.storage.filesystem import FileIO
 from versioned.storage.object_store import is_s3, s3_location
@@ -60,15 +60,8 @@ def test_a_bad_root_or_endpoint_is_one_clear_error(root: str, env: dict[str, str
 
 @pytest.fixture(scope="module")
 def s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Server]:
-    server = S3Server.start(tmp_path_factory.mktemp("s3"))
-    try:
-        server.create_bucket("lake")
-        with pytest.MonkeyPatch.context() as env:
-            for key, value in server.env().items():
-                env.setenv(key, value)
-            yield server
-    finally:
-        server.stop()
+    with serving_bucket(tmp_path_factory.mktemp("s3")) as server:
+        yield server
 
 
 def test_files_are_written_once_in_place_read_listed_and_deleted(s3: S3Server) -> None:

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.s3_server import S3Server
+from tests.support.s3_server import S3Server, serving_bucket
 from tests.support.test_warehouse import S3_TIER
 from versioned.api.catalog import connect
 from versioned.errors import StorageError
@@ -20,15 +20,8 @@ pytestmark = pytest.mark.skipif(S3_TIER, reason="the S3 tier's session has the S
 
 @pytest.fixture
 def s3(tmp_path: Path) -> Iterator[S3Server]:
-    server = S3Server.start(tmp_path / "s3", record=False)
-    try:
-        server.create_bucket("lake")
-        with pytest.MonkeyPatch.context() as env:
-            for key, value in server.env().items():
-                env.setenv(key, value)
-            yield server
-    finally:
-        server.stop()
+    with serving_bucket(tmp_path / "s3", record=False) as server:
+        yield server
 
 
 def test_a_session_without_s3a_is_one_clear_error(spark: Any, s3: S3Server, tmp_path: Path) -> None:

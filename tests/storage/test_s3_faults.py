@@ -47,7 +47,9 @@ def test_requests_pass_through_the_proxy_unchanged(proxy: S3FaultProxy) -> None:
     assert fio.read_bytes("t/a.bin") == b"abc" and fio.read_bytes("t/big.bin") == BIG
     assert fio.size("t/big.bin") == len(BIG)
     assert [f.path for f in fio.list_files("t")] == ["t/a.bin", "t/big.bin"]
-    assert proxy.requests["UploadPart"] >= 3 and proxy.requests["CompleteMultipartUpload"] >= 2
+    # the small file in one PUT; the big one (past a part) in a multipart upload of two parts
+    assert proxy.requests["PutObject"] >= 1
+    assert proxy.requests["UploadPart"] >= 2 and proxy.requests["CompleteMultipartUpload"] >= 1
 
 
 def test_a_burst_of_slow_down_answers_is_retried_unseen(proxy: S3FaultProxy) -> None:
@@ -92,6 +94,22 @@ def test_a_part_cut_in_the_middle_leaves_the_file_whole_or_absent(proxy: S3Fault
     else:
         assert fio.read_bytes("t/big.bin") == BIG
     assert proxy.served[CUT_UPLOAD] == before + 1
+
+
+def test_a_small_file_cut_in_the_middle_is_whole_or_absent(proxy: S3FaultProxy) -> None:
+    """A file smaller than a part goes in one PutObject; its body cut halfway."""
+    fio = _fileio("cut-small")
+    before, parts = proxy.served[CUT_UPLOAD], proxy.requests["UploadPart"]
+    proxy.cut_upload()
+    try:
+        fio.write_bytes_atomic("t/small.bin", b"s" * 5000)
+    except StorageError as err:
+        assert "\n" not in str(err)
+        assert not fio.exists("t/small.bin")
+    else:
+        assert fio.read_bytes("t/small.bin") == b"s" * 5000
+    assert proxy.served[CUT_UPLOAD] == before + 1
+    assert proxy.requests["UploadPart"] == parts  # one PUT, no multipart upload
 
 
 def test_a_slow_get_still_reads_the_whole_file(proxy: S3FaultProxy) -> None:

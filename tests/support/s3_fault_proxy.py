@@ -1,7 +1,8 @@
 """An HTTP proxy between S3 clients (pyarrow on the driver and in Spark's Python workers,
 Hadoop's S3A in the JVM) and the tests' S3 server, that injects an object store's faults
-(issue 46): a burst of ``503 SlowDown`` answers, a connection cut in the middle of a
-multipart upload's part, a lost reply to a write the server did store, a slow GET.
+(issue 46): a burst of ``503 SlowDown`` answers, a connection cut in the middle of an
+upload (a multipart upload's part, or a single PUT), a lost reply to a write the server did
+store, a slow GET.
 
 Each fault is armed (`slow_down`, `cut_upload`, `lose_write_reply`, `slow_gets`) and spent
 on the next requests of its kind; `served` counts the faults that did hit a request, by
@@ -31,6 +32,7 @@ SLOW_GET = "slow GET"
 FAULTS = (SLOW_DOWN, CUT_UPLOAD, LOST_REPLY, SLOW_GET)
 
 _WRITES = frozenset({"PutObject", "CompleteMultipartUpload"})
+_UPLOADS = frozenset({"PutObject", "UploadPart"})
 _HOP_BY_HOP = frozenset({"connection", "keep-alive", "expect", "proxy-connection"})
 _SLOW_DOWN_BODY = (
     b'<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>SlowDown</Code>'
@@ -66,8 +68,9 @@ class S3FaultProxy:
         self._arm(SLOW_DOWN, requests)
 
     def cut_upload(self) -> None:
-        """Cut the connection of the next part of a multipart upload halfway through its
-        body (the server never sees the part)."""
+        """Cut the connection of the next upload halfway through its body: a part of a
+        multipart upload, or a file sent in one PutObject (pyarrow sends a file smaller than
+        a part so, S3A one below its multipart threshold); the server never sees it."""
         self._arm(CUT_UPLOAD, 1)
 
     def lose_write_reply(self) -> None:
@@ -146,9 +149,9 @@ class S3FaultProxy:
         length = int(lower.get("content-length", "0") or 0)
         chunked = "chunked" in lower.get("transfer-encoding", "").lower()
         size = length or int(lower.get("x-amz-decoded-content-length", "0") or 0)
-        if kind == "UploadPart" and size > 1 and self._spend(CUT_UPLOAD):
+        if kind in _UPLOADS and size > 1 and self._spend(CUT_UPLOAD):
             reader.read(size // 2)
-            return False  # the connection is cut halfway through the part
+            return False  # the connection is cut halfway through the body
         body = _chunked_body(reader) if chunked else reader.read(length)
         if self._spend(SLOW_DOWN):
             # an answer to HEAD has no body: bytes after it would open the next answer

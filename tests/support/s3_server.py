@@ -8,6 +8,7 @@ names the S3 operation, so a test can count CopyObject and LIST requests of a co
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -21,6 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
+
+import pytest
 
 ACCESS_KEY, SECRET_KEY, REGION = "testing", "testing", "us-east-1"
 
@@ -96,8 +99,8 @@ def _entries(lines: list[str]) -> Iterator[dict[str, Any]]:
 
 def request_counts(requests: list[S3Request]) -> Counter[str]:
     """How many requests of each `S3Request.kind`, and ``objects``: the objects written
-    (PutObject and CompleteMultipartUpload; pyarrow writes every file as a multipart
-    upload)."""
+    (PutObject and CompleteMultipartUpload: a file smaller than a part goes in one PUT,
+    a bigger one in a multipart upload)."""
     counts = Counter(r.kind for r in requests)
     counts["objects"] = counts["PutObject"] + counts["CompleteMultipartUpload"]
     return counts
@@ -169,8 +172,7 @@ class S3Server:
 
     def counts(self) -> Counter[str]:
         """How many requests of each `S3Request.kind` were served since `reset_log`, and
-        ``objects``: the objects written (PutObject and CompleteMultipartUpload; pyarrow
-        writes every file as a multipart upload)."""
+        ``objects``: the objects written (`request_counts`)."""
         return request_counts(self.requests())
 
     def stop(self) -> None:
@@ -181,3 +183,18 @@ class S3Server:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
+
+
+@contextlib.contextmanager
+def serving_bucket(work: Path, bucket: str = "lake", *, record: bool = True) -> Iterator[S3Server]:
+    """A started server with ``bucket``, its AWS settings in the environment meanwhile (what a
+    test module's ``s3`` fixture yields); stopped at the end."""
+    server = S3Server.start(work, record=record)
+    try:
+        server.create_bucket(bucket)
+        with pytest.MonkeyPatch.context() as env:
+            for key, value in server.env().items():
+                env.setenv(key, value)
+            yield server
+    finally:
+        server.stop()

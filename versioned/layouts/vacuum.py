@@ -63,6 +63,10 @@ def _nothing_in_progress(_rel: str) -> bool:
     return False
 
 
+def _no_rule() -> Callable[[str], bool]:
+    return _nothing_in_progress
+
+
 def _no_folders(_unlisted: Sequence[str]) -> Mapping[str, str]:
     return {}
 
@@ -79,8 +83,12 @@ class VacuumPaths:
         layout: Tells which transaction wrote a path (`TableLayout.transaction_of`).
         transaction_dir: Matches a path segment naming a directory that one write fills
             (``version_id=N``, ``delta_...``): once vacuum emptied it, it goes whole.
-        in_progress: Whether an unlisted file (path relative to the table) belongs to a
-            write still open by a rule the path alone cannot tell (acid write ids).
+        in_progress: Reads the rule telling whether an unlisted file (path relative to the
+            table) outside `folders` belongs to a write still in progress where the path
+            alone cannot tell (acid write ids; an acid folder being moved into place).
+            Called after the table is listed: a write that began before the listing and
+            commits after the rule was read is then either open by the rule or listed by
+            the ledger, read last.
         folders: Which unlisted files (paths relative to the table) lie in a folder that
             goes whole, mapped to that folder.
         remove_folder: Removes such a folder if it is still an orphan (it may re-check
@@ -89,7 +97,7 @@ class VacuumPaths:
 
     layout: TableLayout
     transaction_dir: re.Pattern[str]
-    in_progress: Callable[[str], bool] = _nothing_in_progress
+    in_progress: Callable[[], Callable[[str], bool]] = _no_rule
     folders: Callable[[Sequence[str]], Mapping[str, str]] = _no_folders
     remove_folder: Callable[[str], bool] = _keep_folder
 
@@ -118,6 +126,7 @@ def vacuum_table(ctx: EngineContext, request: VacuumRequest, paths: VacuumPaths)
     listing = fileio.list_files(location)
     store.reap_expired()
     open_txns = store.txn_snapshot().open_ids
+    in_progress = paths.in_progress()
     history = store.history(name)
     ledger = store.all_files(name)
 
@@ -129,6 +138,7 @@ def vacuum_table(ctx: EngineContext, request: VacuumRequest, paths: VacuumPaths)
         {f.path for f in ledger},
         paths,
         open_txns,
+        in_progress,
         young_after=now - grace_hours * 3600,
         born=table.created_at,
     )
@@ -170,6 +180,7 @@ def _orphans(
     known: set[str],
     paths: VacuumPaths,
     open_txns: frozenset[int],
+    in_progress: Callable[[str], bool],
     *,
     young_after: float,
     born: float,
@@ -191,9 +202,9 @@ def _orphans(
     kept = 0
     for stat, rel in unlisted:
         txn = paths.layout.transaction_of(rel)
-        running = (txn is not None and txn in open_txns) or paths.in_progress(rel)
-        keep = stat.mtime > young_after or running or stat.mtime < born
         folder = in_folder.get(rel)
+        running = (txn is not None and txn in open_txns) or (folder is None and in_progress(rel))
+        keep = stat.mtime > young_after or running or stat.mtime < born
         if folder is not None:
             folders.setdefault(folder, []).append(stat)
             if keep:

@@ -264,6 +264,14 @@ class FileIO:
             self._folder_for(dst)
             self._fs.move(src, dst)
 
+    def move_file(self, src_rel: str, dst_rel: str) -> None:
+        """Move one file within the root (`move` without looking for a folder at
+        ``src_rel``: on an object store one copy and one delete, no listing)."""
+        dst = self.resolve_inside(dst_rel)
+        with self._errors("move", src_rel):
+            self._folder_for(dst)
+            self._fs.move(self.resolve_inside(src_rel), dst)
+
     def _folder_for(self, target: str) -> None:
         """Create the folder a file goes into, where folders exist (not on an object store,
         where pyarrow would write a marker object for each)."""
@@ -354,5 +362,10 @@ class FileIO:
             ) from exc
         except (OSError, pa.ArrowException) as exc:
             raise StorageError(
-                f"cannot {op} {rel!r} under {self.root}: {exc}", path=rel, op=op
+                f"cannot {op} {rel!r} under {self.root}: {exc}",
+                path=rel,
+                op=op,
+                # pyarrow's S3 file system says so only in the message (CopyObject of a
+                # key that is gone, when moving a file another process removed)
+                not_found="NO_SUCH_KEY" in str(exc),
             ) from exc

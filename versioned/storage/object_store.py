@@ -52,6 +52,9 @@ class S3Location:
         options: dict[str, object] = {
             # An object store has no directories: creating one is a no-op, not a check.
             "check_directory_existence_before_creation": False,
+            # A file smaller than a part goes in one PutObject, not a multipart upload of three
+            # requests (pyarrow opens the upload at the first part, not at the stream's open).
+            "allow_delayed_open": True,
         }
         if self.region:
             options["region"] = self.region

@@ -50,6 +50,11 @@ def compactor_mark(txn_id: int) -> str:
     return f"{COMPACTOR_MARK_PREFIX}{txn_id}"
 
 
+def is_compactor_mark(name: str) -> bool:
+    """Whether a file name is a compactor's mark (`compactor_mark`)."""
+    return _MARK.match(name) is not None
+
+
 def compactor_of(names: Iterable[str]) -> int | None:
     """The compactor transaction a folder's file names mark, or ``None`` without a mark."""
     for name in names:
@@ -97,12 +102,14 @@ def marked_folders(unlisted: Iterable[str]) -> dict[str, str]:
     folders = set()
     for rel in rels:
         folder, _, name = rel.rpartition("/")
-        if _MARK.match(name) and _is_visible_acid_folder(folder):
+        if _MARK.match(name) and is_visible_acid_folder(folder):
             folders.add(folder)
     return {rel: folder for rel in rels if (folder := rel.rpartition("/")[0]) in folders}
 
 
-def _is_visible_acid_folder(folder: str) -> bool:
+def is_visible_acid_folder(folder: str) -> bool:
+    """Whether ``folder`` (relative to the table) is an acid directory Hive's readers see
+    (none of its parents hidden)."""
     *parents, name = folder.split("/")
     if any(is_hidden(p) for p in parents):
         return False

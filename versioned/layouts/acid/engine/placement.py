@@ -25,6 +25,14 @@ The names carry no ``_vT``, so a folder may already be at the name (`folder_stat
 * ``foreign``: unlisted files without a mark: no versioned compactor wrote them, so they are
   left alone and the compaction fails saying so.
 
+On an object store a folder moves object by object (a copy and a delete each), so a move
+is seen half done, and one that fails stays half done. Its mark is what keeps that safe
+(`move_folder`): it is copied to the new place before any other file and deleted from the
+old one after all of them, so each end holds the mark whenever it holds a file of the
+folder. A half-moved folder at a Hive name is then an orphan of its compactor, never
+"foreign", and vacuum, which reads the name's files whole or not at all by the mark, never
+takes one of them for a lone orphan file.
+
 Two parties may judge one orphan at once (two compactions of the same write ids, or one and
 vacuum): the one that moves it second may find another compactor's fresh folder at the name
 instead, so what is moved aside is checked again and moved back unless it bears the same
@@ -43,7 +51,7 @@ from typing import Literal
 
 from versioned.catalog.records import TableInfo
 from versioned.errors import CommitConflictError, StorageError
-from versioned.layouts.acid.compacted_dirs import compactor_of
+from versioned.layouts.acid.compacted_dirs import compactor_of, is_compactor_mark
 from versioned.layouts.engine_protocol import EngineContext
 from versioned.storage.filesystem import FileIO
 
@@ -103,7 +111,7 @@ def _clear(ctx: EngineContext, table: TableInfo, rel: str, hidden: str) -> Folde
     folder = f"{table.location}/{rel}"
     aside = f"{hidden}/orphan.{uuid.uuid4().hex}"
     try:
-        fileio.move(folder, f"{aside}/{rel}")
+        move_folder(fileio, folder, f"{aside}/{rel}")
     except StorageError as err:
         if getattr(err, "not_found", False):
             return "absent"  # someone else removed it first
@@ -140,9 +148,12 @@ def place_folders(
                 continue
             _make_room(ctx, table, rel, staged)
             try:
-                fileio.move(f"{staged}/{rel}", f"{table.location}/{rel}")
-            except StorageError as err:  # the name was taken after all (local file systems)
-                if folder_state(ctx, table, rel) in ("committed", "writing"):
+                move_folder(fileio, f"{staged}/{rel}", f"{table.location}/{rel}")
+            except StorageError as err:
+                # The name was taken after all (a rename onto a folder fails on a local file
+                # system); on an object store it is a fault, and what was moved is ours.
+                local = fileio.object_store is None
+                if local and folder_state(ctx, table, rel) in ("committed", "writing"):
                     raise _taken(table, rel, "was taken meanwhile") from err
                 raise
             placed.append(rel)
@@ -156,7 +167,7 @@ def unplace_folders(fileio: FileIO, table: TableInfo, staged: str, rels: Sequenc
     """Move placed folders back under ``staged`` (before the transaction aborts, while no
     one else may touch them), so that Hive no longer sees them."""
     for rel in reversed(rels):
-        fileio.move(f"{table.location}/{rel}", f"{staged}/{rel}")
+        move_folder(fileio, f"{table.location}/{rel}", f"{staged}/{rel}")
 
 
 def _make_room(ctx: EngineContext, table: TableInfo, rel: str, hidden: str) -> None:
@@ -164,9 +175,11 @@ def _make_room(ctx: EngineContext, table: TableInfo, rel: str, hidden: str) -> N
     if state == "absent":
         return
     if state == "foreign":
+        names = _names(ctx.fileio, f"{table.location}/{rel}")
+        shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
         raise StorageError(
             f"{table.location}/{rel} holds files that no versioned commit lists and no versioned "
-            "compactor wrote; move them out of the table's folder and compact again",
+            f"compactor wrote ({shown}); move them out of the table's folder and compact again",
             path=rel,
         )
     what = "is committed" if state == "committed" else "is being committed by another compaction"
@@ -183,13 +196,38 @@ def _taken(table: TableInfo, rel: str, what: str) -> CommitConflictError:
 
 def _move_back(fileio: FileIO, aside: str, folder: str) -> None:
     try:
-        fileio.move(aside, folder)
+        move_folder(fileio, aside, folder)
     except StorageError as err:
         raise StorageError(
             f"moved {folder} aside to {aside} as an orphan, but another compactor's folder had "
             f"taken its name, and moving it back failed ({err}); move {aside} back to {folder}",
             path=folder,
         ) from err
+
+
+def move_folder(fileio: FileIO, src: str, dst: str) -> None:
+    """Move the compaction folder ``src`` to ``dst`` (paths under ``fileio``'s root): one
+    rename where the file system has them; on an object store file by file, its compactor's
+    mark copied first and deleted from ``src`` last (see the module).
+
+    Raises:
+        StorageError: The move failed (on an object store, part of the folder may be at
+            each end, both marked); ``not_found`` when nothing is at ``src``.
+    """
+    if fileio.object_store is None:
+        fileio.move(src, dst)
+        return
+    files = [s.path for s in fileio.list_files(src)]
+    if not files:
+        raise StorageError(f"cannot move {src!r}: not found", path=src, not_found=True)
+    marks = [p for p in files if is_compactor_mark(p.rpartition("/")[2])]
+    for path in marks:
+        fileio.write_bytes_atomic(dst + path[len(src) :], fileio.read_bytes(path))
+    for path in files:
+        if path not in marks:
+            fileio.move_file(path, dst + path[len(src) :])
+    for path in marks:
+        fileio.delete_file(path, missing_ok=True)
 
 
 def _names(fileio: FileIO, folder: str) -> list[str]:

@@ -30,7 +30,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from versioned.layouts.acid.compacted_dirs import marked_folders
+from versioned.layouts.acid.compacted_dirs import (
+    is_compactor_mark,
+    is_visible_acid_folder,
+    marked_folders,
+)
 from versioned.layouts.acid.directories import DeltaDir, parse_directory
 from versioned.layouts.acid.engine.placement import remove_orphan_folder
 from versioned.layouts.acid.errors import AcidNameError
@@ -40,7 +44,9 @@ from versioned.layouts.layout import STAGING_DIR, TableLayout
 from versioned.layouts.table_request import VacuumRequest
 from versioned.layouts.vacuum import VacuumPaths, vacuum_table
 from versioned.results import VacuumResult
+from versioned.storage.filesystem import FileIO
 
+_PAST_EVERY_COMMIT = 2**62
 TRANSACTION_DIR = re.compile(r"^(?:base_|delta_|delete_delta_|txn=)")
 
 
@@ -67,6 +73,26 @@ def open_write_id_paths(open_write_ids: frozenset[int]) -> Callable[[str], bool]
     return in_progress
 
 
+def folders_marked_now(fileio: FileIO, location: str) -> Callable[[str], bool]:
+    """Whether an unlisted file lies in a Hive-visible acid folder that holds a compactor's
+    mark now, listed again (once per folder): on an object store a compactor's folder is
+    moved into place file by file, its mark first (`placement.move_folder`), so the table's
+    listing may have caught a file of it and not yet the mark. Such a file is left to the
+    next vacuum, which sees the folder marked and judges it whole."""
+    marked: dict[str, bool] = {}
+
+    def being_placed(rel: str) -> bool:
+        folder = rel.rpartition("/")[0]
+        if not folder or not is_visible_acid_folder(folder):
+            return False
+        if folder not in marked:
+            names = [s.path.rpartition("/")[2] for s in fileio.list_files(f"{location}/{folder}")]
+            marked[folder] = any(is_compactor_mark(n) for n in names)
+        return marked[folder]
+
+    return being_placed
+
+
 def _named_by_write_ids(rel: str) -> list[str]:
     """The segments of a path that may name write ids: its directories, and the file name
     of a tombstone file (``_tombstones/delete_delta_W_W_0000.orc``)."""
@@ -83,12 +109,24 @@ def vacuum_acid_table(
     table = request.table
     name = table.spec.name
     store = ctx.store
-    store.reap_expired()
-    ids = store.write_ids(name, store.snapshot(name).seq)
+
+    def in_progress() -> Callable[[str], bool]:
+        # Read after the table's listing (`VacuumPaths.in_progress`): a stream's delta_W_W
+        # written before it, of a write id allocated after this was read, would be taken
+        # for an orphan and deleted just before its transaction commits it.
+        # At a seq past every commit, every write id allocated so far counts (the latest
+        # snapshot's, read apart from this, would leave out one allocated after a commit
+        # that came between the two reads).
+        store.reap_expired()
+        ids = store.write_ids(name, _PAST_EVERY_COMMIT)
+        by_write_id = open_write_id_paths(frozenset(ids.open_ids))
+        being_placed = folders_marked_now(ctx.fileio, table.location)
+        return lambda rel: by_write_id(rel) or being_placed(rel)
+
     paths = VacuumPaths(
         layout,
         TRANSACTION_DIR,
-        open_write_id_paths(frozenset(ids.open_ids)),
+        in_progress,
         folders=marked_folders,
         remove_folder=lambda rel: remove_orphan_folder(
             ctx, table, rel, f"{table.location}/{STAGING_DIR}"

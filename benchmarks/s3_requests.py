@@ -44,6 +44,7 @@ from benchmarks.harness.results import command_line, rerender
 NAME = "s3_requests"
 KINDS = (
     "objects",
+    "UploadPart",
     "CopyObject",
     "DeleteObject",
     "DeleteObjects",
@@ -225,8 +226,9 @@ def render(doc: dict[str, Any], out: Path) -> None:
         f"`{doc.get('command', 'python -m benchmarks.s3_requests')}`; "
         f"{doc['rows']:,} rows, 1 % batches of {doc['batch_rows']:,} changes, "
         f"{PARTITIONS} partitions, moto's S3 server on loopback, Hadoop's S3A connector. "
-        "objects: PutObject + CompleteMultipartUpload (pyarrow and S3A write a file as a "
-        "multipart upload). Seconds are one run's, on a server on loopback: not a timing "
+        "objects: PutObject + CompleteMultipartUpload; a file below a part's size goes in "
+        "one PutObject (UploadPart 0), a bigger one in a multipart upload of 3 or more "
+        "requests. Seconds are one run's, on a server on loopback: not a timing "
         "claim.",
         "",
         *table(header, "ll" + "r" * (len(header) - 2), rows),

@@ -110,7 +110,7 @@ FLOORS: list[Floor] = [
                 ),
                 Box(
                     "change_stream/\ncommit_tasks.py: one task\nper commit (driver);\n"
-                    "commit_changes.py: rows\n~change_files and\n~change_images hooks"
+                    "commit_changes.py: rows\n~change_files and\n~change_images (abilities)"
                 ),
             ),
             (
@@ -136,7 +136,7 @@ FLOORS: list[Floor] = [
                     "~each defines LAYOUT; the first is the default"
                 ),
                 Box(
-                    "lookups\nlayout_of(name) -> TableLayout\nlayouts(), layout_names()\n"
+                    "lookups\nlayout_of(name) -> StorageLayout\nlayouts(), layout_names()\n"
                     "~create-table --layout offers these names"
                 ),
             ),
@@ -194,15 +194,16 @@ FLOORS: list[Floor] = [
         (
             (
                 Box(
-                    "layout.py\nTableLayout: capabilities,\nengine, hooks; require(op)\n"
-                    "and hook() raise\n  NotSupportedError"
+                    "layout.py\nStorageLayout: capabilities,\nengine(); require(op)\n"
+                    "abilities.py: CanIngest, ...\nboth raise NotSupportedError"
                 ),
                 Box(
                     "engine_protocol.py\nTableEngine (the Spark\noperations), EngineContext,\n"
                     "engine_for(layout, op)"
                 ),
                 Box(
-                    "the hooks' protocols\ningest.py  ingest_errors.py\nchange_task.py  vacuum.py\n"
+                    "what abilities return\ningest.py  ingest_errors.py\n"
+                    "change_task.py  vacuum.py\n"
                     "mutation_format.py\ntable_properties.py"
                 ),
             ),
@@ -337,7 +338,7 @@ STEPS: list[tuple[str, Box]] = [
             "api/table.py Table.upsert -> layouts/base.py layout_of(spec.layout)\n"
             'layouts/engine_protocol.py engine_for(layout, "upsert"):\n'
             "no such capability: NotSupportedError, before anything is read;\n"
-            "else the layout's engine (TableLayout.engine), loaded once"
+            "else the layout's engine (StorageLayout.engine), loaded once"
         ),
     ),
     (

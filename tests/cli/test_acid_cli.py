@@ -18,7 +18,8 @@ from click.testing import CliRunner, Result
 
 from tests.support.jvm_processes import JVM_NOTICE
 from versioned.cli.main import cli
-from versioned.layouts.acid import bucket_ids, decode_bucket_property
+from versioned.layouts.acid.bucket_codec import decode_bucket_property
+from versioned.layouts.acid.bucket_hash import bucket_ids
 
 SCRIPT = str(Path(sys.executable).parent / "versioned")
 PROGRESS = re.compile(r"^\[ *\d+\.\ds\] \S")
@@ -226,7 +227,7 @@ def test_acid_table_end_to_end_through_the_cli(spark: Any, base: list[str], tmp_
 def _assert_rows_sit_in_hive_buckets(table_dir: Path) -> None:
     """Every event is in the bucket file its bucket property names, and an insert event's
     bucket is the one Hive's hash gives its key."""
-    from versioned.layouts.acid import read_bucket_file
+    from versioned.layouts.acid.orc_files import read_bucket_file
 
     files = sorted(table_dir.glob("*delta_*/bucket_*"))
     assert any(f.parent.name.startswith("delete_delta_") for f in files), files

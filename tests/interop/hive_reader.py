@@ -48,8 +48,9 @@ from py4j.protocol import Py4JError, Py4JJavaError
 from pyspark.errors.exceptions.captured import CapturedException
 
 from tests.layouts.acid.engine.hive_walk import partition_folders
-from versioned.layouts.acid import ValidWriteIdList, parse_bucket_file
+from versioned.layouts.acid.directories import parse_bucket_file
 from versioned.layouts.acid.orc_schema import acid_orc_schema, orc_type, row_orc_type
+from versioned.layouts.acid.write_ids import ValidWriteIdList
 from versioned.schema import TableSpec
 
 RowId = tuple[int, int, int]

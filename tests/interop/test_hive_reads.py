@@ -33,7 +33,9 @@ import pytest
 from tests.interop.hive_reader import HiveBucketHash, HiveReader, HiveReadError, HiveRow, table_rows
 from versioned import mutation as vm
 from versioned import streaming as vs
-from versioned.layouts.acid import decode_bucket_property, parse_bucket_file, read_bucket_file
+from versioned.layouts.acid.bucket_codec import decode_bucket_property
+from versioned.layouts.acid.directories import parse_bucket_file
+from versioned.layouts.acid.orc_files import read_bucket_file
 from versioned.layouts.acid.snapshot_dirs import snapshot_files, valid_write_id_list
 from versioned.layouts.acid.write_ids import ValidWriteIdList
 from versioned.options import CompactionOptions

@@ -5,8 +5,8 @@ The throw-away layout in ``tests/table/throwaway/`` can create a table and nothi
 plugin is the registry line. The table behaviour suite runs for it in a child pytest (its own
 SparkSession): every behaviour must fail with `NotSupportedError` (in the test or in a
 fixture that builds its table), none may pass, and none may fail otherwise: a wrong answer,
-or code that loaded the layout's engine without asking its capabilities (`NoEngine` raises
-AssertionError), or that fell into another layout's path.
+or code that loaded the layout's engine without asking its capabilities
+(`ThrowawayLayout.engine` raises AssertionError), or that fell into another layout's path.
 """
 
 from __future__ import annotations

@@ -37,7 +37,7 @@ FLOORS: tuple[frozenset[str], ...] = tuple(
         {"streaming", "mutation", "change_stream"},  # clients of tables, beside the API
         {REGISTRY},  # the registry: the one place that knows every layout
         {"layouts.<name>"},  # one folder per layout, its engine in layouts/<name>/engine/
-        {"layouts"},  # what every layout implements: TableLayout, hooks' protocols, vacuum
+        {"layouts"},  # what every layout implements: StorageLayout, its abilities, vacuum
         {"engine"},  # Spark machinery every layout shares: feeds/, spark/
         {"collections"},  # the data-collection format (folder, metadata, matching)
         {"options"},  # options of table operations (frozen dataclasses)
@@ -242,7 +242,13 @@ def test_every_layout_folder_is_registered_with_its_layout_module(folder: str) -
     }
     assert f"versioned.layouts.{folder}.layout" in listed
     source = (LAYOUTS_DIR / folder / "layout.py").read_text(encoding="utf-8")
-    assert "LAYOUT = TableLayout(" in source
+    module = ast.parse(source)
+    classes = [n for n in module.body if isinstance(n, ast.ClassDef)]
+    assert any("StorageLayout" in {ast.unparse(b) for b in c.bases} for c in classes)
+    assert any(
+        isinstance(n, ast.Assign) and [ast.unparse(t) for t in n.targets] == ["LAYOUT"]
+        for n in module.body
+    )
 
 
 def _every_import(path: Path) -> Iterator[tuple[str, int]]:

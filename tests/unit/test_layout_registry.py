@@ -5,7 +5,20 @@ from __future__ import annotations
 import pytest
 
 from versioned.errors import NotSupportedError, SchemaError
-from versioned.layouts.base import OPERATIONS, TableLayout, layout_names, layout_of, layouts
+from versioned.layouts.abilities import (
+    CanCountLiveRows,
+    CanImportFiles,
+    CanIngest,
+    CanMutate,
+    CanPlanCompaction,
+    CanStreamChanges,
+    imports_files,
+    ingests,
+    mutates,
+    plans_compaction,
+    streams_changes,
+)
+from versioned.layouts.base import OPERATIONS, StorageLayout, layout_names, layout_of, layouts
 from versioned.schema import TableSpec
 
 
@@ -39,13 +52,14 @@ def test_versioned_layout_supports_every_operation() -> None:
 
 def test_unsupported_operation_names_layout_and_operation() -> None:
     # Both registered layouts support every operation now: a layout without views.
-    narrow = TableLayout(
+    narrow = StorageLayout(
         name="acid",
         description="a layout without views",
         capabilities=frozenset({"create", "read"}),
         file_formats=("orc",),
         transaction_dirs=r"^txn=(\d+)$",
-        engine="versioned.layouts.acid.engine.table_engine:AcidEngine",
+        data_kinds=frozenset({"base", "delta"}),
+        entry_kinds=("delete_events", frozenset({"delete_delta"})),
     )
     with pytest.raises(NotSupportedError) as caught:
         narrow.require("views", "db.t")
@@ -99,30 +113,85 @@ def test_layout_refuses_a_file_format_it_cannot_store() -> None:
     layout_of("versioned").check_spec(spec)  # no error
 
 
-HOOKS = ("ingest_sink", "change_files", "change_images", "import_files", "mutation_format")
+ABILITIES = {
+    CanIngest: ("ingest_sink",),
+    CanStreamChanges: ("change_files", "change_images"),
+    CanImportFiles: ("import_files",),
+    CanPlanCompaction: ("compaction_due",),
+    CanCountLiveRows: ("live_rows",),
+    CanMutate: ("mutation_format",),
+}
+ASKS = (
+    (ingests, "stream"),
+    (streams_changes, "changes"),
+    (imports_files, "import"),
+    (plans_compaction, "compact"),
+    (mutates, "mutate"),
+)
 
 
 @pytest.mark.parametrize("name", layout_names())
-def test_every_hook_a_layout_names_resolves(name: str) -> None:
+def test_every_ability_a_layout_has_resolves(name: str) -> None:
+    """Each method of an ability the layout's class has imports what it names (the
+    registry imported nothing of the layout), and the engine loads."""
     layout = layout_of(name)
-    named = [hook for hook in HOOKS if layout.has(hook)]
-    assert named, f"{name} provides no hook"
-    for hook in named:
-        assert layout.hook(hook, "test") is not None
-    module, _, attr = layout.engine.partition(":")
-    assert hasattr(__import__(module, fromlist=[attr]), attr)
+    had = [kind for kind in ABILITIES if isinstance(layout, kind)]
+    assert had, f"{name} has no ability"
+    for kind in had:
+        for method in ABILITIES[kind]:
+            assert getattr(layout, method)() is not None, (name, method)
+    assert type(layout.engine()).__name__.endswith("Engine")
 
 
-def test_a_missing_hook_is_a_not_supported_error() -> None:
-    bare = TableLayout(
+def test_the_layouts_have_the_abilities_they_are_known_for() -> None:
+    version, acid = layout_of("versioned"), layout_of("acid")
+    assert isinstance(version, CanImportFiles) and not isinstance(acid, CanImportFiles)
+    assert isinstance(acid, CanMutate) and not isinstance(version, CanMutate)
+    assert version.copies_imported_files and not acid.copies_imported_files
+    assert all(isinstance(each, CanIngest | CanStreamChanges) for each in (version, acid))
+
+
+def test_a_missing_ability_is_a_not_supported_error() -> None:
+    """The base class has no engine and no ability: no default borrowed from a layout."""
+    bare = StorageLayout(
         name="bare",
-        description="no hooks",
+        description="no abilities",
         capabilities=frozenset({"create"}),
         file_formats=("parquet",),
         transaction_dirs=r"^txn=(\d+)$",
-        engine="nowhere:Nothing",
+        data_kinds=frozenset({"data"}),
+        entry_kinds=("entries", frozenset()),
     )
-    for hook in HOOKS:
-        assert not bare.has(hook)
-        with pytest.raises(NotSupportedError, match=f"bare layout does not support {hook}"):
-            bare.hook(hook, hook, "db.t")
+    for kind in ABILITIES:
+        assert not isinstance(bare, kind)
+    for ask, operation in ASKS:
+        with pytest.raises(NotSupportedError, match=f"bare layout does not support {operation}"):
+            ask(bare, "db.t")
+    with pytest.raises(NotSupportedError, match="bare layout does not support create"):
+        bare.engine()
+    assert bare.table_settings(TableSpec.build("db.t", columns="id INT", primary_key="id")) == {}
+    assert not bare.copies_imported_files
+
+
+def test_the_architecture_page_lists_the_abilities_and_who_has_them() -> None:
+    """docs/architecture.md's table of abilities names every protocol of
+    `versioned.layouts.abilities` with its methods, and its sentence on who has which is
+    what the registered layouts' classes say."""
+    import re
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "architecture.md").read_text()
+    rows = re.findall(r"^\| `(Can\w+)` \| (.*?) \|", page, re.MULTILINE)
+    assert {name for name, _ in rows} == {kind.__name__ for kind in ABILITIES}
+    for name, cell in rows:
+        kind = next(k for k in ABILITIES if k.__name__ == name)
+        assert all(f"`{method}()`" in cell for method in ABILITIES[kind]), name
+    acid = {k.__name__ for k in ABILITIES if isinstance(layout_of("acid"), k)}
+    version = {k.__name__ for k in ABILITIES if isinstance(layout_of("versioned"), k)}
+    missing = {k.__name__ for k in ABILITIES} - version
+    said = re.search(
+        r"The version layout has every ability but ([^;]+); the acid layout has ([^(]+)\(", page
+    )
+    assert said is not None
+    assert set(re.findall(r"`(Can\w+)`", said.group(1))) == missing
+    assert set(re.findall(r"`(Can\w+)`", said.group(2))) == acid

@@ -6,7 +6,7 @@ partition keys and values), that no partition to add holds data yet, and every l
 file (inside the folder, listed size, format, columns, row count, no null or repeated key,
 no key in two partitions when the key is unique table-wide).
 
-A layout that imports by copy (its ``import_files`` hook: the version layout's
+A layout that imports by copy (its ``import_files`` method: the version layout's
 `versioned.layouts.version_partition.collection_import`) then, in one catalog transaction V,
 copies each partition's files into ``<partition>/version_id=V/``
 with a Bloom filter over its keys (so later upserts find the imported keys), and one commit
@@ -47,6 +47,7 @@ from versioned.keys.bloom import (
 from versioned.keys.columns import (
     index_key_columns,
 )
+from versioned.layouts.abilities import CanImportFiles
 from versioned.layouts.base import layout_of, layouts
 from versioned.names import TableName
 
@@ -145,10 +146,11 @@ def _write(
     if not checked:
         return ImportedRows(version=None, rows=0, files=0, bytes_written=0)
     info = access.table
-    if not layout_of(info.spec.layout).has("import_files"):
+    layout = layout_of(info.spec.layout)
+    if not isinstance(layout, CanImportFiles):
         parts = [(c.files, c.planned.values) for c in checked]
         return upsert_collection(catalog, folder, access, parts)
-    import_files = layout_of(info.spec.layout).hook("import_files", "import", info.spec.name)
+    import_files = layout.import_files()
     ctx = catalog.engine_context
     version, written = import_files(
         ctx.store, ctx.fileio, folder, info, checked, error_rate=error_rate

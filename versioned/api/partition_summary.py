@@ -24,6 +24,7 @@ from versioned.catalog.records import (
     TableInfo,
     TableWriteIds,
 )
+from versioned.layouts.abilities import CanCountLiveRows, CanPlanCompaction
 from versioned.layouts.base import layout_of
 from versioned.schema import TableSpec
 
@@ -58,8 +59,8 @@ def summarise(
     data = [f for f in files if f.kind in layout.data_kinds]
     stored = sum(f.row_count for f in data)
     entries = sum(f.row_count for f in files if f.kind in entry_kinds)
-    if layout.has("live_rows"):
-        live = int(layout.hook("live_rows", "partitions", table.spec.name)(files))
+    if isinstance(layout, CanCountLiveRows):
+        live = int(layout.live_rows()(files))
     else:
         live = max(stored - entries, 0)
     return {
@@ -116,7 +117,7 @@ def _due(
     from versioned.api.auto_maintenance import policy_thresholds
 
     layout = layout_of(table.spec.layout)
-    if not layout.has("compaction_due"):
+    if not isinstance(layout, CanPlanCompaction):
         return None
     ids = write_ids() if layout.allocates_write_ids and write_ids is not None else None
     if layout.allocates_write_ids and ids is None:
@@ -128,6 +129,5 @@ def _due(
         files=tuple(files),
         partitions={partition.id: partition},
     )
-    hook = layout.hook("compaction_due", "compact", table.spec.name)
-    due: Mapping[int, str] = hook(ids, alone, policy_thresholds(table.spec))
+    due: Mapping[int, str] = layout.compaction_due()(ids, alone, policy_thresholds(table.spec))
     return due.get(partition.id)

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from versioned.catalog.store import MetaStore
     from versioned.engine.feeds.reader import Feed
     from versioned.layouts.engine_protocol import EngineContext, TableEngine
-    from versioned.layouts.layout import TableLayout
+    from versioned.layouts.layout import StorageLayout
     from versioned.options import CompactionThresholds, Progress
     from versioned.results import CompactionResult, VacuumResult
 
@@ -62,7 +62,7 @@ class Table(TableReads, TableStreams):
         return self.info.spec
 
     @property
-    def layout(self) -> TableLayout:
+    def layout(self) -> StorageLayout:
         """What the table's layout declares (plain data: its capabilities, file formats,
         compaction kinds, folders), from the registry."""
         return layout_of((self._info or self.info).spec.layout)

@@ -258,7 +258,7 @@ class MetaStore(
             in_commit_order: Keep the table's versions in commit order: when a commit of a
                 higher version came first, this one takes a fresh version above it (for
                 layouts whose files do not carry the version:
-                `TableLayout.versions_follow_commits`).
+                `StorageLayout.versions_follow_commits`).
 
         Raises:
             CommitConflictError: Another writer changed what this commit planned against;

@@ -6,6 +6,7 @@ import pyarrow as pa
 
 from versioned.change_stream.change_rows import change_rows
 from versioned.errors import StorageError
+from versioned.layouts.abilities import streams_changes
 from versioned.layouts.base import layout_of
 from versioned.layouts.change_task import CommitTask
 from versioned.storage.filesystem import FileIO
@@ -20,9 +21,8 @@ def commit_changes(task: CommitTask, schema: pa.Schema) -> pa.Table:
     """
     fileio = FileIO.for_root(task.warehouse)
     try:
-        images = layout_of(task.layout).hook("change_images", "changes", task.spec.name)(
-            task, fileio
-        )
+        layout = streams_changes(layout_of(task.layout), task.spec.name)
+        images = layout.change_images()(task, fileio)
     except StorageError as exc:
         raise StorageError(
             f"{task.spec.name}: cannot read the changes of version {task.stamp.version}: {exc}",

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from versioned.catalog.change_log import ChangeLog, LoggedCommit
 from versioned.catalog.records import DataFile
 from versioned.errors import NoSuchVersionError, SchemaError
+from versioned.layouts.abilities import streams_changes
 from versioned.layouts.base import layout_of
 from versioned.layouts.change_task import CommitStamp, CommitTask
 from versioned.schema import Column, TableSpec
@@ -40,7 +41,7 @@ def plan_tasks(log: ChangeLog, columns: Sequence[Column], warehouse: str) -> lis
             the query started).
     """
     layout = layout_of(log.table.spec.layout)
-    changed_files = layout.hook("change_files", "changes", log.table.spec.name)
+    changed_files = streams_changes(layout, log.table.spec.name).change_files()
     tasks: list[CommitTask] = []
     for commit in log.commits:
         _check_readable(log, commit)

@@ -27,7 +27,7 @@ from versioned.storage.partition_spec import LIST_SPEC
 from versioned.storage.partition_spec import parse_partition_spec as parse_partitions
 
 if TYPE_CHECKING:
-    from versioned.layouts.layout import TableLayout
+    from versioned.layouts.layout import StorageLayout
 
 PartitionSpec = Mapping[str, str | None]
 _INT_RANGES = {
@@ -116,7 +116,7 @@ def plan_import(
     existing: TableSpec | None,
     partition: PartitionSpec | None = None,
     *,
-    layouts: Mapping[str, TableLayout],
+    layouts: Mapping[str, StorageLayout],
 ) -> ImportPlan:
     """Check the collection against the target and decide which partitions it adds.
 
@@ -283,7 +283,7 @@ def _definition_differences(
     metadata: CollectionMetadata,
     columns: tuple[Column, ...],
     table: TableSpec,
-    layout: TableLayout,
+    layout: StorageLayout,
 ) -> list[str]:
     out = _schema_differences(columns, table)
     parts = set(table.partition_by)
@@ -303,7 +303,7 @@ def _definition_differences(
             f"{_sorted_by(table_sort)} in the table"
         )
     # A layout that writes the rows through its engine reads any format; a copy does not.
-    copies = layout.has("import_files")
+    copies = layout.copies_imported_files
     if copies and metadata.file_format != table.file_format:
         out.append(
             f"storage format differs: {metadata.file_format} in the collection, "

@@ -1,7 +1,7 @@
 """The layout registry: every storage layout, one line each, and the lookup by name.
 
 This module is the only place that tells layouts apart by name. A new layout is one folder,
-``versioned/layouts/<name>/`` with a ``layout.py`` holding its `TableLayout`, plus one line
+``versioned/layouts/<name>/`` with a ``layout.py`` holding its `StorageLayout`, plus one line
 in `_LAYOUTS` (see ``docs/architecture.md``, "Adding a layout").
 """
 
@@ -11,13 +11,13 @@ import importlib
 from collections.abc import Iterable
 
 from versioned.errors import SchemaError
-from versioned.layouts.layout import DEAD_LETTER_DIR, OPERATIONS, STAGING_DIR, TableLayout
+from versioned.layouts.layout import DEAD_LETTER_DIR, OPERATIONS, STAGING_DIR, StorageLayout
 
 __all__ = [
     "DEAD_LETTER_DIR",
     "OPERATIONS",
     "STAGING_DIR",
-    "TableLayout",
+    "StorageLayout",
     "layout_names",
     "layout_of",
     "layouts",
@@ -31,10 +31,10 @@ _LAYOUTS = (
 """The registered layouts' ``layout`` modules, each defining ``LAYOUT``; the first is the
 default of a new table."""
 
-_REGISTRY: dict[str, TableLayout] = {}
+_REGISTRY: dict[str, StorageLayout] = {}
 
 
-def register(layout: TableLayout) -> TableLayout:
+def register(layout: StorageLayout) -> StorageLayout:
     """Add a layout to the registry (or replace the one of that name)."""
     _REGISTRY[layout.name] = layout
     return layout
@@ -45,7 +45,7 @@ def unregister(name: str) -> None:
     _REGISTRY.pop(name, None)
 
 
-def layout_of(name: str) -> TableLayout:
+def layout_of(name: str) -> StorageLayout:
     """The registered layout called ``name``.
 
     Raises:
@@ -59,7 +59,7 @@ def layout_of(name: str) -> TableLayout:
         ) from None
 
 
-def layouts() -> Iterable[TableLayout]:
+def layouts() -> Iterable[StorageLayout]:
     """Every registered layout, in registration order."""
     return tuple(_REGISTRY.values())
 

@@ -1,8 +1,8 @@
-"""What a layout's change-stream hooks work on: one commit's task, and the images they return.
+"""What a layout's change-stream methods work on: one commit's task, and the images they return.
 
 The change stream (`versioned.change_stream`) plans one `CommitTask` per commit on the driver
 from the catalog's change log, asking the table's layout which files hold what the commit
-wrote and which were live before it (its ``change_files`` hook); an executor asks the layout
+wrote and which were live before it (its ``change_files`` method); an executor asks the layout
 for the commit's pre- and post-images (``change_images``) and turns them into change rows.
 Plain data and pyarrow, no Spark.
 """

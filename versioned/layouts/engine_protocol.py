@@ -1,7 +1,7 @@
 """What a layout's engine does for a table: the operations `versioned.api.table.Table` delegates.
 
-`versioned.layouts.base.TableLayout` says what a layout is (plain data, no Spark); its engine,
-loaded through the same registry (`TableLayout.load_engine`), does the work in Spark. The
+`versioned.layouts.base.StorageLayout` says what a layout is (plain data, no Spark); its engine,
+loaded through the same registry (`StorageLayout.engine`), does the work in Spark. The
 `Table` facade never asks which layout a table has: it asks the layout for the engine of an
 operation (`engine_for`), and a layout that lacks the operation raises `NotSupportedError`.
 
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
     from versioned.catalog.records import Snapshot
     from versioned.catalog.store import MetaStore
-    from versioned.layouts.layout import TableLayout
+    from versioned.layouts.layout import StorageLayout
     from versioned.layouts.table_request import CompactRequest, VacuumRequest, WriteRequest
     from versioned.results import CommitResult, CompactionResult, VacuumResult
     from versioned.storage.filesystem import FileIO
@@ -57,7 +57,7 @@ class TableEngine(Protocol):
     """The operations of one layout, in Spark. Every method gets the `EngineContext`; the
     operations that change a table get the one request `Table` resolved for them."""
 
-    layout: TableLayout
+    layout: StorageLayout
 
     def write(self, ctx: EngineContext, request: WriteRequest) -> CommitResult:
         """Apply the request's typed feed as one commit (the upsert, a delete by predicate,
@@ -98,7 +98,7 @@ class TableEngine(Protocol):
 _ENGINES: dict[str, TableEngine] = {}
 
 
-def engine_for(layout: TableLayout, operation: str, table: object | None = None) -> TableEngine:
+def engine_for(layout: StorageLayout, operation: str, table: object | None = None) -> TableEngine:
     """The engine of ``layout`` for ``operation`` (one instance per layout).
 
     Raises:
@@ -107,5 +107,5 @@ def engine_for(layout: TableLayout, operation: str, table: object | None = None)
     layout.require(operation, table)
     engine = _ENGINES.get(layout.name)
     if engine is None:
-        engine = _ENGINES[layout.name] = layout.load_engine()
+        engine = _ENGINES[layout.name] = layout.engine()
     return engine

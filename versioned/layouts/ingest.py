@@ -6,7 +6,7 @@ transactions (open, heartbeat, commit, abort). Sinks write files directly (no Sp
 
 The order of calls for one batch::
 
-    sink = layout_of(spec.layout).hook("ingest_sink", "stream")(context)
+    sink = ingests(layout_of(spec.layout)).ingest_sink()(context)  # versioned.layouts.abilities
     for each transaction the batch begins:
         sink.write(txn_id, write_id, rows)   # zero or more times
         then either

@@ -2,13 +2,13 @@
 
 The mutation client (`versioned.mutation`) orders, validates, reports and commits
 mutations the same way for every layout; what it writes and how it checks the rows it
-names at commit are the layout's, reached through the layout's ``mutation_format`` hook
-(``versioned.mutation.formats.format_for``). A layout without the hook cannot be a sink
-table of the mutation API.
+names at commit are the layout's, reached through the layout's `CanMutate` ability
+(`versioned.layouts.abilities`; ``versioned.mutation.formats.format_for``). A layout
+without it cannot be a sink table of the mutation API.
 
 The order of calls, per coordinator::
 
-    fmt = layout_of(spec.layout).hook("mutation_format", "mutate")
+    fmt = mutates(layout_of(spec.layout)).mutation_format()  # versioned.layouts.abilities
     buckets = fmt.row_buckets(spec)                  # the bucket of records to insert
     for each (partition, bucket) group:
         writer = fmt.group_writer(fileio, table, txn_id=..., write_id=...,
@@ -58,7 +58,7 @@ class GroupWriter(Protocol):
 
 
 class MutationFormat(Protocol):
-    """How one layout stores the mutation API's mutations (its ``mutation_format`` hook).
+    """How one layout stores the mutation API's mutations (its ``mutation_format`` method).
 
     Attributes:
         shared_kinds: Catalog file kinds every group writing into a directory writes

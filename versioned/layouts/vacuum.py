@@ -10,7 +10,7 @@ clearly instead of reading a snapshot with missing files.
 Orphans are files under the table directory that no catalog record lists: what a write left
 when it crashed (an aborted write removes its own files, best effort: see
 docs/write-transactions.md), and ``_staging/`` leftovers. One is deleted only when it
-is older than the grace period and the transaction in its path (`TableLayout.transaction_of`,
+is older than the grace period and the transaction in its path (`StorageLayout.transaction_of`,
 e.g. ``version_id=N``, ``txn=N``, an acid ``_vT``) is not open, nor the layout says it is a
 write in progress (`VacuumPaths.in_progress`), so files of a write still in progress are
 never touched. A layout may claim some unlisted files as folders to remove whole
@@ -45,7 +45,7 @@ from versioned.catalog.retention import (
     oldest_readable_seq,
 )
 from versioned.errors import InputError
-from versioned.layouts.layout import DEAD_LETTER_DIR, STAGING_DIR, TableLayout
+from versioned.layouts.layout import DEAD_LETTER_DIR, STAGING_DIR, StorageLayout
 from versioned.options import Progress
 from versioned.results import VacuumResult
 from versioned.storage.filesystem import FileIO, FileStat
@@ -80,7 +80,7 @@ class VacuumPaths:
     """A layout's path rules for vacuum.
 
     Attributes:
-        layout: Tells which transaction wrote a path (`TableLayout.transaction_of`).
+        layout: Tells which transaction wrote a path (`StorageLayout.transaction_of`).
         transaction_dir: Matches a path segment naming a directory that one write fills
             (``version_id=N``, ``delta_...``): once vacuum emptied it, it goes whole.
         in_progress: Reads the rule telling whether an unlisted file (path relative to the
@@ -95,7 +95,7 @@ class VacuumPaths:
             what it knows better than a listing); returns whether it did.
     """
 
-    layout: TableLayout
+    layout: StorageLayout
     transaction_dir: re.Pattern[str]
     in_progress: Callable[[], Callable[[str], bool]] = _no_rule
     folders: Callable[[Sequence[str]], Mapping[str, str]] = _no_folders

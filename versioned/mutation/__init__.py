@@ -26,7 +26,7 @@ Design decisions (issue 14):
    transaction when a worker dies, or rerun its groups (the same group writes the same
    file name, replacing the dead attempt), as Hive's documentation asks.
 3. Files: what a group's mutations become on storage is the table's layout's (its
-   ``mutation_format`` hook, `versioned.layouts.mutation_format`, reached through the
+   ``mutation_format`` method, `versioned.layouts.mutation_format`, reached through the
    registry; a layout without one refuses with `NotSupportedError`). The acid layout
    writes per (partition, bucket) group one ``delta_W_W_0000/bucket_N`` (inserts, row ids
    from 0, write id W) and one ``delete_delta_W_W_0000/bucket_N`` (sorted by ROW__ID),

@@ -61,7 +61,7 @@ class MutatorClient:
             InputError: No table, a table named twice, or a non-positive timeout.
             NoSuchTableError: A table does not exist (or cannot be read).
             NotSupportedError: A table's layout does not store the mutation API's mutations
-                (it has no ``mutation_format`` hook; of the layouts shipped, only acid has).
+                (it has no ``mutation_format`` method; of the layouts shipped, only acid has).
             PermissionDeniedError: This user may not write a table.
         """
         if isinstance(tables, str | TableName) or not tables:

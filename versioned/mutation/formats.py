@@ -1,19 +1,18 @@
 """The mutation format of a sink table's layout, from the registry.
 
 What mutations become on storage, and how the rows they name are checked at commit, is the
-layout's (`versioned.layouts.mutation_format.MutationFormat`, its ``mutation_format``
-hook); the client asks the registry for it and never names a layout.
+layout's (`versioned.layouts.mutation_format.MutationFormat`, from its
+`versioned.layouts.abilities.CanMutate` ability); the client asks the registry for it and
+never names a layout.
 """
 
 from __future__ import annotations
 
 from versioned.errors import NotSupportedError
+from versioned.layouts.abilities import CanMutate
 from versioned.layouts.base import layout_of, layouts
 from versioned.layouts.mutation_format import MutationFormat
 from versioned.schema import TableSpec
-
-HOOK = "mutation_format"
-"""The `TableLayout` hook naming a layout's `MutationFormat`."""
 
 OPERATION = "mutate"
 """The operation a layout without a `MutationFormat` does not support."""
@@ -27,8 +26,8 @@ def format_for(spec: TableSpec) -> MutationFormat:
             be sink tables of the mutation API.
     """
     layout = layout_of(spec.layout)
-    if not layout.has(HOOK):
-        able = [other.name for other in layouts() if other.has(HOOK)]
+    if not isinstance(layout, CanMutate):
+        able = [other.name for other in layouts() if isinstance(other, CanMutate)]
         needed = f"layout {' or '.join(able)}" if able else "a layout that stores them"
         raise NotSupportedError(
             f"{spec.name} is a {spec.layout} table: the mutation API writes ROW__ID-ordered "
@@ -38,5 +37,4 @@ def format_for(spec: TableSpec) -> MutationFormat:
             operation=OPERATION,
             table=str(spec.name),
         )
-    found: MutationFormat = layout.hook(HOOK, OPERATION, spec.name)
-    return found
+    return layout.mutation_format()

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Protocol
 from versioned.catalog.records import PartitionInfo, TableInfo
 from versioned.catalog.store import MetaStore
 from versioned.errors import NoSuchPartitionError, NoSuchTableError
+from versioned.layouts.abilities import ingests
 from versioned.layouts.base import layout_of
 from versioned.layouts.ingest_errors import InvalidPartition, InvalidTable, StreamingConnectionError
 from versioned.names import TableName
@@ -119,8 +120,9 @@ class EndPoint:
 
         Raises:
             InvalidTable: No such table.
-            StreamingConnectionError: Partition values do not fit the table, or its layout
-                cannot stream.
+            StreamingConnectionError: Partition values do not fit the table.
+            NotSupportedError: The table's layout cannot be streamed into (checked before
+                a partition is created).
             InvalidPartition: The partition does not exist and ``create_partition`` is false.
             PermissionDeniedError: The user may not write the table.
         """
@@ -132,6 +134,7 @@ class EndPoint:
             self.store.check(self.table, "write")
         except NoSuchTableError as exc:
             raise InvalidTable(f"no table {self.table} to stream into: {exc}") from exc
+        ingests(layout_of(self.spec.layout), self.spec.name)
         partition = self._partition(create_partition)
         return StreamingConnection(self, partition, agent=agent, timeout_s=transaction_timeout_s)
 

@@ -26,6 +26,7 @@ from versioned.errors import (
     TransactionStateError,
 )
 from versioned.errors import TransactionError as CatalogTransactionError
+from versioned.layouts.abilities import ingests
 from versioned.layouts.base import layout_of
 from versioned.layouts.ingest import IngestSink, SinkContext, SinkFactory
 from versioned.layouts.ingest_errors import StreamingIOFailure, StreamingTransactionError
@@ -84,7 +85,7 @@ class TransactionBatch:
                 write_ids = tuple(self._store.allocate_write_ids(endpoint.table, self.txn_ids))
             self.write_ids = write_ids
             spec = self._table.spec
-            sink: SinkFactory = layout.hook("ingest_sink", "stream", spec.name)
+            sink: SinkFactory = ingests(layout, spec.name).ingest_sink()
             self._sink: IngestSink = sink(
                 SinkContext(
                     self._store,

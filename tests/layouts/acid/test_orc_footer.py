@@ -12,8 +12,10 @@ import pyarrow.orc as paorc
 import pyorc
 import pytest
 
-from versioned.layouts.acid import AcidStats, RecordIdentifier, read_bucket_file
+from versioned.layouts.acid.acid_metadata import AcidStats
+from versioned.layouts.acid.bucket_codec import RecordIdentifier
 from versioned.layouts.acid.errors import AcidFileError
+from versioned.layouts.acid.orc_files import read_bucket_file
 from versioned.layouts.acid.orc_footer import with_acid_metadata, with_user_metadata
 
 

@@ -2,24 +2,26 @@
 
 from __future__ import annotations
 
-from versioned.layouts.layout import TableLayout
+from versioned.layouts.engine_protocol import TableEngine
+from versioned.layouts.layout import StorageLayout
 
 NAME = "throwaway"
 
 
-class NoEngine:
-    """Stands for an engine that is not written: loading it at all is a bug of the caller,
-    which must ask the layout's capabilities first (`engine_for`)."""
+class ThrowawayLayout(StorageLayout):
+    """A layout whose engine is not written: loading it at all is a bug of the caller, which
+    must ask the layout's capabilities first (`engine_for`)."""
 
-    def __init__(self, layout: TableLayout) -> None:
-        raise AssertionError(f"the engine of the {layout.name} layout was loaded")
+    def engine(self) -> TableEngine:
+        raise AssertionError(f"the engine of the {self.name} layout was loaded")
 
 
-LAYOUT = TableLayout(
+LAYOUT = ThrowawayLayout(
     name=NAME,
     description="a layout with nothing built: a table can be created, no more",
     capabilities=frozenset({"create"}),
     file_formats=("parquet", "orc"),
     transaction_dirs=r"^txn=(\d+)$",
-    engine="tests.table.throwaway.layout:NoEngine",
+    data_kinds=frozenset({"data"}),
+    entry_kinds=("entries", frozenset()),
 )

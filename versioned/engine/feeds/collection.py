@@ -1,5 +1,5 @@
 """A data collection's rows as a feed of upserts: how an import writes through a layout's
-writer (layouts whose import does not copy files, `TableLayout.imports_by_copy`)."""
+writer (layouts whose import does not copy files, `StorageLayout.imports_by_copy`)."""
 
 from __future__ import annotations
 

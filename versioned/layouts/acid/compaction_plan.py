@@ -238,11 +238,14 @@ def plan_partition(
 
 
 def due_partitions(
-    write_ids: TableWriteIds, snapshot: Snapshot, thresholds: CompactionThresholds
+    write_ids: TableWriteIds | None, snapshot: Snapshot, thresholds: CompactionThresholds
 ) -> dict[int, str]:
     """The partitions Hive's initiator rules (the table's ``compactor.*`` properties) would
     compact, of at least ``thresholds.min_rows`` stored events, with the kind and why
-    (catalog metadata only; the layout's ``compaction_due`` hook)."""
+    (catalog metadata only; the layout's ``compaction_due`` method). Without the table's
+    write ids (``None``: a caller that has none) nothing can be judged, so nothing is due."""
+    if write_ids is None:
+        return {}
     rules = InitiatorThresholds.from_properties(snapshot.table.spec.properties)
     ids = valid_write_id_list(write_ids)
     by_partition: dict[int | None, list[DataFile]] = defaultdict(list)

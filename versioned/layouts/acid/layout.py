@@ -1,10 +1,68 @@
-"""The Hive ACID layout, as the registry sees it (`versioned.layouts.base`)."""
+"""The Hive ACID layout, as the registry sees it (`versioned.layouts.base`): its class, whose
+methods import the layout's modules on first call, and its one instance."""
 
 from __future__ import annotations
 
-from versioned.layouts.layout import OPERATIONS, TableLayout
+from typing import TYPE_CHECKING, Any
 
-LAYOUT = TableLayout(
+from versioned.layouts.abilities import (
+    CanIngest,
+    CanMutate,
+    CanPlanCompaction,
+    CanStreamChanges,
+    ChangeFiles,
+    ChangeImages,
+    CompactionDue,
+)
+from versioned.layouts.layout import OPERATIONS, StorageLayout
+
+if TYPE_CHECKING:
+    from versioned.layouts.engine_protocol import TableEngine
+    from versioned.layouts.ingest import SinkFactory
+    from versioned.layouts.mutation_format import MutationFormat
+    from versioned.schema import TableSpec
+
+
+class AcidLayout(StorageLayout, CanIngest, CanStreamChanges, CanPlanCompaction, CanMutate):
+    """Hive's base / delta / delete_delta folders of bucket ORC files with ROW__IDs."""
+
+    def engine(self) -> TableEngine:
+        from versioned.layouts.acid.engine.table_engine import AcidEngine
+
+        return AcidEngine(self)
+
+    def table_settings(self, spec: TableSpec) -> dict[str, Any]:
+        from versioned.layouts.acid.table_rules import acid_table_settings
+
+        return acid_table_settings(spec)
+
+    def ingest_sink(self) -> SinkFactory:
+        from versioned.layouts.acid.ingest_sink import AcidIngestSink
+
+        return AcidIngestSink
+
+    def change_files(self) -> ChangeFiles:
+        from versioned.layouts.acid.change_images import changed_files
+
+        return changed_files
+
+    def change_images(self) -> ChangeImages:
+        from versioned.layouts.acid.change_images import acid_images
+
+        return acid_images
+
+    def compaction_due(self) -> CompactionDue:
+        from versioned.layouts.acid.compaction_plan import due_partitions
+
+        return due_partitions
+
+    def mutation_format(self) -> MutationFormat:
+        from versioned.layouts.acid.mutation.format import MUTATIONS
+
+        return MUTATIONS
+
+
+LAYOUT = AcidLayout(
     name="acid",
     description="Hive ACID deltas: base / delta / delete_delta folders of bucket ORC "
     "files with ROW__IDs",
@@ -16,17 +74,10 @@ LAYOUT = TableLayout(
         r"^(?:(?:base|delta|delete_delta)_\d+(?:_\d+)?(?:_\d{4})?_v|txn="
         r"|_versioned_compactor_txn=)(\d+)(?:\.orc)?$"
     ),
-    engine="versioned.layouts.acid.engine.table_engine:AcidEngine",
-    reserved_columns=frozenset({"ROW__ID"}),
-    table_rules="versioned.layouts.acid.table_rules:acid_table_settings",
     data_kinds=frozenset({"base", "delta"}),
     entry_kinds=("delete_events", frozenset({"delete_delta"})),
+    reserved_columns=frozenset({"ROW__ID"}),
     versions_follow_commits=True,
-    ingest_sink="versioned.layouts.acid.ingest_sink:AcidIngestSink",
     allocates_write_ids=True,
-    change_files="versioned.layouts.acid.change_images:changed_files",
-    change_images="versioned.layouts.acid.change_images:acid_images",
     compaction_kinds=("minor", "major"),
-    compaction_due="versioned.layouts.acid.compaction_plan:due_partitions",
-    mutation_format="versioned.layouts.acid.mutation.format:MUTATIONS",
 )

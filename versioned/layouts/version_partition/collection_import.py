@@ -1,4 +1,4 @@
-"""Import of a data collection by copy (the version layout's ``import_files`` hook).
+"""Import of a data collection by copy (the version layout's ``import_files`` method).
 
 In one catalog transaction V, each checked partition's files are copied into
 ``<partition>/version_id=V/`` with a Bloom filter over its keys (so later upserts find the

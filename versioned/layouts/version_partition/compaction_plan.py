@@ -219,6 +219,6 @@ def due_partitions(
     write_ids: object, snapshot: Snapshot, thresholds: CompactionThresholds
 ) -> dict[int, str]:
     """The partitions a compaction with ``thresholds`` would pick, with why (catalog
-    metadata only; the layout's ``compaction_due`` hook). ``write_ids`` is unused here."""
+    metadata only; the layout's ``compaction_due`` method). ``write_ids`` is unused here."""
     plans = plan_compaction(snapshot, CompactionOptions(), thresholds=thresholds)
     return {plan.partition.id: ", ".join(plan.reasons) for plan in plans}

@@ -10,21 +10,20 @@ from typing import Any
 
 import pyarrow as pa
 
-from versioned.layouts.acid import (
+from versioned.layouts.acid.acid_state import acid_state
+from versioned.layouts.acid.bucket_codec import decode_bucket_property
+from versioned.layouts.acid.bucket_hash import bucket_ids
+from versioned.layouts.acid.directories import (
     ACID_VERSION_MARKER,
-    DELETE,
-    INSERT,
-    ValidWriteIdList,
-    acid_state,
-    bucket_ids,
-    decode_bucket_property,
     is_hidden,
     parse_bucket_file,
     parse_directory,
-    read_bucket_file,
 )
 from versioned.layouts.acid.flush_length import last_flush_length
+from versioned.layouts.acid.orc_files import read_bucket_file
+from versioned.layouts.acid.orc_schema import DELETE, INSERT
 from versioned.layouts.acid.snapshot_dirs import valid_write_id_list
+from versioned.layouts.acid.write_ids import ValidWriteIdList
 from versioned.schema import TableSpec
 from versioned.storage.partition_paths import parse_partition_path
 

@@ -11,7 +11,8 @@ import pyarrow as pa
 
 from tests.layouts.acid.engine.hive_walk import walk_table
 from tests.layouts.acid.engine.tables import acid_table
-from versioned.layouts.acid import AcidStats, RecordIdentifier
+from versioned.layouts.acid.acid_metadata import AcidStats
+from versioned.layouts.acid.bucket_codec import RecordIdentifier
 from versioned.layouts.acid.orc_files import read_bucket
 from versioned.options import CompactionOptions
 

@@ -18,9 +18,9 @@ from tests.layouts.acid.engine.hive_walk import walk_table
 from tests.layouts.acid.engine.tables import acid_table
 from versioned.catalog.write_transaction import WriteTransaction, write_transaction
 from versioned.errors import CommitConflictError, StorageError
-from versioned.layouts.acid import BaseDir, DeltaDir, is_hidden
 from versioned.layouts.acid.compacted_dirs import compactor_mark, compactor_of
 from versioned.layouts.acid.compaction_plan import AcidCompactionPlan
+from versioned.layouts.acid.directories import BaseDir, DeltaDir, is_hidden
 from versioned.layouts.acid.engine import compactor
 from versioned.options import CompactionOptions
 

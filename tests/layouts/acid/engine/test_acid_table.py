@@ -13,13 +13,11 @@ import pytest
 from tests.layouts.acid.engine.hive_walk import walk
 from tests.layouts.acid.engine.tables import acid_table
 from versioned.errors import NotSupportedError
-from versioned.layouts.acid import (
-    DeltaDir,
-    bucket_ids,
-    encode_bucket_property,
-    open_bucket_writer,
-    write_acid_version_marker,
-)
+from versioned.layouts.acid.bucket_codec import encode_bucket_property
+from versioned.layouts.acid.bucket_hash import bucket_ids
+from versioned.layouts.acid.directories import DeltaDir
+from versioned.layouts.acid.orc_files import open_bucket_writer
+from versioned.layouts.acid.paths import write_acid_version_marker
 from versioned.layouts.acid.snapshot_dirs import valid_write_id_list
 
 COLUMNS = "id BIGINT NOT NULL, name STRING, store STRING"

@@ -12,7 +12,8 @@ from typing import Any
 import pyarrow as pa
 
 from tests.layouts.acid.engine.tables import acid_table
-from versioned.layouts.acid import DeltaDir, write_acid_version_marker
+from versioned.layouts.acid.directories import DeltaDir
+from versioned.layouts.acid.paths import write_acid_version_marker
 
 
 def _acid(cat: Any, name: str = "s.t", **extra: Any) -> Any:

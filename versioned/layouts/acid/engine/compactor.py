@@ -57,7 +57,7 @@ from versioned.layouts.acid.snapshot_dirs import (
 )
 from versioned.layouts.acid.write_ids import ValidWriteIdList
 from versioned.layouts.engine_protocol import EngineContext
-from versioned.layouts.layout import TableLayout
+from versioned.layouts.layout import StorageLayout
 from versioned.layouts.table_request import CompactRequest
 from versioned.options import CompactionOptions, Progress
 from versioned.results import CompactionResult, PartitionCompaction
@@ -69,7 +69,7 @@ class _Compaction:
 
     engine: EngineContext
     request: CompactRequest
-    layout: TableLayout
+    layout: StorageLayout
     kind: CompactionKind | None
     """Forced on every partition; ``None``: Hive's initiator rules decide."""
     rules: InitiatorThresholds
@@ -84,7 +84,7 @@ class _Compaction:
 
 
 def compact_acid_table(
-    ctx: EngineContext, request: CompactRequest, layout: TableLayout
+    ctx: EngineContext, request: CompactRequest, layout: StorageLayout
 ) -> CompactionResult:
     """Compact the chosen partitions of the request's acid table; each commits on its own.
 

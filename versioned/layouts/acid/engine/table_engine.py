@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
     from versioned.catalog.records import Snapshot, TableInfo
-    from versioned.layouts.layout import TableLayout
+    from versioned.layouts.layout import StorageLayout
     from versioned.layouts.table_request import CompactRequest, VacuumRequest, WriteRequest
     from versioned.results import CommitResult, CompactionResult, VacuumResult
 
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 class AcidEngine:
     """Hive ACID: ``delta_W_W_0000`` / ``delete_delta_W_W_0000`` folders of bucket ORC files."""
 
-    def __init__(self, layout: TableLayout) -> None:
+    def __init__(self, layout: StorageLayout) -> None:
         self.layout = layout
 
     def write(self, ctx: EngineContext, request: WriteRequest) -> CommitResult:

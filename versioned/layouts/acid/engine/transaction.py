@@ -77,7 +77,7 @@ def acid_transaction(
     too, so its rows are invisible forever, also to Hive's readers) and deletes its files.
 
     Args:
-        staging_dir: The staging folder of a transaction id (``TableLayout.staging_dir``
+        staging_dir: The staging folder of a transaction id (``StorageLayout.staging_dir``
             bound to the table's location).
     """
     store = ctx.store

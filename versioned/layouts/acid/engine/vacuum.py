@@ -7,7 +7,7 @@ transaction or retained snapshot needs" are exactly the catalog's retired files 
 the retention: vacuum deletes them and forgets them. Orphans (unlisted files: a crashed
 write's ``delta_W_W_0000``, a crashed compactor's staging folder or an old aborted
 compactor's ``_vT`` output) go after the grace period unless their writer is still open: the
-transaction in a ``_vT`` suffix or ``_staging/txn=N`` (`TableLayout.transaction_of`), or, for
+transaction in a ``_vT`` suffix or ``_staging/txn=N`` (`StorageLayout.transaction_of`), or, for
 a writer's ``delta_W_W`` / ``delete_delta_W_W`` / ``base_W`` named by write id (and its
 tombstone file, ``_tombstones/delete_delta_W_W_0000.orc``), a write id still open.
 
@@ -40,7 +40,7 @@ from versioned.layouts.acid.engine.placement import remove_orphan_folder
 from versioned.layouts.acid.errors import AcidNameError
 from versioned.layouts.acid.snapshot_dirs import TOMBSTONE_DIR
 from versioned.layouts.engine_protocol import EngineContext
-from versioned.layouts.layout import STAGING_DIR, TableLayout
+from versioned.layouts.layout import STAGING_DIR, StorageLayout
 from versioned.layouts.table_request import VacuumRequest
 from versioned.layouts.vacuum import VacuumPaths, vacuum_table
 from versioned.results import VacuumResult
@@ -103,7 +103,7 @@ def _named_by_write_ids(rel: str) -> list[str]:
 
 
 def vacuum_acid_table(
-    ctx: EngineContext, request: VacuumRequest, layout: TableLayout
+    ctx: EngineContext, request: VacuumRequest, layout: StorageLayout
 ) -> VacuumResult:
     """Vacuum an acid table (see `versioned.layouts.vacuum.vacuum_table`)."""
     table = request.table

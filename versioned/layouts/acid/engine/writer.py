@@ -56,7 +56,7 @@ from versioned.layouts.acid.key_filters import KEY_BLOOM_KIND
 from versioned.layouts.acid.snapshot_dirs import MARKER_KIND
 from versioned.layouts.acid.table_rules import driver_write_max_events
 from versioned.layouts.engine_protocol import EngineContext
-from versioned.layouts.layout import TableLayout
+from versioned.layouts.layout import StorageLayout
 from versioned.layouts.rejected_batch import commit_rejected_batch
 from versioned.layouts.table_request import WriteRequest
 from versioned.results import CommitResult
@@ -74,7 +74,7 @@ class _WriteJob:
 
     ctx: EngineContext
     request: WriteRequest
-    layout: TableLayout
+    layout: StorageLayout
     batch: DataFrame
     rejected: tuple[int, str | None]
     """Rows rejected to the dead-letter area, and where they went."""
@@ -85,7 +85,7 @@ class _WriteJob:
         return self.request.table
 
 
-def write_batch(ctx: EngineContext, request: WriteRequest, layout: TableLayout) -> CommitResult:
+def write_batch(ctx: EngineContext, request: WriteRequest, layout: StorageLayout) -> CommitResult:
     """Apply the request's feed to its acid table as one commit and return what was
     committed.
 

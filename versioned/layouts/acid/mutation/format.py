@@ -1,4 +1,4 @@
-"""The acid layout's `MutationFormat` (its ``mutation_format`` hook): how the mutation API's
+"""The acid layout's `MutationFormat` (its ``mutation_format`` method): how the mutation API's
 ROW__ID-ordered mutations become Hive ACID delta and delete-delta files.
 
 Records are bucketed by Hive's bucket hash of their bucket columns with the table's
@@ -86,4 +86,4 @@ class AcidMutations:
 
 
 MUTATIONS: MutationFormat = AcidMutations()
-"""The acid layout's `MutationFormat`, named by its ``mutation_format`` hook."""
+"""The acid layout's `MutationFormat`, named by its ``mutation_format`` method."""

@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
     from versioned.catalog.records import Snapshot
-    from versioned.layouts.layout import TableLayout
+    from versioned.layouts.layout import StorageLayout
     from versioned.layouts.table_request import CompactRequest, VacuumRequest, WriteRequest
     from versioned.results import CommitResult, CompactionResult, VacuumResult
 
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 class VersionPartitionEngine:
     """Version partitions: each commit a ``version_id=V`` folder with its index and Bloom filter."""
 
-    def __init__(self, layout: TableLayout) -> None:
+    def __init__(self, layout: StorageLayout) -> None:
         self.layout = layout
 
     def write(self, ctx: EngineContext, request: WriteRequest) -> CommitResult:

@@ -87,5 +87,19 @@ class TableName:
             return cls(identifier(parts[0], "database name"), identifier(parts[1], "table name"))
         raise InvalidNameError(f"invalid table name {text!r}: expected DB.TABLE", name=text)
 
+    @classmethod
+    def of(cls, name: str | TableName) -> TableName:
+        """``name`` as a `TableName` (parsed when it is text)."""
+        return name if isinstance(name, TableName) else cls.parse(str(name))
+
     def __str__(self) -> str:
         return f"{self.database}.{self.table}"
+
+
+def grant_target(on: str) -> tuple[str, str | None]:
+    """What ``on`` of a grant names: ``(database, None)`` for ``db``, ``(database, table)``
+    for ``db.table``."""
+    if "." in on:
+        parsed = TableName.parse(on)
+        return parsed.database, parsed.table
+    return identifier(on, "database name"), None

@@ -41,7 +41,7 @@ from versioned.errors import SchemaError, VersionedError
 from versioned.options import CompactionOptions, CompactionThresholds, WriteOptions
 
 if TYPE_CHECKING:
-    from versioned.api.table import Table
+    from versioned.api.table_maintenance import TableMaintenance
     from versioned.options import Progress
     from versioned.results import CompactionResult
     from versioned.schema import TableSpec
@@ -134,12 +134,13 @@ def describe_maintenance(spec: TableSpec, history: list[Any]) -> dict[str, Any]:
 
 
 def maintain(
-    table: Table,
+    maintenance: TableMaintenance,
     spec: TableSpec,
     progress: Progress | None,
     write_options: WriteOptions | None = None,
 ) -> CompactionResult | None:
-    """Run the table's own maintenance after a committed write; ``None`` when it is off.
+    """Run the table's own maintenance after a committed write; ``None`` when it is off
+    (`TableMaintenance.after_write`).
 
     ``spec``: the table's definition the write resolved (its properties decide).
 
@@ -154,16 +155,18 @@ def maintain(
         options = CompactionOptions()
         if write_options is not None:
             options = CompactionOptions(txn_timeout_s=write_options.txn_timeout_s)
-        return table._compact(
+        return maintenance.compact(
             thresholds=thresholds,
             options=options,
             progress=lambda m: say(f"auto compaction: {m}"),
             trigger="auto",
         )
     except (VersionedError, OSError) as error:
-        message = f"{table.name}: automatic compaction failed; the write committed: {error}"
+        message = (
+            f"{maintenance.table_name}: automatic compaction failed; the write committed: {error}"
+        )
         log.warning(message)
-        warnings.warn(message, MaintenanceWarning, stacklevel=3)
+        warnings.warn(message, MaintenanceWarning, stacklevel=4)
         return None
 
 

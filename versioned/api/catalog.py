@@ -2,22 +2,14 @@
 
 from __future__ import annotations
 
-import atexit
 import logging
-import shutil
-import tempfile
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal
 
-from versioned.api.metadata_tables import KINDS as METADATA_KINDS
-from versioned.api.metadata_tables import (
-    METADATA_FOLDER,
-    check_table_name,
-    metadata_name,
-    metadata_target,
-)
+from versioned.api.catalog_sql import CatalogSql
+from versioned.api.metadata_tables import check_table_name
 from versioned.api.partition_summary import summarise as summarise_partition
 from versioned.api.table import Table
 from versioned.catalog import MetaStore
@@ -25,10 +17,9 @@ from versioned.catalog.change_watch import CatalogChange, ChangeKind, ChangeWatc
 from versioned.catalog.records import PRIVILEGES, GrantInfo, Privilege, TableInfo
 from versioned.catalog.tables import location
 from versioned.config import Settings, resolve_settings
-from versioned.errors import NoSuchTableError, PermissionDeniedError
 from versioned.layouts.base import layout_names, layout_of, layouts
 from versioned.layouts.engine_protocol import DEFAULT_BROADCAST_LIMIT, EngineContext
-from versioned.names import TableName, check_queryable_name, principal
+from versioned.names import TableName, check_queryable_name, grant_target, principal
 from versioned.schema import Column, TableSpec, check_partition_types
 from versioned.storage.filesystem import FileIO
 
@@ -250,7 +241,7 @@ class Catalog:
         """``db.db/table``, or a directory of its own next to it when that one holds files (a
         table dropped with its files kept, or files put there by hand): a new table never
         adopts files it did not write, and so its vacuum never deletes them as orphans."""
-        default = location(_table_name(spec.name))
+        default = location(TableName.of(spec.name))
         if not self._fileio.list_files(default):
             return default
         fresh = f"{default}-{uuid.uuid4().hex[:8]}"
@@ -273,7 +264,7 @@ class Catalog:
             NoSuchTableError: The table does not exist (not with ``need=None``).
             PermissionDeniedError: The user does not hold ``need`` on it.
         """
-        table_name = _table_name(name)
+        table_name = TableName.of(name)
         if need is None:
             return Table(self, table_name)
         return Table(self, self._store.resolve(table_name, need).table)
@@ -294,7 +285,7 @@ class Catalog:
         Raises:
             LockTimeoutError: Transactions still held locks on the table after ``wait_s``.
         """
-        table = _table_name(name)
+        table = TableName.of(name)
         store = self._store
         txn = store.begin()
         try:
@@ -312,7 +303,7 @@ class Catalog:
 
     def grant(self, who: str, privilege: Privilege, on: str) -> GrantInfo:
         """Grant ``read``, ``write`` or ``all`` on ``db`` or ``db.table`` to a principal."""
-        database, table = _grant_target(on)
+        database, table = grant_target(on)
         return self._store.grant(principal(who), privilege, database=database, table=table)
 
     def revoke(self, who: str, privilege: Privilege, on: str) -> bool:
@@ -321,7 +312,7 @@ class Catalog:
         Returns:
             Whether the grant existed (revoking a missing grant changes nothing).
         """
-        database, table = _grant_target(on)
+        database, table = grant_target(on)
         who = principal(who)
         held = any(
             g.principal == who and g.privilege == privilege
@@ -332,7 +323,7 @@ class Catalog:
 
     def grants(self, on: str) -> list[GrantInfo]:
         """Grants on ``db`` or ``db.table``."""
-        database, table = _grant_target(on)
+        database, table = grant_target(on)
         return self._store.grants(database=database, table=table)
 
     def register_views(
@@ -346,16 +337,7 @@ class Catalog:
         ``__partitions``...: `versioned.api.metadata_tables`), as of this call. Returns the
         qualified names registered.
         """
-        session = spark or self.spark
-        infos = [i for i in self.tables() if layout_of(i.spec.layout).supports("views")]
-        registered = self._register(session, infos)
-        if metadata:
-            for info in self.tables():
-                for kind in METADATA_KINDS:
-                    name = metadata_name(info.spec.name, kind)
-                    if not self._exists(name):
-                        registered.append(self._register_metadata(session, name))
-        return registered
+        return self._sql.register_views(spark, metadata=metadata)
 
     def register_data_source(self, spark: SparkSession | None = None) -> None:
         """Make ``spark.readStream.format("versioned").option("table", "db.t").load()``
@@ -380,89 +362,11 @@ class Catalog:
             NoSuchTableError: A table does not exist.
             PermissionDeniedError: You may not read a table the query names.
         """
-        from versioned.engine.spark.errors import user_query_errors
-        from versioned.engine.spark.sql_guard import query_tables
-
-        session = self._query_session
-        infos, metadata = [], []
-        for name in query_tables(session, query):
-            target = metadata_target(name)
-            if target is not None and not self._exists(name):
-                metadata.append(name)
-                continue
-            info = self._store.table(name)  # raises unless it exists and the user may read it
-            layout_of(info.spec.layout).require("views", name)
-            infos.append(info)
-        self._register(session, infos)
-        for name in metadata:
-            self._register_metadata(session, name)
-        with user_query_errors():
-            return session.sql(query)
-
-    def _exists(self, name: TableName) -> bool:
-        """Whether a table of this name exists (whether the user may read it or not)."""
-        try:
-            self._store.table(name)
-        except NoSuchTableError:
-            return False
-        except PermissionDeniedError:
-            return True
-        return True
-
-    def _register_metadata(self, session: SparkSession, name: TableName) -> str:
-        """Register the metadata table ``name`` (``db.t__history``...) in ``session``."""
-        from versioned.engine.spark.metadata_views import register_metadata_view
-
-        target = metadata_target(name)
-        assert target is not None
-        rows = self.table(target[0]).metadata(target[1])
-        fileio, folder = self._metadata_files
-        source = f"{self.settings.catalog_url}|{self._fileio.full_path('')}"
-        return register_metadata_view(
-            session, name, rows, fileio=fileio, folder=folder, source=source
-        )
+        return self._sql.sql(query)
 
     @cached_property
-    def _metadata_files(self) -> tuple[FileIO, str]:
-        """Where metadata views keep their rows: a temporary folder of this process when
-        Spark runs locally, else ``_versioned_metadata/`` in the warehouse (executors on
-        other machines read it there)."""
-        if not str(self.spark.sparkContext.master).startswith("local"):
-            return self._fileio, METADATA_FOLDER
-        folder = tempfile.mkdtemp(prefix="versioned-metadata-")
-        atexit.register(shutil.rmtree, folder, True)
-        return FileIO.for_root(folder), "views"
-
-    @cached_property
-    def _query_session(self) -> SparkSession:
-        from versioned.engine.spark.sql_guard import query_session
-
-        return query_session(self.spark)
-
-    def _register(self, session: SparkSession, tables: Sequence[TableInfo]) -> list[str]:
-        """Register the views of ``tables`` (as just read from the catalog) in ``session``.
-
-        A view that shows a table's latest commit already is left alone: that costs no
-        further catalog read and no DDL, only a look at the view's properties in the
-        session catalog.
-        """
-        from versioned.engine.spark.catalog_views import shows_commit
-        from versioned.layouts.engine_protocol import engine_for
-
-        source = f"{self.settings.catalog_url}|{self._fileio.full_path('')}"
-        context = self.engine_context
-        registered = []
-        for info in tables:
-            name = info.spec.name
-            root = self._fileio.full_path(info.location)
-            limit = self.broadcast_limit
-            if shows_commit(session, info, source=source, root=root, broadcast_limit=limit):
-                registered.append(str(name))
-                continue
-            snapshot = self._store.snapshot(name)
-            engine = engine_for(layout_of(snapshot.table.spec.layout), "views", name)
-            registered.append(engine.register_view(context, session, snapshot, source))
-        return registered
+    def _sql(self) -> CatalogSql:
+        return CatalogSql(self)
 
     # import and export ------------------------------------------------------------------------
 
@@ -537,16 +441,3 @@ class Catalog:
     def describe(self, name: str | TableName) -> dict[str, Any]:
         """Everything the catalog knows about a table, as plain data."""
         return self.table(name).describe()
-
-
-def _table_name(name: str | TableName) -> TableName:
-    return name if isinstance(name, TableName) else TableName.parse(name)
-
-
-def _grant_target(on: str) -> tuple[str, str | None]:
-    from versioned.names import identifier
-
-    if "." in on:
-        parsed = TableName.parse(on)
-        return parsed.database, parsed.table
-    return identifier(on, "database name"), None

@@ -17,11 +17,12 @@ from versioned.names import TableName
 from versioned.options import CompactionOptions, WriteOptions
 from versioned.results import CommitResult
 from versioned.schema import Column, TableSpec
-from versioned.storage.partition_spec import partition_values
 from versioned.storage.space import out_of_space
 
 if TYPE_CHECKING:
     from versioned.api.catalog import Catalog
+    from versioned.api.table_inspect import TableInspect
+    from versioned.api.table_maintenance import TableMaintenance
     from versioned.catalog.store import MetaStore
     from versioned.engine.feeds.reader import Feed
     from versioned.layouts.engine_protocol import EngineContext, TableEngine
@@ -131,7 +132,7 @@ class Table(TableReads, TableStreams):
             CommitConflictError: Concurrent writers kept winning the race; try again.
         """
         started = time.monotonic()
-        access = self._resolve("upsert", with_snapshot=True)
+        access = self.resolve("upsert", with_snapshot=True)
         if evolve:  # before Spark reads the feed for its new columns
             layout_of(access.table.spec.layout).require("alter", self.name)
         from versioned.api.feed_precheck import precheck_feed
@@ -187,9 +188,7 @@ class Table(TableReads, TableStreams):
         if feed.events is not None:
             result = replace(result, tombstones=feed.events.tombstones())
         if result.version is not None and not result.all_rejected:  # a commit with files
-            from versioned.api.auto_maintenance import maintain
-
-            done = maintain(self, access.table.spec, write.progress, write.options)
+            done = self.maintenance.after_write(access.table.spec, write.progress, write.options)
             if done is not None:
                 result = replace(result, maintenance=done)
         return result
@@ -213,7 +212,7 @@ class Table(TableReads, TableStreams):
         self._store.alter_table(
             self.name, SchemaChange(add=evolved.added), reason="upsert with evolve"
         )
-        access = self._resolve(write.operation, with_snapshot=True)
+        access = self.resolve(write.operation, with_snapshot=True)
         if access.table.spec == evolved.spec:
             return access, evolved.feed
         # another change committed in between: read against the table as it is
@@ -303,7 +302,7 @@ class Table(TableReads, TableStreams):
         from versioned.engine.spark.errors import user_query_errors
 
         started = time.monotonic()
-        access = self._resolve("delete", with_snapshot=True)
+        access = self.resolve("delete", with_snapshot=True)
         assert access.snapshot is not None
         matching = self._where(access.snapshot, where)
         with user_query_errors("--where"):
@@ -314,6 +313,14 @@ class Table(TableReads, TableStreams):
         write = _Write("delete", access, options, progress, feed_args)
         return self._apply(delete_changes(matching), write)
 
+    @property
+    def maintenance(self) -> TableMaintenance:
+        """Compaction, vacuum and the table's own policy after a write
+        (`versioned.api.table_maintenance.TableMaintenance`)."""
+        from versioned.api.table_maintenance import TableMaintenance
+
+        return TableMaintenance(self)
+
     def compact(
         self,
         partitions: Sequence[str | Mapping[str, Any] | Sequence[str | None]] | None = None,
@@ -323,74 +330,11 @@ class Table(TableReads, TableStreams):
         dry_run: bool = False,
         progress: Callable[[str], None] | None = None,
     ) -> CompactionResult:
-        """Rewrite partitions into one version holding only their latest rows.
-
-        Each partition is compacted up to its head version at planning time and committed on
-        its own; readers of older snapshots keep reading them, and writes that commit
-        meanwhile are not lost (see ``docs/compaction-and-vacuum.md``).
-
-        Args:
-            partitions: Partitions to compact, each a Hive-style path with plain values
-                (``"store_id=7/create_date=2024-01-01"``), a ``{column: value}`` mapping or
-                a tuple of values. Default: every partition that is not compact already.
-            thresholds: Only partitions past one of these thresholds (the scheduled form).
-            options: Tuning (`versioned.options.CompactionOptions`).
-            dry_run: Plan only: the result lists the partitions, nothing is written.
-            progress: Called with a short message at each stage.
-
-        Raises:
-            PermissionDeniedError: The user may not write the table.
-            NoSuchPartitionError: A named partition does not exist.
-        """
-        return self._compact(
-            partitions,
-            thresholds=thresholds,
-            options=options,
-            dry_run=dry_run,
-            progress=progress,
+        """Rewrite partitions into one version holding only their latest rows: the shortcut
+        of `TableMaintenance.compact` (its arguments and errors there)."""
+        return self.maintenance.compact(
+            partitions, thresholds=thresholds, options=options, dry_run=dry_run, progress=progress
         )
-
-    def _compact(
-        self,
-        partitions: Sequence[str | Mapping[str, Any] | Sequence[str | None]] | None = None,
-        *,
-        thresholds: CompactionThresholds | None = None,
-        options: CompactionOptions | None = None,
-        dry_run: bool = False,
-        progress: Callable[[str], None] | None = None,
-        trigger: str = "manual",
-    ) -> CompactionResult:
-        """`compact`, with who asked for it (``auto``: the table's own maintenance)."""
-        from versioned.layouts.table_request import CompactRequest
-
-        access = self._resolve("compact", with_snapshot=True, with_history=True)
-        spec = access.table.spec
-        chosen = None
-        if partitions is not None:
-            chosen = [
-                self._store.partition(self.name, partition_values(spec.partition_by, p))
-                for p in partitions
-            ]
-        request = CompactRequest(
-            operation="compact",
-            table=access.table,
-            granted=access.granted,
-            snapshot=access.snapshot,
-            history=access.history,
-            progress=progress,
-            partitions=chosen,
-            thresholds=thresholds,
-            options=options or CompactionOptions(),
-            dry_run=dry_run,
-            trigger=trigger,
-        )
-        engine = self._engine("compact", access.table)
-        ctx = self.catalog.engine_context
-        try:
-            with out_of_space(f"compaction of {self.name}", ctx.fileio.root):
-                return engine.compact(ctx, request)
-        finally:
-            self._stale = not dry_run
 
     def vacuum(
         self,
@@ -400,35 +344,18 @@ class Table(TableReads, TableStreams):
         dry_run: bool = False,
         progress: Callable[[str], None] | None = None,
     ) -> VacuumResult:
-        """Delete files no snapshot of the last ``retain_hours`` reads, and orphan files.
-
-        Orphans are files of failed writes that no commit lists, older than
-        ``grace_hours``. ``read(as_of=V)`` for a version older than the retention fails
-        afterwards with a clear error. ``_dead_letter/`` is never touched.
-        """
-        from versioned.layouts.table_request import VacuumRequest
-
-        access = self._resolve("vacuum")
-        request = VacuumRequest(
-            operation="vacuum",
-            table=access.table,
-            granted=access.granted,
-            progress=progress,
-            retain_hours=retain_hours,
-            grace_hours=grace_hours,
-            dry_run=dry_run,
+        """Delete files no snapshot of the last ``retain_hours`` reads, and orphans older
+        than ``grace_hours``: the shortcut of `TableMaintenance.vacuum`."""
+        return self.maintenance.vacuum(
+            retain_hours, grace_hours=grace_hours, dry_run=dry_run, progress=progress
         )
-        engine = self._engine("vacuum", access.table)
-        try:
-            return engine.vacuum(self.catalog.engine_context, request)
-        finally:
-            self._stale = not dry_run
 
-    def _resolve(
+    def resolve(
         self, operation: str, *, with_snapshot: bool = False, with_history: bool = False
     ) -> TableAccess:
         """What ``operation`` (one that changes the table) needs of the catalog, read once
-        with one permission check (write).
+        with one permission check (write): the table's record and grants, and its snapshot
+        and history when asked for.
 
         Raises:
             NotSupportedError: The table's layout (as known already, else as read) does not
@@ -447,6 +374,19 @@ class Table(TableReads, TableStreams):
     def _known(self, info: TableInfo) -> None:
         self._info, self._stale = info, False
 
+    def invalidate(self) -> None:
+        """Forget the table's record read so far: the next use reads it again (after an
+        operation that may have committed)."""
+        self._stale = True
+
+    def engine(self, operation: str, info: TableInfo | None = None) -> TableEngine:
+        """The engine of the table's layout for ``operation`` (see `_engine`).
+
+        Raises:
+            NotSupportedError: The layout does not implement it.
+        """
+        return self._engine(operation, info)
+
     def _engine(self, operation: str, info: TableInfo | None = None) -> TableEngine:
         """The engine of the table's layout for ``operation``, by ``info``, else by the record
         known already (a table keeps its layout), else by its record read now.
@@ -459,31 +399,17 @@ class Table(TableReads, TableStreams):
         layout = (info or self._info or self.info).spec.layout
         return engine_for(layout_of(layout), operation, self.name)
 
-    def describe(self) -> dict[str, Any]:
-        """Definition, ownership, location, partitions and current version as plain data,
-        with what the layout derives from the definition (acid: ``bucketing_version``,
-        ``key_lookup``)."""
-        from versioned.api.auto_maintenance import describe_maintenance
+    @property
+    def inspect(self) -> TableInspect:
+        """What the catalog knows of the table: description, metadata tables, partition
+        facts (`versioned.api.table_inspect.TableInspect`)."""
+        from versioned.api.table_inspect import TableInspect
 
-        info = self.refresh().info
-        history = self.history()
-        partitions = self._store.partitions(self.name)
-        return {
-            **info.spec.to_dict(),
-            "key_scope": info.spec.key_scope,
-            "key_scope_reason": info.spec.key_scope_reason,
-            **layout_of(info.spec.layout).table_settings(info.spec),
-            "owner": info.owner,
-            "location": self.catalog.full_path(info.location),
-            "created_at": info.created_at,
-            # Versions are transaction ids: a write that began earlier can commit later, so
-            # the latest commit need not hold the highest version.
-            "current_version": max(c.version for c in history) if history else None,
-            "commits": len(history),
-            "partitions": len(partitions),
-            "stream_progress": self.stream_progress(),
-            **describe_maintenance(info.spec, history),
-        }
+        return TableInspect(self)
+
+    def describe(self) -> dict[str, Any]:
+        """The table as plain data: the shortcut of `TableInspect.describe`."""
+        return self.inspect.describe()
 
 
 def _describe_source(changes: Any) -> str:

@@ -42,10 +42,8 @@ class TableReads:
         return self._store.history(self.name)
 
     def metadata(self, kind: str) -> pa.Table:
-        """One of the table's metadata tables as Arrow (from catalog metadata, no Spark):
-        ``history``, ``snapshots``, ``partitions``, ``files``, ``stream_progress``,
-        ``dead_letters``, ``transactions`` or ``locks`` (`versioned.api.metadata_tables`;
-        in SQL ``db.table__KIND``).
+        """One of the table's metadata tables as Arrow: the shortcut of
+        `TableInspect.metadata` (in SQL ``db.table__KIND``).
 
         Raises:
             InvalidNameError: ``kind`` is not one of those.

@@ -78,7 +78,7 @@ class MutatorClient:
         self.lock_wait_s = float(lock_wait_s)
         self._infos: dict[str, TableInfo] = {}
         for table in tables:
-            info = self.store.table(_table_name(table))
+            info = self.store.table(TableName.of(table))
             name = str(info.spec.name)
             if name in self._infos:
                 raise InputError(f"table {name} is named twice")
@@ -169,7 +169,7 @@ class MutatorClient:
         return self._infos[name].spec.name
 
     def _name(self, table: str | TableName) -> str:
-        name = str(_table_name(table))
+        name = str(TableName.of(table))
         if name not in self._infos:
             raise InputError(f"{name} is not a sink table of this client ({list(self.tables)})")
         return name
@@ -177,7 +177,3 @@ class MutatorClient:
     def _check_open(self) -> None:
         if self.closed:
             raise MutationTransactionError("the mutation client is closed")
-
-
-def _table_name(table: str | TableName) -> TableName:
-    return table if isinstance(table, TableName) else TableName.parse(str(table))

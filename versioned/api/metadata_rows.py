@@ -72,10 +72,11 @@ def snapshots_rows(table: Table) -> list[dict[str, Any]]:
     return rows
 
 
-def partitions_rows(table: Table) -> list[dict[str, Any]]:
+def partitions_rows(table: Table, as_of: int | None = None) -> list[dict[str, Any]]:
+    """The ``partitions`` metadata table's rows, of the latest snapshot or version ``as_of``."""
     from versioned.api.partition_summary import FIELDS, summarise_snapshot
 
-    snapshot = table.snapshot()
+    snapshot = table.snapshot(as_of)
     store = table.catalog.engine_context.store
     summaries = summarise_snapshot(snapshot, lambda: store.write_ids(table.name, snapshot.seq))
     last = _last_compactions(table.history())

@@ -62,8 +62,11 @@ class TableInspect:
 
         return metadata_table(self._table, kind)
 
-    def partitions(self) -> list[dict[str, Any]]:
-        """The latest snapshot's partitions with their facts (versions, files, stored and
-        live rows, entries, read amplification, last compaction, whether the table's
-        policy would compact it now): the rows of the ``partitions`` metadata table."""
-        return self.metadata("partitions").to_pylist()
+    def partitions(self, as_of: int | None = None) -> list[dict[str, Any]]:
+        """The partitions of the latest snapshot (or of version ``as_of``) with their facts
+        (versions, files, stored and live rows, entries, read amplification, last
+        compaction, whether the table's policy would compact it now): the rows of the
+        ``partitions`` metadata table, which ``versioned partitions`` prints too."""
+        from versioned.api.metadata_rows import partitions_rows
+
+        return partitions_rows(self._table, as_of)

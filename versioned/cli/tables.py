@@ -290,27 +290,22 @@ def partitions(state: CliContext, name: str, as_of: int | None) -> None:
     versioned layout) or delete events (`delete_events`, acid layout).
     """
     table = state.catalog.table(name)
-    snapshot = table.snapshot(as_of)
     keys = table.spec.partition_by
-    layout = table.layout
-    entries, entry_kinds = layout.entry_kinds
+    entries = table.layout.entry_kinds[0]
     committed_at: dict[int | None, float] = {c.version: c.committed_at for c in table.history()}
-    rows = []
-    for part in sorted(snapshot.partitions.values(), key=lambda p: p.path):
-        files = [f for f in snapshot.files if f.partition_id == part.id]
-        data = [f for f in files if f.kind in layout.data_kinds]
-        rows.append(
-            {
-                **{k: v for k, v in zip(keys, part.values, strict=True)},
-                "path": part.path,
-                "head_version": part.head_version,
-                "committed_at": utc_time(committed_at.get(part.head_version)),
-                "versions": len({f.version for f in data}),
-                "data_files": len(data),
-                "rows": sum(f.row_count for f in data),
-                entries: sum(f.row_count for f in files if f.kind in entry_kinds),
-            }
-        )
+    rows = [  # the facts of the partitions metadata table (Table.inspect): one source
+        {
+            **dict(fact["values"]),
+            "path": fact["partition"],
+            "head_version": fact["head_version"],
+            "committed_at": utc_time(committed_at.get(fact["head_version"])),
+            "versions": fact["versions"],
+            "data_files": fact["data_files"],
+            "rows": fact["stored_rows"],
+            entries: fact["entries"],
+        }
+        for fact in table.inspect.partitions(as_of)
+    ]
     cols = [*keys, "path", "head_version", "committed_at", "versions", "data_files", "rows"]
     cols.append(entries)
     echo(render_rows(rows, state.output, cols))

@@ -9,12 +9,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from tests.support.layout_profiles import LAYOUTS
 from versioned.api.catalog import connect
 from versioned.cli.main import cli
 from versioned.errors import SchemaError
 
 
-@pytest.mark.parametrize("layout", ["versioned", "acid"])
+@pytest.mark.parametrize("layout", LAYOUTS)
 def test_a_timestamp_partition_column_is_refused_with_what_to_do(
     tmp_path: Path, layout: str
 ) -> None:

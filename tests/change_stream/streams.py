@@ -8,6 +8,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from tests.support.layout_profiles import table_args
 from versioned.api.catalog import Catalog
 from versioned.api.change_stream import register_data_source
 
@@ -90,7 +91,7 @@ def batch(rows: Sequence[tuple[Any, ...]], *, extra: bool = False) -> pa.Table:
 
 def create(cat: Catalog, layout: str, name: str = "cs.t", **options: Any) -> Any:
     """A table keyed by ``id`` unique table-wide (partition ``p`` is not in the key)."""
-    args: dict[str, Any] = {"bucket_by": "id", "buckets": 2} if layout == "acid" else {}
+    args: dict[str, Any] = table_args(layout, buckets=2)
     args.update(options)
     return cat.create_table(
         name,

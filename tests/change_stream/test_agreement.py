@@ -21,6 +21,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from tests.change_stream.streams import batch, change_reader, create, folded, run_to_memory
+from tests.support.layout_profiles import LAYOUTS, table_args
 from versioned.api.catalog import Catalog
 
 NAN = float("nan")
@@ -64,7 +65,7 @@ def _key(row: tuple[Any, ...]) -> tuple[Any, ...]:
     return tuple("NaN" if isinstance(v, float) and math.isnan(v) else v for v in row)
 
 
-@pytest.mark.parametrize("layout", ["versioned", "acid"])
+@pytest.mark.parametrize("layout", LAYOUTS)
 def test_each_commit_s_changes_equal_changes_between_it_and_the_previous_commit(
     spark: Any, cat: Catalog, tmp_path: Path, layout: str
 ) -> None:
@@ -143,7 +144,7 @@ def _kinds(rows: list[dict[str, Any]], seq: int) -> set[tuple[int, str]]:
     return {(r["id"], r["_change_type"]) for r in rows if r["_commit_seq"] == seq}
 
 
-@pytest.mark.parametrize("layout", ["versioned", "acid"])
+@pytest.mark.parametrize("layout", LAYOUTS)
 def test_streamed_transactions_agree_with_changes_also_while_their_batch_is_open(
     spark: Any, cat: Catalog, tmp_path: Path, layout: str
 ) -> None:
@@ -151,7 +152,7 @@ def test_streamed_transactions_agree_with_changes_also_while_their_batch_is_open
     delta for all its write ids, each commit a longer readable prefix)."""
     from versioned import streaming as vs
 
-    args: dict[str, Any] = {"bucket_by": "id", "buckets": 2} if layout == "acid" else {}
+    args: dict[str, Any] = table_args(layout, buckets=2)
     t = cat.create_table(
         "cs.s", columns="id INT, msg STRING, country STRING", primary_key="country,id",
         partition_by="country", layout=layout, **args,

@@ -12,13 +12,14 @@ import pytest
 from pyspark.errors import StreamingQueryException
 
 from tests.change_stream.streams import folded, run_to_memory
+from tests.support.layout_profiles import LAYOUTS, table_args
 from versioned.api.catalog import Catalog
 
 COLUMNS = ["id", "d", "ts", "amt", "c", "ok", "big", "p"]
 
 
 def _table(cat: Catalog, layout: str) -> Any:
-    args: dict[str, Any] = {"bucket_by": "id", "buckets": 2} if layout == "acid" else {}
+    args: dict[str, Any] = table_args(layout, buckets=2)
     return cat.create_table(
         "cs.types",
         columns="id INT, d DATE, ts TIMESTAMP, amt DECIMAL(10,2), c VARCHAR(5), ok BOOLEAN, "
@@ -48,7 +49,7 @@ def _batch(rows: list[tuple[Any, ...]]) -> pa.Table:
 # `make test-cluster` runs this one for the change stream's executor tasks (each layout's
 # pyarrow reads of stored rows and pre-images); the longer agreement test stays local.
 @pytest.mark.cluster
-@pytest.mark.parametrize("layout", ["versioned", "acid"])
+@pytest.mark.parametrize("layout", LAYOUTS)
 def test_dates_times_decimals_and_typed_partitions_agree_with_changes(
     cat: Catalog, tmp_path: Path, layout: str
 ) -> None:

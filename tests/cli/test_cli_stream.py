@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
+from tests.support.layout_profiles import LAYOUTS, table_args
 from versioned.cli.line_source import LineReader, split_lines
 from versioned.cli.main import cli
 
@@ -25,13 +26,13 @@ TABLE = "logs.events"
 DAY = ["--partition", "day=2024-01-01"]
 
 
-@pytest.fixture(params=["acid", "versioned"])
+@pytest.fixture(params=LAYOUTS)
 def layout(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
 def _events(cat: Any, layout: str = "versioned", partition_by: str | None = "day") -> Any:
-    extra = {"bucket_by": "id", "buckets": 2} if layout == "acid" else {}
+    extra = table_args(layout, buckets=2)
     return cat.create_table(
         TABLE,
         columns="id BIGINT NOT NULL, level STRING, msg STRING, day STRING",

@@ -10,6 +10,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
+from tests.support.layout_profiles import LAYOUTS
 from versioned.errors import InvalidNameError, PermissionDeniedError, QueryError
 
 
@@ -134,7 +135,7 @@ def test_an_unchanged_table_is_not_registered_again(cat: Any) -> None:
     assert private and now and not private & now, "the replaced private tables are dropped"
 
 
-@pytest.mark.parametrize("layout", ["versioned", "acid"])
+@pytest.mark.parametrize("layout", LAYOUTS)
 def test_a_query_on_an_unchanged_table_reads_one_catalog_record_and_runs_no_ddl(
     cat: Any, layout: str
 ) -> None:

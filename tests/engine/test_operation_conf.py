@@ -9,6 +9,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
+from tests.support.layout_profiles import LAYOUTS
 from versioned.engine.spark.operation_conf import (
     MAX_SHUFFLE_PARTITIONS,
     SHUFFLE_PARTITIONS,
@@ -52,7 +53,7 @@ def _assert_callers(spark: Any) -> None:
     assert PARALLELISM_FIRST not in spark.conf.getAll
 
 
-@pytest.mark.parametrize("layout", ["versioned", "acid"])
+@pytest.mark.parametrize("layout", LAYOUTS)
 def test_an_upsert_runs_with_the_engines_settings_and_leaves_the_callers_session_alone(
     cat: Any, callers_session: Any, layout: str
 ) -> None:

@@ -38,6 +38,8 @@ from versioned import mutation as vm
 from versioned import streaming as vs
 from versioned.api.catalog import Catalog
 from versioned.errors import CommitOutcomeUnknownError, VersionedError
+from versioned.layouts.abilities import CanMutate
+from versioned.layouts.base import layout_of
 
 KEYS = 60
 """Keys 0..KEYS-1; key k lives in partition "ab"[k % 2] (keys never move)."""
@@ -260,7 +262,7 @@ def run(
         threading.Thread(target=guarded(upserts, 1)),
         threading.Thread(target=guarded(streams, 2)),
     ]
-    if layout == "acid":
+    if isinstance(layout_of(layout), CanMutate):  # the mutation API's sink tables
         writers.append(threading.Thread(target=guarded(mutations, 6)))
     others = [
         threading.Thread(target=guarded(maintenance, 3)),

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from tests.support.layout_profiles import LAYOUTS
 from tests.table.sales import apply, batch, latest, make_table, model_rows
 from tests.ui.catalogs import DAYS, stream
 from tests.ui.catalogs import make_table as make_streamed_table
@@ -104,7 +105,7 @@ def _rows(start: int, n: int, op: str = "I") -> list[Any]:
     return [(i, float(i), op, "ab"[i % 2]) for i in range(start, start + n)]
 
 
-@pytest.mark.parametrize("layout", ["versioned", "acid"])
+@pytest.mark.parametrize("layout", LAYOUTS)
 def test_an_upsert_and_a_compaction_out_of_space_change_nothing(
     spark: Any, tmp_path: Path, small_disk: SmallDisk, layout: str
 ) -> None:
@@ -148,7 +149,7 @@ def test_an_upsert_and_a_compaction_out_of_space_change_nothing(
     cat.close()
 
 
-@pytest.mark.parametrize("layout", ["versioned", "acid"])
+@pytest.mark.parametrize("layout", LAYOUTS)
 def test_a_streaming_commit_out_of_space_changes_nothing(
     tmp_path: Path, small_disk: SmallDisk, layout: str
 ) -> None:

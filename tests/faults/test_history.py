@@ -14,6 +14,7 @@ import pytest
 
 from tests.faults.conftest import FaultyCatalog
 from tests.faults.history import check, run, summary
+from tests.support.layout_profiles import LAYOUTS
 from versioned.api.catalog import Catalog, connect
 
 pytestmark = pytest.mark.faults
@@ -23,7 +24,7 @@ LOG = os.environ.get("VERSIONED_HISTORY_LOG")
 VERSIONED_* environment for each test)."""
 
 
-@pytest.mark.parametrize("layout", ["versioned", "acid"])
+@pytest.mark.parametrize("layout", LAYOUTS)
 def test_a_mixed_load_under_connection_kills_replays_on_the_model(
     spark: Any, faulty: FaultyCatalog, seed: int, layout: str, tmp_path: Path
 ) -> None:

@@ -23,6 +23,7 @@ import pytest
 
 from tests.faults.conftest import FaultyCatalog
 from tests.faults.history import check, run, summary
+from tests.support.layout_profiles import LAYOUTS
 from tests.support.s3_fault_proxy import FAULTS, S3FaultProxy
 from tests.support.test_warehouse import S3_TIER, files_under, tier_server
 from versioned.api.catalog import Catalog, connect
@@ -50,7 +51,7 @@ def proxy(spark: Any) -> Iterator[S3FaultProxy]:
         proxy.close()
 
 
-@pytest.mark.parametrize("layout", ["versioned", "acid"])
+@pytest.mark.parametrize("layout", LAYOUTS)
 def test_a_mixed_load_under_object_store_faults_replays_on_the_model(
     spark: Any,
     faulty: FaultyCatalog,

@@ -29,6 +29,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from tests.support.jvm_processes import JVM_NOTICE, SCRIPT
+from tests.support.layout_profiles import LAYOUTS
 from versioned.engine.spark.class_archive import ENV_CLASS_ARCHIVE
 
 pytestmark = pytest.mark.fresh
@@ -118,7 +119,7 @@ def classes(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("class-archive")
 
 
-@pytest.fixture(scope="module", params=["versioned", "acid"])
+@pytest.fixture(scope="module", params=LAYOUTS)
 def wh(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, classes: Path
 ) -> Warehouse:

@@ -10,12 +10,13 @@ from pathlib import Path
 import pytest
 
 from tests.catalog.test_clock import clock_off_by
+from tests.support.layout_profiles import LAYOUTS
 from tests.ui.catalogs import DAYS, make_table, stream
 from versioned.api.catalog import connect
 from versioned.catalog import PartitionCommit
 
 
-@pytest.mark.parametrize("layout", ["versioned", "acid"])
+@pytest.mark.parametrize("layout", LAYOUTS)
 @pytest.mark.parametrize("skew_days", [2.0, 0.0])
 def test_a_client_days_ahead_vacuums_only_what_the_retention_allows(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, layout: str, skew_days: float

@@ -9,17 +9,18 @@ from typing import Any
 
 import pytest
 
+from tests.support.layout_profiles import LAYOUTS, table_args
 from versioned import streaming as vs
 from versioned.errors import PermissionDeniedError
 
 
-@pytest.fixture(params=["acid", "versioned"])
+@pytest.fixture(params=LAYOUTS)
 def layout(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
 def _alerts(lake: Any, layout: str) -> Any:
-    extra = {"bucket_by": "id", "buckets": 2} if layout == "acid" else {}
+    extra = table_args(layout, buckets=2)
     return lake.create_table(
         "testing.alerts",
         columns="id INT NOT NULL, msg STRING, continent STRING, country STRING",

@@ -11,14 +11,15 @@ import pyarrow as pa
 import pytest
 
 from tests.support.lake_rows import ROW_ID, lake_rows
+from tests.support.layout_profiles import LAYOUTS, table_args
 from versioned import streaming as vs
 
 TABLE = "testing.alerts"
 
 
-@pytest.mark.parametrize("layout", ["acid", "versioned"])
+@pytest.mark.parametrize("layout", LAYOUTS)
 def test_the_lake_reader_reads_what_table_read_reads(cat: Any, layout: str) -> None:
-    extra = {"bucket_by": "id", "buckets": 2} if layout == "acid" else {}
+    extra = table_args(layout, buckets=2)
     table = cat.create_table(
         TABLE,
         columns="id INT NOT NULL, msg STRING, continent STRING, country STRING",

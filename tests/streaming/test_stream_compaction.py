@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from tests.support.layout_profiles import LAYOUTS, table_args
 from versioned import streaming as vs
 from versioned.layouts.acid.snapshot_dirs import INSERT_KINDS
 from versioned.options import CompactionThresholds
@@ -19,11 +20,11 @@ KEYS = 175  # ids repeat: later records replace earlier ones
 
 
 @pytest.mark.soak  # reads of hundreds of tiny files per layout: `make soak` (CI runs it)
-@pytest.mark.parametrize("layout", ["acid", "versioned"])
+@pytest.mark.parametrize("layout", LAYOUTS)
 def test_hundreds_of_single_record_commits_compact_into_one_base_or_version(
     cat: Any, layout: str
 ) -> None:
-    extra = {"bucket_by": "id", "buckets": 2} if layout == "acid" else {}
+    extra = table_args(layout, buckets=2)
     table = cat.create_table(
         "testing.alerts",
         columns="id INT NOT NULL, msg STRING, continent STRING, country STRING",

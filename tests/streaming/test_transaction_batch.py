@@ -13,6 +13,7 @@ import pyarrow as pa
 import pytest
 
 from tests.support.lake_rows import lake_rows
+from tests.support.layout_profiles import LAYOUTS, table_args
 from versioned import streaming as vs
 from versioned.streaming.transaction_batch import TransactionState
 
@@ -20,13 +21,13 @@ TABLE = "testing.alerts"
 PARTITION = ["Asia", "India"]
 
 
-@pytest.fixture(params=["acid", "versioned"])
+@pytest.fixture(params=LAYOUTS)
 def layout(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
 def _alerts(lake: Any, layout: str) -> Any:
-    extra = {"bucket_by": "id", "buckets": 2} if layout == "acid" else {}
+    extra = table_args(layout, buckets=2)
     return lake.create_table(
         TABLE,
         columns="id INT NOT NULL, msg STRING, continent STRING, country STRING",
@@ -358,7 +359,7 @@ def test_rejected_records_go_to_the_dead_letter_area_on_commit(lake: Any, layout
 def test_a_key_unique_per_partition_is_replaced_within_its_partition(
     lake: Any, layout: str
 ) -> None:
-    extra = {"bucket_by": "id", "buckets": 2} if layout == "acid" else {}
+    extra = table_args(layout, buckets=2)
     table = lake.create_table(
         TABLE,
         columns="id INT NOT NULL, msg STRING, continent STRING, country STRING",
@@ -477,7 +478,7 @@ def test_a_table_with_an_ordering_column_is_refused_without_leaving_transactions
 ) -> None:
     from versioned.errors import NotSupportedError
 
-    extra = {"bucket_by": "id", "buckets": 2} if layout == "acid" else {}
+    extra = table_args(layout, buckets=2)
     lake.create_table(
         TABLE,
         columns="id INT NOT NULL, msg STRING, ts BIGINT, continent STRING, country STRING",

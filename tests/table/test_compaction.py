@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from tests.support.layout_profiles import table_args
 from tests.support.test_warehouse import files_under, warehouse_for
 from tests.table.sales import apply, batch, latest, make_table, model_rows
 from versioned.api.catalog import Catalog, connect
@@ -123,7 +124,7 @@ def test_named_partitions_only_and_dry_run_writes_nothing(cat: Catalog, layout: 
 def test_a_dry_run_counts_the_files_the_compaction_then_writes(cat: Catalog, layout: str) -> None:
     """Issue: an acid dry run said ``files_to_write 0``, and the compaction then wrote seven
     files a partition (a bucket file per bucket and the folder's markers)."""
-    extra = {"bucket_by": "id", "buckets": 4} if layout == "acid" else {}
+    extra = table_args(layout, buckets=4)
     t = make_table(cat, layout=layout, properties={"auto_compact": "false"}, **extra)
     _three_versions(t)
     kinds = [CompactionOptions()]

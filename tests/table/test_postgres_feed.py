@@ -34,6 +34,7 @@ from click.testing import CliRunner
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from tests.support.layout_profiles import table_args
 from tests.support.pg_logical import (
     UNCHANGED_TOAST,
     change_rows,
@@ -99,7 +100,7 @@ def test_a_replayed_postgres_change_stream_equals_the_postgres_table(
 ) -> None:
     conn, slot = source
     cat, cli_options = lake
-    buckets: dict[str, Any] = {"bucket_by": "id", "buckets": 4} if layout == "acid" else {}
+    buckets: dict[str, Any] = table_args(layout, buckets=4)
     table = cat.create_table(
         TABLE, columns=LAKE_COLUMNS, primary_key="id", partition_by="region",
         op_code_column="op", ordering_column="lsn", layout=layout, **buckets,

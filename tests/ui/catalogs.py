@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from tests.support.layout_profiles import table_args
 from versioned import streaming as vs
 from versioned.catalog.records import StreamMark
 from versioned.names import TableName
@@ -16,7 +17,7 @@ DAYS = ("2024-01-01", "2024-01-02")
 
 def make_table(cat: Any, name: str, layout: str, **kwargs: Any) -> Any:
     """A table of (id, msg, day) partitioned by day, in ``layout``."""
-    extra = {"bucket_by": "id", "buckets": 2} if layout == "acid" else {}
+    extra = table_args(layout, buckets=2)
     return cat.create_table(
         name,
         columns="id BIGINT, msg STRING, day STRING",

@@ -8,12 +8,13 @@ from typing import Any
 
 import pytest
 
+from tests.support.layout_profiles import LAYOUTS
 from tests.ui.catalogs import fill, make_table
 
 pytest.importorskip("starlette", reason="the ui extra is not installed: pip install '.[ui]'")
 
 
-@pytest.fixture(params=["versioned", "acid"])
+@pytest.fixture(params=LAYOUTS)
 def layout(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 

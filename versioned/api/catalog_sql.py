@@ -44,14 +44,8 @@ class CatalogSql:
     def register_views(
         self, spark: SparkSession | None = None, *, metadata: bool = False
     ) -> list[str]:
-        """Make every readable table queryable in Spark SQL as ``db.table`` (latest versions).
-
-        Each view reads the snapshot committed when this is called; call it again to see
-        later commits (a table with no new commit is not registered again). With
-        ``metadata``, each table's metadata tables too (``db.table__history``,
-        ``__partitions``...: `versioned.api.metadata_tables`), as of this call. Returns the
-        qualified names registered.
-        """
+        """`Catalog.register_views`: every readable table's view (and with ``metadata``
+        its metadata tables' views) registered in ``spark``; the names registered."""
         session = spark or self._catalog.spark
         infos = [i for i in self._catalog.tables() if layout_of(i.spec.layout).supports("views")]
         registered = self._register(session, infos)
@@ -64,19 +58,8 @@ class CatalogSql:
         return registered
 
     def sql(self, query: str) -> DataFrame:
-        """Run a read-only Spark SQL query over the latest versions of tables you may read.
-
-        Only queries run (``SELECT``, ``WITH``, ``VALUES``, ``TABLE``); tables are named
-        ``DB.TABLE``; files and paths cannot be read. The query runs in a session of its
-        own on the same SparkContext (``spark.newSession()``), where reading files by path
-        and calling Java methods (``reflect``) are off; your session is not changed.
-
-        Raises:
-            QueryError: The text does not parse, is not a query, or names something other
-                than tables (nothing runs).
-            NoSuchTableError: A table does not exist.
-            PermissionDeniedError: You may not read a table the query names.
-        """
+        """`Catalog.sql`: the query's tables' views refreshed, then the query run in a
+        session of its own where files, paths and Java methods are out of reach."""
         from versioned.engine.spark.errors import user_query_errors
         from versioned.engine.spark.sql_guard import query_tables
 

@@ -22,7 +22,7 @@ import hashlib
 
 from pyspark.sql import SparkSession
 
-from versioned.catalog.records import TableInfo
+from versioned.catalog.records import Snapshot, TableInfo
 from versioned.engine.spark.types import spark_type
 from versioned.names import TableName
 from versioned.schema import TableSpec
@@ -61,6 +61,17 @@ def shows_commit(
         table, table.current_seq, source=source, root=root, broadcast_limit=broadcast_limit
     )
     return shows(spark, table.spec, digest)
+
+
+def stale_digest(
+    spark: SparkSession, snapshot: Snapshot, *, source: str, root: str, broadcast_limit: int
+) -> str | None:
+    """The fingerprint a view of ``snapshot`` is to be registered with, or ``None`` when the
+    view of its table shows it already (`view_fingerprint`'s arguments)."""
+    digest = view_fingerprint(
+        snapshot.table, snapshot.seq, source=source, root=root, broadcast_limit=broadcast_limit
+    )
+    return None if shows(spark, snapshot.table.spec, digest) else digest
 
 
 def shows(spark: SparkSession, spec: TableSpec | TableName, digest: str) -> bool:

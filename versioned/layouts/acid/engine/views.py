@@ -38,8 +38,7 @@ from versioned.engine.spark.catalog_views import (
     private,
     quote,
     replace_view,
-    shows,
-    view_fingerprint,
+    stale_digest,
 )
 from versioned.errors import StorageError
 from versioned.layouts.acid import orc_schema as s
@@ -57,23 +56,14 @@ def register_view(
     ctx: EngineContext, spark: SparkSession, snapshot: Snapshot, *, source: str
 ) -> str:
     """(Re)create the view ``db.table`` over ``snapshot`` in ``spark`` unless it shows it
-    already.
-
-    Args:
-        spark: The session to register the view in (a query's own session, say).
-        source: Identifies the catalog the snapshot comes from (two catalogs may share a
-            Spark session and a table name).
-
-    Returns:
-        The view's qualified name.
-    """
+    already (`TableEngine.register_view`); returns its qualified name."""
     spec = snapshot.table.spec
     root = ctx.fileio.full_path(snapshot.table.location)
     broadcast_limit = ctx.broadcast_limit
-    digest = view_fingerprint(
-        snapshot.table, snapshot.seq, source=source, root=root, broadcast_limit=broadcast_limit
+    digest = stale_digest(
+        spark, snapshot, source=source, root=root, broadcast_limit=broadcast_limit
     )
-    if shows(spark, spec, digest):
+    if digest is None:
         return str(spec.name)
     files = snapshot_files(snapshot, ctx.store.write_ids(spec.name, snapshot.seq))
     broadcast = sum(r.file.row_count for r in files.deletes) <= broadcast_limit

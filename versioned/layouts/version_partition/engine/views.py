@@ -28,8 +28,7 @@ from versioned.engine.spark.catalog_views import (
     private,
     quote,
     replace_view,
-    shows,
-    view_fingerprint,
+    stale_digest,
 )
 from versioned.keys.columns import (
     index_key_columns,
@@ -62,10 +61,10 @@ def register_view(
     spec = snapshot.table.spec
     root = ctx.fileio.full_path(snapshot.table.location)
     broadcast_limit = ctx.broadcast_limit
-    digest = view_fingerprint(
-        snapshot.table, snapshot.seq, source=source, root=root, broadcast_limit=broadcast_limit
+    digest = stale_digest(
+        spark, snapshot, source=source, root=root, broadcast_limit=broadcast_limit
     )
-    if shows(spark, spec, digest):
+    if digest is None:
         return str(spec.name)
     index_files = [f for f in snapshot.files if f.kind == "index"]
     entries = sum(f.row_count for f in index_files)

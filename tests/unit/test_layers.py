@@ -40,7 +40,7 @@ FLOORS: tuple[frozenset[str], ...] = tuple(
         {"layouts"},  # what every layout implements: StorageLayout, its abilities, vacuum
         {"engine"},  # Spark machinery every layout shares: feeds/, spark/
         {"collections"},  # the data-collection format (folder, metadata, matching)
-        {"options"},  # options of table operations (frozen dataclasses)
+        {"options", "maintenance_policy"},  # options of table operations; the auto_compact policy
         {"catalog"},  # the SQLAlchemy metastore
         {"keys"},  # key encoding, Bloom filters, ranges, stats, latest-per-key
         {"storage", "values"},  # file systems and paths; typed values from text

@@ -9,8 +9,8 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal
 
 from versioned.api.catalog_sql import CatalogSql
+from versioned.api.metadata_rows import summarise_partition
 from versioned.api.metadata_tables import check_table_name
-from versioned.api.partition_summary import summarise as summarise_partition
 from versioned.api.table import Table
 from versioned.catalog import MetaStore
 from versioned.catalog.change_watch import CatalogChange, ChangeKind, ChangeWatch
@@ -204,7 +204,7 @@ class Catalog:
             properties: Table properties; a new table gets ``auto_compact=true`` unless
                 given (its own maintenance after each write: `versioned.api.auto_maintenance`).
         """
-        from versioned.api.auto_maintenance import new_table_properties
+        from versioned.maintenance_policy import new_table_properties
 
         spec = TableSpec.build(
             name,

@@ -3,7 +3,7 @@ queries however many tables there are (no Spark, no data file read).
 
 Per table: its commits (count, last one, the counts of its latest ones), its partitions'
 rows of the ``partitions`` metadata table as their last commits summarised them
-(`versioned.api.partition_summary`), and its streaming writers' progress, all read in one
+(`versioned.layouts.partition_facts`), and its streaming writers' progress, all read in one
 catalog transaction. A partition whose summary is missing or no longer current (written
 before summaries existed, by a commit without a summariser, or before the table's
 properties changed) leaves the table's ``partitions`` None: the caller reads the
@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from versioned.api.metadata_rows import as_int, stream_progress_row, utc_time
-from versioned.api.partition_summary import FIELDS, is_current
 from versioned.catalog.records import TableInfo
+from versioned.layouts.partition_facts import FIELDS, is_current
 
 if TYPE_CHECKING:
     from versioned.api.catalog import Catalog

@@ -6,12 +6,21 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
+
+from versioned.layouts.base import layout_of
 
 if TYPE_CHECKING:
     from versioned.api.table import Table
-    from versioned.catalog.records import CommitInfo, PartitionInfo, StreamProgress
+    from versioned.catalog.records import (
+        CommitInfo,
+        DataFile,
+        PartitionInfo,
+        StreamProgress,
+        TableInfo,
+        TableWriteIds,
+    )
 
 
 def history_rows(table: Table) -> list[dict[str, Any]]:
@@ -74,11 +83,12 @@ def snapshots_rows(table: Table) -> list[dict[str, Any]]:
 
 def partitions_rows(table: Table, as_of: int | None = None) -> list[dict[str, Any]]:
     """The ``partitions`` metadata table's rows, of the latest snapshot or version ``as_of``."""
-    from versioned.api.partition_summary import FIELDS, summarise_snapshot
+    from versioned.layouts.partition_facts import FIELDS, summarise_snapshot
 
     snapshot = table.snapshot(as_of)
     store = table.catalog.engine_context.store
-    summaries = summarise_snapshot(snapshot, lambda: store.write_ids(table.name, snapshot.seq))
+    write_ids = lambda: store.write_ids(table.name, snapshot.seq)  # noqa: E731
+    summaries = summarise_snapshot(table.layout, snapshot, write_ids)
     last = _last_compactions(table.history())
     rows = []
     for part in sorted(snapshot.partitions.values(), key=lambda p: p.path):
@@ -245,3 +255,16 @@ def _dead_letter(line: str, commit: CommitInfo, path: str) -> dict[str, Any]:
         "committed_at": utc_time(commit.committed_at),
         "file": path,
     }
+
+
+def summarise_partition(
+    table: TableInfo,
+    partition: PartitionInfo,
+    files: Sequence[DataFile],
+    write_ids: Callable[[], TableWriteIds] | None,
+) -> dict[str, Any]:
+    """The catalog's commit-time summariser: `partition_facts.summarise` with the table's
+    layout from the registry."""
+    from versioned.layouts.partition_facts import summarise
+
+    return summarise(layout_of(table.spec.layout), table, partition, files, write_ids)

@@ -263,7 +263,7 @@ class Table(TableReads, TableStreams):
         Raises:
             SchemaError: A maintenance setting has a bad value; nothing changed.
         """
-        from versioned.api.auto_maintenance import check_properties
+        from versioned.maintenance_policy import check_properties
         from versioned.schema_changes import SchemaChange
 
         changes = tuple((str(k), None if v is None else str(v)) for k, v in properties.items())

@@ -6,7 +6,7 @@ A commit that adds, retires or grows files of a partition hands the partition's 
 transaction, and stores what it returns in ``partitions.summary`` (with the commit's
 sequence in ``summary_seq``). A summariser that fails stores NULL: a summary never fails
 a commit. The catalog does not know what a layout makes of its files:
-the summariser, given by the layer above, does (`versioned.api.partition_summary`). A
+the summariser, given by the layer above, does (`versioned.layouts.partition_facts`). A
 commit made without a summariser sets the summary of each partition it changed to NULL, so
 a stale summary is never read: a reader computes a NULL one from the files instead.
 

@@ -3,7 +3,8 @@ files tell (sizes, rows, versions, read amplification, the compaction the table'
 would run now).
 
 Every commit stores it for the partitions it changed, in its own catalog transaction
-(`versioned.catalog.partition_summaries`; `Catalog` hands the store `summarise`), so a
+(`versioned.catalog.partition_summaries`; `Catalog` hands the store `summarise` with the
+table's layout from the registry), so a
 page over many tables reads it instead of every table's files. `partitions_rows` builds the
 same rows through the same function, from a snapshot, so the two cannot disagree. A stored
 summary is used only while `is_current`: it was made by this format, and the table's
@@ -25,7 +26,8 @@ from versioned.catalog.records import (
     TableWriteIds,
 )
 from versioned.layouts.abilities import CanCountLiveRows, CanPlanCompaction
-from versioned.layouts.base import layout_of
+from versioned.layouts.layout import StorageLayout
+from versioned.maintenance_policy import policy_thresholds
 from versioned.schema import TableSpec
 
 FORMAT = 2
@@ -47,14 +49,15 @@ FIELDS = (
 
 
 def summarise(
+    layout: StorageLayout,
     table: TableInfo,
     partition: PartitionInfo,
     files: Sequence[DataFile],
     write_ids: Callable[[], TableWriteIds] | None,
 ) -> dict[str, Any]:
-    """The summary of ``partition`` of ``table`` from its live ``files``; ``write_ids``
-    gives the table's write ids at the same commit (the acid layout's policy needs them)."""
-    layout = layout_of(table.spec.layout)
+    """The summary of ``partition`` of ``table`` (of ``layout``) from its live ``files``;
+    ``write_ids`` gives the table's write ids at the same commit (the acid layout's policy
+    needs them)."""
     entry_kind, entry_kinds = layout.entry_kinds
     data = [f for f in files if f.kind in layout.data_kinds]
     stored = sum(f.row_count for f in data)
@@ -73,7 +76,7 @@ def summarise(
         "entry_kind": entry_kind,
         "live_rows_estimate": live,
         "read_amplification": round((stored + entries) / live, 3) if live else None,
-        "compaction_due": _due(table, partition, files, write_ids),
+        "compaction_due": _due(layout, table, partition, files, write_ids),
         "format": FORMAT,
         "policy": policy_of(table.spec),
     }
@@ -95,28 +98,27 @@ def policy_of(spec: TableSpec) -> str:
 
 
 def summarise_snapshot(
-    snapshot: Snapshot, write_ids: Callable[[], TableWriteIds] | None
+    layout: StorageLayout, snapshot: Snapshot, write_ids: Callable[[], TableWriteIds] | None
 ) -> dict[int, dict[str, Any]]:
-    """The summary of every partition of ``snapshot``, by partition id."""
+    """The summary of every partition of ``snapshot`` (of a table of ``layout``), by
+    partition id."""
     by_partition: dict[int | None, list[DataFile]] = {}
     for f in snapshot.files:
         by_partition.setdefault(f.partition_id, []).append(f)
     return {
-        part.id: summarise(snapshot.table, part, by_partition.get(part.id, []), write_ids)
+        part.id: summarise(layout, snapshot.table, part, by_partition.get(part.id, []), write_ids)
         for part in snapshot.partitions.values()
     }
 
 
 def _due(
+    layout: StorageLayout,
     table: TableInfo,
     partition: PartitionInfo,
     files: Sequence[DataFile],
     write_ids: Callable[[], TableWriteIds] | None,
 ) -> str | None:
     """What the table's maintenance policy would compact in the partition now, or None."""
-    from versioned.api.auto_maintenance import policy_thresholds
-
-    layout = layout_of(table.spec.layout)
     if not isinstance(layout, CanPlanCompaction):
         return None
     ids = write_ids() if layout.allocates_write_ids and write_ids is not None else None

@@ -6,7 +6,15 @@ Plain data below the engine and the API: the engine builds them, the API returns
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, cast
+
+
+class PlainData:
+    """A result dataclass's plain-data form, for JSON output (`to_dict`)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-data form (for JSON output)."""
+        return asdict(cast(Any, self))
 
 
 @dataclass(frozen=True)
@@ -95,7 +103,7 @@ PartitionStatus = Literal["planned", "compacted", "conflict", "skipped"]
 
 
 @dataclass(frozen=True)
-class PartitionCompaction:
+class PartitionCompaction(PlainData):
     """What compaction did to one partition.
 
     Attributes:
@@ -133,10 +141,6 @@ class PartitionCompaction:
     attempts: int = 0
     seconds: float = 0.0
     message: str = ""
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain-data form (for JSON output)."""
-        return asdict(self)
 
 
 @dataclass(frozen=True)

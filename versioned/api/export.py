@@ -6,8 +6,8 @@ import datetime as dt
 import os
 import time
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, replace
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from versioned.catalog.records import Snapshot
 from versioned.collections.matching import label
@@ -15,6 +15,7 @@ from versioned.collections.metadata import CollectionMetadata
 from versioned.errors import InputError, NoSuchPartitionError, StorageError, UnsafePathError
 from versioned.layouts.base import layout_of
 from versioned.names import TableName
+from versioned.results import PlainData
 from versioned.storage.filesystem import FileIO
 
 if TYPE_CHECKING:
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True)
-class ExportResult:
+class ExportResult(PlainData):
     """What an export wrote.
 
     Attributes:
@@ -44,10 +45,6 @@ class ExportResult:
     rows: int
     bytes_written: int
     seconds: float
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain-data form (for JSON output)."""
-        return asdict(self)
 
 
 def export_table(

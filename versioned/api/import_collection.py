@@ -22,8 +22,8 @@ import os
 import time
 from collections.abc import Mapping
 from contextlib import suppress
-from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
@@ -50,6 +50,7 @@ from versioned.keys.columns import (
 from versioned.layouts.abilities import CanImportFiles
 from versioned.layouts.base import layout_of, layouts
 from versioned.names import TableName
+from versioned.results import PlainData
 
 if TYPE_CHECKING:
     from versioned.api.catalog import Catalog
@@ -58,7 +59,7 @@ log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
-class ImportResult:
+class ImportResult(PlainData):
     """What an import committed.
 
     Attributes:
@@ -81,10 +82,6 @@ class ImportResult:
     rows: int
     bytes_written: int
     seconds: float
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain-data form (for JSON output)."""
-        return asdict(self)
 
 
 def import_collection(

@@ -32,7 +32,6 @@ from pyspark.sql import functions as F
 from versioned.catalog.records import FileAdd, PartitionCommit, PartitionInfo, Snapshot, TableInfo
 from versioned.catalog.write_transaction import (
     WriteTransaction,
-    retry_on_conflict,
     write_transaction,
 )
 from versioned.errors import CommitConflictError, StorageError
@@ -56,6 +55,7 @@ from versioned.layouts.acid.snapshot_dirs import (
     valid_write_id_list,
 )
 from versioned.layouts.acid.write_ids import ValidWriteIdList
+from versioned.layouts.compaction_run import NothingLeft, run_compaction
 from versioned.layouts.engine_protocol import EngineContext
 from versioned.layouts.layout import StorageLayout
 from versioned.layouts.table_request import CompactRequest
@@ -86,13 +86,14 @@ class _Compaction:
 def compact_acid_table(
     ctx: EngineContext, request: CompactRequest, layout: StorageLayout
 ) -> CompactionResult:
-    """Compact the chosen partitions of the request's acid table; each commits on its own.
+    """Compact the chosen partitions of the request's acid table; each commits on its own
+    (`versioned.layouts.compaction_run`).
 
     ``options.kind`` forces ``major`` or ``minor``; ``auto`` follows Hive's initiator rules
     with the table's thresholds. Without it, an on-demand compaction is major and a
     scheduled one (``thresholds`` given) follows the initiator rules.
     """
-    say, table = request.say, request.table
+    table = request.table
     started = time.monotonic()
     name = table.spec.name
     kind = _kind(request.options, scheduled=request.thresholds is not None)
@@ -105,20 +106,8 @@ def compact_acid_table(
     floor = request.thresholds.min_rows if request.thresholds is not None else 0
     big_enough = [part for part in chosen if _stored_rows(snapshot, part) >= floor]
     plans = [p for p in (_plan(snapshot, ids, part, kind, rules) for part in big_enough) if p]
-    if not plans:
-        say(f"{name}: nothing to compact")
-        return CompactionResult(str(name), request.dry_run, (), _since(started))
-    say(f"{name}: {len(plans)} partition(s) to compact")
-    if request.dry_run:
-        filters = filter_key_columns(table.spec) is not None
-        planned = tuple(_planned(p, key_filters=filters) for p in plans)
-        return CompactionResult(str(name), True, planned, _since(started))
     job = _Compaction(ctx, request, layout, kind, rules)
-    done = []
-    for i, plan in enumerate(plans, 1):
-        label = f"{name} [{i}/{len(plans)}] {plan.partition.path or '(table)'}"
-        done.append(_compact_with_retry(job, plan, _labelled(say, label)))
-    return CompactionResult(str(name), False, tuple(done), _since(started))
+    return run_compaction(request, plans, _AcidPartitions(job), started=started)
 
 
 def _kind(opts: CompactionOptions, *, scheduled: bool) -> CompactionKind | None:
@@ -149,60 +138,48 @@ def _stored_rows(snapshot: Snapshot, partition: PartitionInfo) -> int:
     )
 
 
-def _planned(plan: AcidCompactionPlan, *, key_filters: bool) -> PartitionCompaction:
-    return PartitionCompaction(
-        partition=plan.partition.path,
-        status="planned",
-        high_water_mark=plan.high_water_mark,
-        versions_compacted=plan.versions,
-        rows=sum(f.row_count for f in plan.inputs if f.kind != DELETE_KIND),
-        files_removed=len(plan.retired),
-        files_added=plan.files_to_write(key_filters=key_filters),
-        bytes_before=plan.input_bytes,
-        message=f"{plan.kind}: {plan.reason}",
-    )
+@dataclasses.dataclass(frozen=True)
+class _AcidPartitions:
+    """The acid layout's part of `run_compaction`."""
 
+    job: _Compaction
+    retry_message: str = "another commit retired these files; planning again"
+    gave_up_message: str | None = None
 
-def _compact_with_retry(
-    job: _Compaction, first: AcidCompactionPlan, say: Progress
-) -> PartitionCompaction:
-    """Compact one partition; after a lost race, plan again against a fresh snapshot."""
-    started = time.monotonic()
-    name, store, opts = job.table.spec.name, job.engine.store, job.options
+    def path(self, plan: AcidCompactionPlan) -> str:
+        return plan.partition.path
 
-    def attempt(n: int) -> PartitionCompaction:
+    def high_water_mark(self, plan: AcidCompactionPlan) -> int | None:
+        return plan.high_water_mark
+
+    def planned(self, plan: AcidCompactionPlan) -> PartitionCompaction:
+        filters = filter_key_columns(self.job.table.spec) is not None
+        return PartitionCompaction(
+            partition=plan.partition.path,
+            status="planned",
+            high_water_mark=plan.high_water_mark,
+            versions_compacted=plan.versions,
+            rows=sum(f.row_count for f in plan.inputs if f.kind != DELETE_KIND),
+            files_removed=len(plan.retired),
+            files_added=plan.files_to_write(key_filters=filters),
+            bytes_before=plan.input_bytes,
+            message=f"{plan.kind}: {plan.reason}",
+        )
+
+    def attempt(
+        self, first: AcidCompactionPlan, n: int, say: Progress
+    ) -> PartitionCompaction | NothingLeft:
+        """The planned partition, planned again against a fresh snapshot after a lost race."""
+        job = self.job
         plan: AcidCompactionPlan | None = first
         if n > 1:
+            name, store = job.table.spec.name, job.engine.store
             snapshot = store.snapshot(name)
             ids = valid_write_id_list(store.write_ids(name, snapshot.seq))
             plan = _plan(snapshot, ids, first.partition, job.kind, job.rules)
         if plan is None:
-            say("nothing left to compact (compacted concurrently)")
-            return PartitionCompaction(
-                first.partition.path,
-                "skipped",
-                attempts=n,
-                seconds=_since(started),
-                message="nothing left to compact: another compaction committed first",
-            )
-        done = _compact_partition(job, plan, say)
-        return dataclasses.replace(done, attempts=n, seconds=_since(started))
-
-    try:
-        return retry_on_conflict(
-            opts.max_attempts,
-            attempt,
-            on_retry=lambda _n, _err: say("another commit retired these files; planning again"),
-        )
-    except CommitConflictError as gave_up:
-        return PartitionCompaction(
-            first.partition.path,
-            "conflict",
-            high_water_mark=first.high_water_mark,
-            attempts=opts.max_attempts,
-            seconds=_since(started),
-            message=str(gave_up),
-        )
+            return NothingLeft()
+        return _compact_partition(job, plan, say)
 
 
 def _compact_partition(
@@ -359,11 +336,3 @@ def _events(
     # compaction is the first thing its process does).
     valid = valid_write_id(F.col(s.CURRENT_WRITE_ID), compactor)
     return insert_events.where(valid), delete_events.where(valid)
-
-
-def _labelled(say: Progress, label: str) -> Progress:
-    return lambda message: say(f"{label}: {message}")
-
-
-def _since(started: float) -> float:
-    return round(time.monotonic() - started, 3)

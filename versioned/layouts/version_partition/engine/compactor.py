@@ -31,21 +31,19 @@ import dataclasses
 import logging
 import time
 import warnings
-from concurrent.futures import ThreadPoolExecutor
 
 from versioned.catalog.records import (
     CommitInfo,
     PartitionCommit,
-    PartitionInfo,
     Snapshot,
     TableInfo,
 )
 from versioned.catalog.write_transaction import (
     WriteTransaction,
-    retry_on_conflict,
     write_transaction,
 )
 from versioned.errors import CommitConflictError, InputError
+from versioned.layouts.compaction_run import NothingLeft, run_compaction
 from versioned.layouts.engine_protocol import EngineContext
 from versioned.layouts.table_request import CompactRequest
 from versioned.layouts.version_partition.compaction_plan import (
@@ -100,15 +98,15 @@ class _Context:
 
 
 def compact_table(ctx: EngineContext, request: CompactRequest) -> CompactionResult:
-    """Compact the chosen partitions of the request's table; each commits on its own.
+    """Compact the chosen partitions of the request's table; each commits on its own
+    (`versioned.layouts.compaction_run`, ``options.parallelism`` at a time).
 
     The partitions are planned on the request's snapshot and history. ``ctx.spark`` is
     called only when there is work to do, so a scheduled run with nothing to compact (or a
     dry run) starts no Spark.
     """
-    opts, say = request.options, request.say
+    opts = request.options
     started = time.monotonic()
-    name = request.table.spec.name
     snapshot = request.planning_snapshot(ctx.store)
     history = request.planning_history(ctx.store)
     plans = plan_compaction(
@@ -118,98 +116,62 @@ def compact_table(ctx: EngineContext, request: CompactRequest) -> CompactionResu
         thresholds=request.thresholds,
         expired_tombstone_versions=_expired_versions(request.table.spec, history, ctx.store.now()),
     )
-    if not plans:
-        say(f"{name}: nothing to compact")
-        return CompactionResult(str(name), request.dry_run, (), _since(started))
-    say(f"{name}: {len(plans)} partition(s) to compact")
-    if request.dry_run:
-        planned = tuple(
-            PartitionCompaction(
-                partition=p.path,
-                status="planned",
-                high_water_mark=p.high_water_mark,
-                versions_compacted=p.versions,
-                rows=p.estimated_rows,
-                files_removed=p.live_files,
-                files_added=p.files_added_estimate,
-                bytes_before=p.data_bytes,
-                message="; ".join(p.reasons),
-            )
-            for p in plans
+    partitions = _VersionPartitions(ctx, request, snapshot, history)
+    return run_compaction(request, plans, partitions, started=started, parallelism=opts.parallelism)
+
+
+@dataclasses.dataclass(frozen=True)
+class _VersionPartitions:
+    """The version layout's part of `run_compaction`: each attempt plans its partition
+    again, on the planning snapshot first (a stale one only costs a failed compare-and-swap),
+    then on a fresh one after each conflict."""
+
+    engine: EngineContext
+    request: CompactRequest
+    snapshot: Snapshot
+    history: list[CommitInfo]
+    retry_message: str = "a writer committed first; planning again"
+    gave_up_message: str | None = "writers kept committing first; left as it was"
+
+    def path(self, plan: PartitionPlan) -> str:
+        return plan.path
+
+    def high_water_mark(self, plan: PartitionPlan) -> int | None:
+        return plan.partition.head_version
+
+    def planned(self, plan: PartitionPlan) -> PartitionCompaction:
+        return PartitionCompaction(
+            partition=plan.path,
+            status="planned",
+            high_water_mark=plan.high_water_mark,
+            versions_compacted=plan.versions,
+            rows=plan.estimated_rows,
+            files_removed=plan.live_files,
+            files_added=plan.files_added_estimate,
+            bytes_before=plan.data_bytes,
+            message="; ".join(plan.reasons),
         )
-        return CompactionResult(str(name), True, planned, _since(started))
 
-    def compact_one(numbered: tuple[int, PartitionPlan]) -> PartitionCompaction:
-        i, plan = numbered
-        label = f"{name} [{i}/{len(plans)}] {plan.path or '(table)'}"
-        job = _Context(ctx, request, _labelled(say, label))
-        return _compact_with_retry(job, plan.partition, snapshot, history)
-
-    numbered = list(enumerate(plans, 1))
-    if opts.parallelism == 1 or len(plans) == 1:
-        done = [compact_one(n) for n in numbered]
-    else:
-        workers = min(opts.parallelism, len(plans))
-        with ThreadPoolExecutor(workers, thread_name_prefix="versioned-compact") as pool:
-            try:
-                done = list(pool.map(compact_one, numbered))
-            except KeyboardInterrupt:  # Ctrl-C: partitions not begun yet stay as they are
-                pool.shutdown(cancel_futures=True)
-                raise
-    return CompactionResult(str(name), False, tuple(done), _since(started))
-
-
-def _compact_with_retry(
-    ctx: _Context, partition: PartitionInfo, snapshot: Snapshot, history: list[CommitInfo]
-) -> PartitionCompaction:
-    """Compact one partition: first against the planning snapshot (a stale one only costs
-    a failed compare-and-swap), then against a fresh one after each conflict."""
-    started = time.monotonic()
-    name = ctx.table.spec.name
-
-    def attempt(n: int) -> PartitionCompaction:
-        nonlocal snapshot, history
+    def attempt(
+        self, first: PartitionPlan, n: int, say: Progress
+    ) -> PartitionCompaction | NothingLeft:
+        partition = first.partition
+        name, store = self.request.table.spec.name, self.engine.store
+        snapshot, history = self.snapshot, self.history
         if n > 1:
-            store = ctx.engine.store
             snapshot, history = store.snapshot(name), store.history(name)
         current = snapshot.partitions.get(partition.id, partition)
         plan = plan_partition(
             current,
             partition_files(snapshot, partition.id),
-            ctx.options,
+            self.request.options,
             expired_tombstone_versions=_expired_versions(
-                ctx.table.spec, history, ctx.engine.store.now()
+                self.request.table.spec, history, store.now()
             ),
         )
         if plan is None:
-            ctx.say("nothing left to compact (compacted concurrently)")
-            return PartitionCompaction(
-                partition.path,
-                "skipped",
-                high_water_mark=current.head_version,
-                attempts=n,
-                seconds=_since(started),
-                message="nothing left to compact: another compaction committed first",
-            )
-        done = _compact_partition(ctx, snapshot, plan, history)
-        return dataclasses.replace(done, attempts=n, seconds=_since(started))
-
-    try:
-        return retry_on_conflict(
-            ctx.options.max_attempts,
-            attempt,
-            on_retry=lambda _n, _err: ctx.say("a writer committed first; planning again"),
-        )
-    except CommitConflictError as gave_up:
-        ctx.say("writers kept committing first; left as it was")
-        return PartitionCompaction(
-            partition.path,
-            "conflict",
-            high_water_mark=partition.head_version,
-            attempts=ctx.options.max_attempts,
-            seconds=_since(started),
-            message=str(gave_up),
-        )
+            return NothingLeft(high_water_mark=current.head_version)
+        return _compact_partition(_Context(self.engine, self.request, say), snapshot, plan, history)
 
 
 def _compact_partition(
@@ -369,10 +331,6 @@ def _expired_versions(spec: TableSpec, history: list[CommitInfo], now: float) ->
         return frozenset()
     cutoff = now - tombstone_retention_hours(spec) * 3600
     return frozenset(c.version for c in history if c.committed_at < cutoff)
-
-
-def _labelled(say: Progress, label: str) -> Progress:
-    return lambda message: say(f"{label}: {message}")
 
 
 def _since(started: float) -> float:

@@ -365,8 +365,8 @@ STEPS: list[tuple[str, Box]] = [
         Box(
             "the layout's engine writes\n"
             "Table._apply hands the feed to VersionPartitionEngine.write\n"
-            "(layouts/version_partition/engine/table_engine.py) -> writer.py\n"
-            "write_batch(); a first load in bulk: bulk_load.py",
+            "-> writer.py write_batch() -> layouts/write_run.py run_write()\n"
+            "(attempts, dead letters); a first load in bulk: bulk_load.py",
             spark=True,
         ),
     ),
@@ -376,7 +376,7 @@ STEPS: list[tuple[str, Box]] = [
             "in-batch dedup\n"
             "engine/feeds/batch_dedup.py latest_per_key(): last change per\n"
             "key (ordering column, else input order); others: superseded\n"
-            "rejected rows -> _dead_letter/ (engine/feeds/dead_letters.py)",
+            "rejected rows -> _dead_letter/ (run_write, feeds/dead_letters.py)",
             spark=True,
         ),
     ),

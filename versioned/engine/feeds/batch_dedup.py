@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
+from pyspark.sql import types as T
 
 from versioned.engine.feeds.rows import SEQ
 from versioned.errors import SchemaError
@@ -62,3 +63,18 @@ def latest_per_key(
         whole_key = by_key.rowsBetween(Window.unboundedPreceding, Window.unboundedFollowing)
         ranked = ranked.withColumn(CHANGES, F.count(F.lit(1)).over(whole_key))
     return ranked.where(F.col(_RANK) == F.lit(1)).drop(_RANK)
+
+
+def empty_partitions_as_null(rows: DataFrame, spec: TableSpec) -> DataFrame:
+    """Read ``""`` partition values as null, before the batch is deduplicated.
+
+    Hive stores both in one partition (``__HIVE_DEFAULT_PARTITION__``), which reads back as
+    null. Deduplicating first would keep a key spelled with ``""`` and with null as two keys,
+    and both rows would land in that one partition.
+    """
+    for p in spec.partition_by:
+        if isinstance(rows.schema[p].dataType, T.StringType):
+            rows = rows.withColumn(
+                p, F.when(F.col(p) == F.lit(""), F.lit(None)).otherwise(F.col(p))
+            )
+    return rows

@@ -26,9 +26,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from versioned.catalog.records import PartitionCommit, PartitionInfo, Snapshot, TableInfo
-from versioned.catalog.write_transaction import retry_on_conflict
-from versioned.engine.feeds.batch_dedup import CHANGES, latest_per_key
-from versioned.engine.feeds.dead_letters import write_dead_letters
+from versioned.engine.feeds.batch_dedup import CHANGES, empty_partitions_as_null, latest_per_key
 from versioned.engine.feeds.rows import OP
 from versioned.layouts.acid.engine.bucketing import BUCKET_COLUMN, with_buckets
 from versioned.layouts.acid.engine.driver_events import (
@@ -57,8 +55,8 @@ from versioned.layouts.acid.snapshot_dirs import MARKER_KIND
 from versioned.layouts.acid.table_rules import driver_write_max_events
 from versioned.layouts.engine_protocol import EngineContext
 from versioned.layouts.layout import StorageLayout
-from versioned.layouts.rejected_batch import commit_rejected_batch
 from versioned.layouts.table_request import WriteRequest
+from versioned.layouts.write_run import Rejected, run_write
 from versioned.results import CommitResult
 from versioned.schema import TableSpec
 
@@ -76,7 +74,7 @@ class _WriteJob:
     request: WriteRequest
     layout: StorageLayout
     batch: DataFrame
-    rejected: tuple[int, str | None]
+    rejected: Rejected
     """Rows rejected to the dead-letter area, and where they went."""
     started: float
 
@@ -85,58 +83,60 @@ class _WriteJob:
         return self.request.table
 
 
+@dataclass(frozen=True)
+class _Batch:
+    """The deduplicated batch with its buckets, kept (persisted) for every attempt."""
+
+    rows: DataFrame
+    empty: bool
+    started: float
+    rejected: Rejected | None = None
+
+    def release(self) -> None:
+        self.rows.unpersist()
+
+
+@dataclass(frozen=True)
+class _AcidWrite:
+    """The acid layout's part of `run_write`."""
+
+    ctx: EngineContext
+    request: WriteRequest
+    layout: StorageLayout
+    retry_message: str = "retrying as a new transaction"
+
+    def prepare(self, started: float) -> _Batch:
+        spec = self.request.table.spec
+        rows = empty_partitions_as_null(self.request.feed.rows, spec)
+        batch = latest_per_key(rows, spec, with_change_count=True)
+        batch = with_buckets(batch, spec).persist(StorageLevel.MEMORY_AND_DISK)
+        try:
+            self.request.say("reading the batch")
+            # One job reads (and keeps) the whole batch: the feed's rejected rows are
+            # counted on the way (`Feed.rejected_count`), so a batch without any is not
+            # parsed a second time to count them.
+            return _Batch(batch, batch.count() == 0, started)
+        except BaseException:
+            batch.unpersist()
+            raise
+
+    def attempt(self, batch: _Batch, rejected: Rejected, n: int) -> CommitResult:
+        ctx, request, layout = self.ctx, self.request, self.layout
+        table = request.table
+        job = _WriteJob(ctx, request, layout, batch.rows, rejected, batch.started)
+        with acid_transaction(
+            ctx,
+            table.spec.name,
+            timeout_s=request.options.txn_timeout_s,
+            staging_dir=lambda txn_id: layout.staging_dir(table.location, txn_id),
+        ) as txn:
+            return _write(job, txn, request.planning_snapshot(ctx.store, n))
+
+
 def write_batch(ctx: EngineContext, request: WriteRequest, layout: StorageLayout) -> CommitResult:
     """Apply the request's feed to its acid table as one commit and return what was
-    committed.
-
-    A feed without a row to apply commits nothing (``version=None``) when it is empty, and
-    only the record of its dead letters when every row was rejected (`rejected_batch`).
-    """
-    say, table = request.say, request.table
-    started = time.monotonic()
-    spec = table.spec
-    rows = _empty_partitions_as_null(request.feed.rows, spec)
-    batch = latest_per_key(rows, spec, with_change_count=True)
-    batch = with_buckets(batch, spec).persist(StorageLevel.MEMORY_AND_DISK)
-    try:
-        say("reading the batch")
-        # One job reads (and keeps) the whole batch: the feed's rejected rows are counted on
-        # the way (`Feed.rejected_count`), so a batch without any is not parsed a second
-        # time to count them.
-        empty = batch.count() == 0
-        dead_letter_dir = layout.dead_letter_dir(table.location)
-        rejected = write_dead_letters(request.feed, ctx.fileio, dead_letter_dir)
-        if empty:
-            say("nothing to apply")
-            return commit_rejected_batch(ctx, request, rejected, started=started)
-        job = _WriteJob(ctx, request, layout, batch, rejected, started)
-
-        def attempt(number: int) -> CommitResult:
-            with acid_transaction(
-                ctx,
-                spec.name,
-                timeout_s=request.options.txn_timeout_s,
-                staging_dir=lambda txn_id: layout.staging_dir(table.location, txn_id),
-            ) as txn:
-                return _write(job, txn, request.planning_snapshot(ctx.store, number))
-
-        return retry_on_conflict(
-            request.options.max_attempts,
-            attempt,
-            on_retry=lambda _n, err: say(f"commit conflict ({err}); retrying as a new transaction"),
-        )
-    finally:
-        batch.unpersist()
-
-
-def _empty_partitions_as_null(rows: DataFrame, spec: TableSpec) -> DataFrame:
-    """``""`` partition values are Hive's default partition, like null (before dedup)."""
-    for p in spec.partition_by:
-        if rows.schema[p].dataType.typeName() == "string":
-            rows = rows.withColumn(
-                p, F.when(F.col(p) == F.lit(""), F.lit(None)).otherwise(F.col(p))
-            )
-    return rows
+    committed (`versioned.layouts.write_run`)."""
+    return run_write(ctx, request, _AcidWrite(ctx, request, layout))
 
 
 def _plan(

@@ -31,23 +31,18 @@ import pyarrow.compute as pc
 from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql import types as T
 
 from versioned.catalog.records import FileAdd, PartitionCommit, PartitionInfo, Snapshot, TableInfo
 from versioned.catalog.write_transaction import (
     WriteTransaction,
-    retry_on_conflict,
     write_transaction,
 )
-from versioned.engine.feeds.batch_dedup import CHANGES, latest_per_key
-from versioned.engine.feeds.dead_letters import write_dead_letters
+from versioned.engine.feeds.batch_dedup import CHANGES, empty_partitions_as_null, latest_per_key
 from versioned.engine.feeds.rows import OP
 from versioned.keys.bloom import WRITE_HEADROOM
 from versioned.keys.columns import (
     index_key_columns,
 )
-from versioned.layouts.layout import DEAD_LETTER_DIR
-from versioned.layouts.rejected_batch import commit_rejected_batch
 from versioned.layouts.table_request import WriteRequest
 from versioned.layouts.version_partition.engine.bulk_load import bulk_load_applies, load_in_bulk
 from versioned.layouts.version_partition.engine.staging import (
@@ -61,6 +56,7 @@ from versioned.layouts.version_partition.engine.write_plan import (
     plan_version,
 )
 from versioned.layouts.version_partition.table_rules import driver_write_max_rows
+from versioned.layouts.write_run import run_write
 from versioned.options import WriteOptions
 from versioned.results import CommitResult
 from versioned.schema import TableSpec
@@ -73,61 +69,81 @@ log = logging.getLogger(__name__)
 
 def write_batch(ctx: EngineContext, request: WriteRequest) -> CommitResult:
     """Apply the request's feed to its table as one new version and return what was
-    committed.
+    committed (`versioned.layouts.write_run`; a first load in bulk commits at once)."""
+    return run_write(ctx, request, _VersionWrite(ctx, request))
 
-    A feed without a row to apply commits nothing (``version=None``) when it is empty, and
-    only the record of its dead letters when every row was rejected (`rejected_batch`).
-    """
-    started = time.monotonic()
-    table, feed, say = request.table, request.feed, request.say
-    spec = table.spec
-    part_strings = [
-        F.col(p).cast("string").alias(part_column(i)) for i, p in enumerate(spec.partition_by)
-    ]
-    say("reading the batch")
-    rows = _empty_partitions_as_null(feed.rows, spec)
-    dead_letters = None
-    planned = 0  # attempts planned on the request's snapshot already
-    if bulk_load_applies(table, feed, rows):
-        checked = feed.checked
-        if checked is not None:
-            checked = _empty_partitions_as_null(checked, spec)
-        bulk = load_in_bulk(ctx, request, rows, checked, started=started)
-        if bulk.committed is not None:
-            return bulk.committed
-        dead_letters, planned = bulk.dead_letters, 1
-    batch, keys = _batch_and_keys(rows, table, part_strings)
-    try:
-        superseded = int(pc.sum(keys.column(CHANGES)).as_py() or 0) - keys.num_rows
-        groups = _partition_groups(keys, len(spec.partition_by))
+
+@dataclass(frozen=True)
+class _Batch:
+    """The deduplicated batch and its keys, kept for every attempt."""
+
+    rows: DataFrame
+    keys: pa.Table
+    groups: dict[tuple[str | None, ...], np.ndarray]
+    """Row indices of ``keys`` per partition (`_partition_groups`)."""
+    superseded: int
+    started: float
+    planned: int
+    """Attempts planned on the request's snapshot already (by a bulk load that gave up)."""
+    rejected: tuple[int, str | None] | None
+
+    @property
+    def empty(self) -> bool:
+        return self.keys.num_rows == 0
+
+    def release(self) -> None:
+        self.rows.unpersist()
+
+
+@dataclass(frozen=True)
+class _VersionWrite:
+    """The version layout's part of `run_write`."""
+
+    ctx: EngineContext
+    request: WriteRequest
+    retry_message: str = "retrying as a new version"
+
+    def prepare(self, started: float) -> _Batch | CommitResult:
+        ctx, request = self.ctx, self.request
+        table, feed, say = request.table, request.feed, request.say
+        spec = table.spec
+        part_strings = [
+            F.col(p).cast("string").alias(part_column(i)) for i, p in enumerate(spec.partition_by)
+        ]
+        say("reading the batch")
+        rows = empty_partitions_as_null(feed.rows, spec)
+        dead_letters = None
+        planned = 0
+        if bulk_load_applies(table, feed, rows):
+            checked = feed.checked
+            if checked is not None:
+                checked = empty_partitions_as_null(checked, spec)
+            bulk = load_in_bulk(ctx, request, rows, checked, started=started)
+            if bulk.committed is not None:
+                return bulk.committed
+            dead_letters, planned = bulk.dead_letters, 1
+        batch, keys = _batch_and_keys(rows, table, part_strings)
+        try:
+            superseded = int(pc.sum(keys.column(CHANGES)).as_py() or 0) - keys.num_rows
+            groups = _partition_groups(keys, len(spec.partition_by))
+        except BaseException:
+            batch.unpersist()
+            raise
         say(f"{keys.num_rows} keys in {len(groups) if keys.num_rows else 0} partitions")
-        rejected = dead_letters or _dead_letters(ctx, request)
-        if keys.num_rows == 0:
-            say("nothing to apply")
-            return commit_rejected_batch(ctx, request, rejected, started=started)
-        job = _WriteJob(ctx, request, batch, keys, groups, rejected, superseded, started)
-        return retry_on_conflict(
-            request.options.max_attempts,
-            lambda attempt: _attempt_version(job, planned + attempt),
-            on_retry=lambda _n, err: say(f"commit conflict ({err}); retrying as a new version"),
+        return _Batch(batch, keys, groups, superseded, started, planned, dead_letters)
+
+    def attempt(self, batch: _Batch, rejected: tuple[int, str | None], n: int) -> CommitResult:
+        job = _WriteJob(
+            self.ctx,
+            self.request,
+            batch.rows,
+            batch.keys,
+            batch.groups,
+            rejected,
+            batch.superseded,
+            batch.started,
         )
-    finally:
-        batch.unpersist()
-
-
-def _empty_partitions_as_null(rows: DataFrame, spec: TableSpec) -> DataFrame:
-    """Read ``""`` partition values as null, before the batch is deduplicated.
-
-    Hive stores both in one partition (``__HIVE_DEFAULT_PARTITION__``), which reads back as
-    null. Deduplicating first would keep a key spelled with ``""`` and with null as two keys,
-    and both rows would land in that one partition.
-    """
-    for p in spec.partition_by:
-        if isinstance(rows.schema[p].dataType, T.StringType):
-            rows = rows.withColumn(
-                p, F.when(F.col(p) == F.lit(""), F.lit(None)).otherwise(F.col(p))
-            )
-    return rows
+        return _attempt_version(job, batch.planned + n)
 
 
 def _batch_and_keys(
@@ -202,15 +218,6 @@ def _partition_groups(keys: pa.Table, n_parts: int) -> dict[tuple[str | None, ..
     indices = rows.values.to_numpy()
     values = zip(*(grouped.column(n).to_pylist() for n in names), strict=True)
     return {tuple(v): indices[offsets[g] : offsets[g + 1]] for g, v in enumerate(values)}
-
-
-def _dead_letters(ctx: EngineContext, request: WriteRequest) -> tuple[int, str | None]:
-    """Count the rejected rows and, if any, write them (JSON lines with ``_reason``)."""
-    where = f"{request.table.location}/{DEAD_LETTER_DIR}"
-    count, rel = write_dead_letters(request.feed, ctx.fileio, where)
-    if rel is not None:
-        request.say(f"{count} rejected rows written to {ctx.fileio.full_path(rel)}")
-    return count, rel
 
 
 @dataclass(frozen=True)

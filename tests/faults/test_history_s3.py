@@ -51,25 +51,7 @@ def proxy(spark: Any) -> Iterator[S3FaultProxy]:
         proxy.close()
 
 
-ACID_ON_S3 = (
-    "acid on S3 under these faults is not clean yet (issue 46, open): with seed 3334489824 "
-    "(VERSIONED_TEST_SEED=3334489824 make faults-s3), 3 runs of 3, a committed compacted "
-    "base_N folder (its bucket file and key filter) vanished from the server, so later "
-    "reads and upserts of the partition fail; the server's request log shows why: two "
-    "compactions of the same write ids both found the name free and placed their folders "
-    "there, and the one whose commit lost moved every file at the name back to its staging "
-    "folder, the winner's too (placement.unplace_folders); seeds 2447192365, 11, 22 ran clean"
-)
-
-
-def _layouts() -> list[Any]:
-    return [
-        pytest.param(name, marks=pytest.mark.skip(reason=ACID_ON_S3)) if name == "acid" else name
-        for name in LAYOUTS
-    ]
-
-
-@pytest.mark.parametrize("layout", _layouts())
+@pytest.mark.parametrize("layout", LAYOUTS)
 def test_a_mixed_load_under_object_store_faults_replays_on_the_model(
     spark: Any,
     faulty: FaultyCatalog,

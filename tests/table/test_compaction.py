@@ -296,9 +296,12 @@ def test_two_compactions_of_one_partition_never_both_commit(
         if "committing" in message and not inner:
             inner.append(other.compact(["p=a"]))
 
+    # The second compaction of the partition starts while the first is committing. One of
+    # them commits: the version layout's second one (the first re-plans: nothing left), the
+    # acid layout's first one (it holds the partition; the second gives up).
     outer = t.compact(["p=a"], progress=race)
-    assert inner[0].partitions[0].status == "compacted"
-    assert outer.partitions[0].status == "skipped"  # re-planned: nothing left to do
+    statuses = {outer.partitions[0].status, inner[0].partitions[0].status}
+    assert statuses in ({"compacted", "skipped"}, {"compacted", "conflict"})
     compactions = [c for c in t.history() if c.operation == "compact"]
     assert len(compactions) == 1
     assert latest(t) == model_rows(model)
@@ -306,5 +309,6 @@ def test_two_compactions_of_one_partition_never_both_commit(
     t.upsert(batch([(90, 9.0, "I", "a")]))
     inner.clear()
     outer = t.compact(["p=a"], options=one_attempt, progress=race)
-    assert (outer.partitions[0].status, inner[0].partitions[0].status) == ("conflict", "compacted")
+    pair = {outer.partitions[0].status, inner[0].partitions[0].status}
+    assert pair == {"conflict", "compacted"}
     assert sum(1 for c in t.history() if c.operation == "compact") == 2

@@ -34,7 +34,7 @@ from versioned.catalog.write_transaction import (
     WriteTransaction,
     write_transaction,
 )
-from versioned.errors import CommitConflictError, StorageError
+from versioned.errors import CommitConflictError, LockTimeoutError, StorageError
 from versioned.layouts.acid import orc_schema as s
 from versioned.layouts.acid.compacted_dirs import write_compaction_markers
 from versioned.layouts.acid.compaction_plan import AcidCompactionPlan, plan_partition
@@ -59,8 +59,12 @@ from versioned.layouts.compaction_run import NothingLeft, run_compaction
 from versioned.layouts.engine_protocol import EngineContext
 from versioned.layouts.layout import StorageLayout
 from versioned.layouts.table_request import CompactRequest
+from versioned.names import TableName
 from versioned.options import CompactionOptions, Progress
 from versioned.results import CompactionResult, PartitionCompaction
+
+_CLAIM_WAIT_S = 1.0
+"""How long a compaction waits for its partition (`_claim_partition`) before planning again."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -196,6 +200,7 @@ def _compact_partition(
         fileio=ctx.fileio,
         staging=lambda txn: job.layout.staging_dir(table.location, txn),
     ) as tx:
+        _claim_partition(ctx, spec.name, tx.id, plan)
         say(
             f"reading {len(plan.inputs)} file(s): {plan.kind} compaction of write ids "
             f"{plan.min_write_id}..{plan.max_write_id}"
@@ -252,6 +257,31 @@ def _compact_partition(
         bytes_after=sum(a.size_bytes for a in data),
         message=f"{plan.kind}: {plan.reason}",
     )
+
+
+def _claim_partition(
+    ctx: EngineContext, table: TableName, txn_id: int, plan: AcidCompactionPlan
+) -> None:
+    """Take the partition for this compaction: a ``shared_write`` lock, which the
+    ``shared_read`` locks of streaming transactions do not conflict with. Two compactions
+    of the same write ids would otherwise both place folders at one Hive name (it carries
+    no ``_vT``), and the one whose commit lost would move the winner's files away with its
+    own (`placement.unplace_folders`).
+
+    Raises:
+        CommitConflictError: Another compaction of the partition (or a mutation
+            transaction on the table) holds it; the attempt is planned again.
+    """
+    try:
+        ctx.store.lock(
+            txn_id, table, "shared_write", partition=plan.partition.values, wait_s=_CLAIM_WAIT_S
+        )
+    except LockTimeoutError as busy:
+        raise CommitConflictError(
+            f"{table}: partition {plan.partition.path or '(table)'} is being compacted (or "
+            f"the table mutated) by another transaction: {busy}",
+            table=str(table),
+        ) from busy
 
 
 def _write_outputs(
